@@ -1,0 +1,33 @@
+# Two entry points (see README.md): `make release` and `make test`.
+PY      ?= python3.11
+VENV    ?= .venv
+BIN     := $(VENV)/bin
+OUT     ?= build
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+export DO_NOT_TRACK := 1
+
+.PHONY: venv install test release clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV) || python3 -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+# torch first, pinned: an unpinned torch pulls a multi-GB CUDA build.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+venv install: $(VENV)/.installed
+
+release: $(VENV)/.installed
+	$(BIN)/mathindex release --out $(OUT)
+
+test: $(VENV)/.installed
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(OUT)
