@@ -1,0 +1,35 @@
+"""The table registry: every table a release holds, its pyarrow schema and its stable sort key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A release table: its file stem, schema, and the columns that order its rows."""
+
+    name: str
+    schema: pa.Schema
+    sort_keys: tuple[str, ...]
+
+
+def table_specs() -> dict[str, TableSpec]:
+    """All release tables by name (imported lazily: each domain owns its schema module)."""
+    from mathindex.schemas import common, embed, formula, latex, lean, search
+
+    specs = [
+        TableSpec("declarations", lean.DECLARATIONS, ("corpus", "file", "line_start", "full_name")),
+        TableSpec("dependencies", lean.DEPENDENCIES, ("corpus", "full_name", "target")),
+        TableSpec("latex_statements", latex.LATEX_STATEMENTS, ("corpus", "file", "line_start", "statement_id")),
+        TableSpec("formulas", latex.FORMULAS, ("corpus", "file", "position", "formula_id")),
+        TableSpec("formula_trees", formula.FORMULA_TREES, ("formula_id",)),
+        TableSpec("informalisations", embed.INFORMALISATIONS, ("full_name", "decl_id")),
+        TableSpec("embedding_texts", embed.EMBEDDING_TEXTS, ("text_id",)),
+        TableSpec("nodes", search.NODES, ("node_id",)),
+        TableSpec("errors", common.ERRORS, ("corpus", "stage", "file", "line", "reason")),
+        TableSpec("bench_results", common.BENCH_RESULTS, ("suite", "query_id")),
+    ]
+    return {s.name: s for s in specs}

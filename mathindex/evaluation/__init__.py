@@ -1,0 +1,1 @@
+"""Benchmark suites, retrieval metrics and the release gate (pure functions, no Prefect)."""

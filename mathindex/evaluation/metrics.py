@@ -1,0 +1,59 @@
+"""Retrieval metrics over ranked lists of hit names, binary relevance, in points (0-100).
+
+Ranked lists are deduplicated by name before scoring (first occurrence wins), so a node that
+several channels or facets return counts once; ties were already broken by the ranker.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+
+def dedupe(ranked: Sequence[str]) -> list[str]:
+    """Names in order of first appearance."""
+    seen: set[str] = set()
+    return [n for n in ranked if not (n in seen or seen.add(n))]
+
+
+def first_gold_rank(ranked: Sequence[str], gold: set[str], k: int) -> int | None:
+    """1-based rank of the first gold name within the top k, or None."""
+    for i, name in enumerate(dedupe(ranked)[:k], start=1):
+        if name in gold:
+            return i
+    return None
+
+
+def ndcg_at_k(ranked: Sequence[str], gold: set[str], k: int) -> float:
+    top = dedupe(ranked)[:k]
+    dcg = sum(1.0 / math.log2(i + 2) for i, n in enumerate(top) if n in gold)
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(gold), k)))
+    return 100.0 * dcg / ideal if ideal else 0.0
+
+
+def recall_at_k(ranked: Sequence[str], gold: set[str], k: int) -> float:
+    top = set(dedupe(ranked)[:k])
+    return 100.0 * len(top & gold) / len(gold) if gold else 0.0
+
+
+def mrr_at_k(ranked: Sequence[str], gold: set[str], k: int) -> float:
+    rank = first_gold_rank(ranked, gold, k)
+    return 100.0 / rank if rank else 0.0
+
+
+METRICS = {"ndcg": ndcg_at_k, "recall": recall_at_k, "mrr": mrr_at_k}
+
+
+def metric_value(name: str, ranked: Sequence[str], gold: set[str]) -> float:
+    """A metric by its name, e.g. `ndcg@10`; unknown names raise ValueError."""
+    base, _, k = name.partition("@")
+    if base not in METRICS or not k.isdigit():
+        raise ValueError(f"unknown metric {name!r} (expected ndcg@K, recall@K or mrr@K)")
+    return METRICS[base](ranked, gold, int(k))
+
+
+def mean_metrics(runs: Sequence[tuple[Sequence[str], set[str]]], names: Sequence[str]) -> dict[str, float]:
+    """Mean of each named metric over (ranked, gold) pairs, rounded to 2 decimals."""
+    if not runs:
+        raise ValueError("no queries to score")
+    return {m: round(sum(metric_value(m, r, g) for r, g in runs) / len(runs), 2) for m in names}

@@ -1,0 +1,72 @@
+"""Query sets: the project's own JSON format and the MathlibQR format, read into one shape."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+MATHLIBQR_STYLES = ("q1a_lean", "q1b_latex", "q1c_natural", "q2_slogan", "q3_nickname", "q4_special_case")
+DEFAULT_HEADLINE = ("ndcg@10", "recall@10", "mrr@10")
+
+
+class SuiteError(ValueError):
+    """A query set that cannot be read."""
+
+
+@dataclass(frozen=True)
+class Query:
+    id: str
+    style: str
+    text: str
+    gold: frozenset[str]
+    fair: bool = True
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    k: int
+    headline: tuple[str, ...]
+    queries: tuple[Query, ...]
+
+
+def load_suite(path: Path, name: str | None = None) -> Suite:
+    """Reads either format; the MathlibQR format is a JSON list of targets."""
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SuiteError(f"cannot read suite {path}: {exc}") from None
+    if isinstance(raw, list):
+        return _mathlibqr(raw, name or Path(path).stem)
+    if isinstance(raw, dict) and "queries" in raw:
+        return _own(raw, name or raw.get("suite") or Path(path).stem)
+    raise SuiteError(f"{path}: neither a MathlibQR list nor a query set with 'queries'")
+
+
+def _own(raw: dict, name: str) -> Suite:
+    queries = []
+    for i, q in enumerate(raw["queries"]):
+        try:
+            gold = frozenset(q["gold"])
+            queries.append(Query(id=str(q["id"]), style=str(q.get("style", "natural")), text=str(q["query"]), gold=gold))
+        except (KeyError, TypeError) as exc:
+            raise SuiteError(f"suite {name}: query #{i} lacks {exc}") from None
+        if not gold or not q["query"].strip():
+            raise SuiteError(f"suite {name}: query {q['id']!r} has an empty query or no gold")
+    return Suite(name=name, k=int(raw.get("k", 10)), headline=tuple(raw.get("headline", DEFAULT_HEADLINE)), queries=tuple(queries))
+
+
+def _mathlibqr(targets: list, name: str) -> Suite:
+    queries = []
+    for t in targets:
+        try:
+            gold = frozenset([t["full_name"]])
+            tid = str(t["id"])
+        except (KeyError, TypeError) as exc:
+            raise SuiteError(f"suite {name}: target lacks {exc}") from None
+        for style in MATHLIBQR_STYLES:
+            text = (t.get(style) or "").strip()
+            if text:
+                queries.append(Query(id=f"{tid}:{style}", style=style, text=text, gold=gold, fair=bool(t.get("fair", True))))
+    return Suite(name=name, k=10, headline=("ndcg@10", "recall@10"), queries=tuple(queries))

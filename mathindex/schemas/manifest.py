@@ -1,0 +1,91 @@
+"""Pydantic models for the release manifest and the sources file (both refuse unknown keys)."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SourceSpec(_Strict):
+    """One corpus input. Local paths are pinned by content sha256; `commit` and `sha256`, when
+    given, are verified and a mismatch refuses the build. Moving refs (`ref: main`) are refused."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    kind: Literal["lean", "latex"]
+    path: str
+    commit: str | None = None
+    sha256: str | None = None
+    tags: str | None = None  # a tags file (Stacks format), relative to the sources file
+
+    @field_validator("commit")
+    @classmethod
+    def _commit_is_pinned(cls, v: str | None) -> str | None:
+        if v is not None and not _COMMIT.match(v):
+            raise ValueError(f"commit must be a full 40-hex commit id, not a moving ref: {v!r}")
+        return v
+
+    @field_validator("sha256")
+    @classmethod
+    def _sha_is_hex(cls, v: str | None) -> str | None:
+        if v is not None and not _SHA256.match(v):
+            raise ValueError(f"sha256 must be 64 lowercase hex digits: {v!r}")
+        return v
+
+
+class SuiteSpec(_Strict):
+    """A benchmark query set: the project's own JSON format or MathlibQR's."""
+
+    name: str
+    path: str
+
+
+class SourcesFile(_Strict):
+    """The sources file (`data/sources.yaml`): corpora and suites of a release."""
+
+    sources: list[SourceSpec]
+    suites: list[SuiteSpec] = []
+
+
+class CorpusPin(_Strict):
+    """A corpus as it was read: the content hash of every input file it contributed."""
+
+    name: str
+    kind: Literal["lean", "latex"]
+    path: str
+    sha256: str
+    files: int
+    commit: str | None = None
+
+
+class EmbedderInfo(_Strict):
+    name: str
+    revision: str
+    dim: int
+    normalised: bool = True
+
+
+class Manifest(_Strict):
+    """`manifest.json`, written last: what a release is made of and how it scored."""
+
+    release_id: str
+    code_version: str
+    corpora: list[CorpusPin]
+    embedder: EmbedderInfo
+    vector_index: dict
+    formula_index: dict
+    stages: dict[str, str]
+    row_counts: dict[str, int]
+    files: dict[str, str]  # relative path -> sha256
+    bench: dict
+    gate: dict
+    published: bool
+    previous_release: str | None = None

@@ -1,0 +1,47 @@
+"""Weighted reciprocal-rank fusion with a score-ratio factor (seed 14.8).
+
+Each channel adds weight * factor / (K + rank) for each hit, where factor = score / score of the
+channel's rank 1, clipped to [0.5, 1]: an exact match far above the next keeps its margin. Ties
+break on the name, so the order is deterministic.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+RRF_K = 60
+
+
+@dataclass
+class Hit:
+    """A fused result: the node's name, its fused score, and its rank in each channel."""
+
+    name: str
+    score: float
+    channels: dict[str, int] = field(default_factory=dict)
+
+
+def best_per_name(hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """Keeps each name's best-scored entry, in score order (ties by name)."""
+    best: dict[str, float] = {}
+    for name, score in hits:
+        if name not in best or score > best[name]:
+            best[name] = score
+    return sorted(best.items(), key=lambda x: (-x[1], x[0]))
+
+
+def fuse(results: dict[str, list[tuple[str, float]]], weights: dict[str, float], k_rrf: int = RRF_K) -> list[Hit]:
+    total: dict[str, float] = defaultdict(float)
+    ranks: dict[str, dict[str, int]] = defaultdict(dict)
+    for channel, hits in results.items():
+        if not hits:
+            continue
+        weight = weights.get(channel, 1.0)
+        top = hits[0][1]
+        for rank, (name, score) in enumerate(hits, start=1):
+            factor = min(1.0, max(0.5, score / top)) if top > 0 else 0.5
+            total[name] += weight * factor / (k_rrf + rank)
+            ranks[name][channel] = rank
+    ordered = sorted(total.items(), key=lambda x: (-x[1], x[0]))
+    return [Hit(name=n, score=round(s, 8), channels=dict(sorted(ranks[n].items()))) for n, s in ordered]

@@ -1,0 +1,42 @@
+"""The lexical channel: BM25 (bm25s) over one document per node, saved with the release."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import bm25s
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from mathindex.search.text import tokens
+
+log = logging.getLogger(__name__)
+NODE_FILE = "nodes.parquet"
+
+
+def build_lexical_index(node_names: list[str], documents: list[str], out_dir: Path) -> None:
+    """Indexes documents (row-aligned with node names) into out_dir."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    corpus = [tokens(d) or ["∅"] for d in documents]
+    retriever = bm25s.BM25()
+    retriever.index(corpus, show_progress=False)
+    retriever.save(str(out_dir), show_progress=False)
+    pq.write_table(pa.table({"name": pa.array(node_names, pa.string())}), out_dir / NODE_FILE)
+
+
+class LexicalIndex:
+    """A saved BM25 index and the node names its rows stand for."""
+
+    def __init__(self, out_dir: Path):
+        self.retriever = bm25s.BM25.load(str(out_dir), show_progress=False, mmap=True)
+        self.names = pq.read_table(out_dir / NODE_FILE).column("name").to_pylist()
+
+    def search(self, query: str, k: int) -> list[tuple[str, float]]:
+        q = [t for t in tokens(query) if t in self.retriever.vocab_dict]
+        if not q or not self.names:
+            return []
+        docs, scores = self.retriever.retrieve([q], k=min(k, len(self.names)), show_progress=False)
+        keep = np.asarray(scores[0]) > 0
+        return [(self.names[int(d)], float(s)) for d, s in zip(docs[0][keep], scores[0][keep])]

@@ -1,0 +1,123 @@
+"""The artifact store: deterministic Parquet, DuckDB over it, staging and atomic publication.
+
+A release is built in `ROOT/releases/.staging-<id>/`, renamed to `ROOT/releases/<id>/`, and only
+then gets `manifest.json` (a reader never sees half a release). `ROOT/published.json` names the
+last release that passed its gate; it is replaced atomically and only by a passing release.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from mathindex.schemas import TableSpec
+
+MANIFEST = "manifest.json"
+PUBLISHED = "published.json"
+
+
+def write_table(table: pa.Table, spec: TableSpec, directory: Path) -> Path:
+    """Writes `<name>.parquet` cast to the spec's schema and sorted by its keys (deterministic)."""
+    table = table.select(spec.schema.names).cast(spec.schema)
+    if table.num_rows:
+        table = table.sort_by([(k, "ascending") for k in spec.sort_keys])
+    path = directory / f"{spec.name}.parquet"
+    tmp = path.with_suffix(".parquet.tmp")
+    pq.write_table(table, tmp, compression="zstd", row_group_size=65536)
+    os.replace(tmp, path)
+    return path
+
+
+def read_table(directory: Path, name: str) -> pa.Table:
+    return pq.read_table(directory / f"{name}.parquet")
+
+
+def write_duckdb(directory: Path, names: list[str]) -> Path:
+    """`search.duckdb` holding a copy of each Parquet table (same rows, same order)."""
+    path = directory / "search.duckdb"
+    tmp = directory / "search.duckdb.tmp"
+    tmp.unlink(missing_ok=True)
+    con = duckdb.connect(str(tmp))
+    try:
+        for name in names:
+            src = (directory / f"{name}.parquet").as_posix().replace("'", "''")
+            con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM read_parquet(\'{src}\')')
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    os.replace(tmp, path)
+    return path
+
+
+def write_json(path: Path, obj: object) -> None:
+    """JSON with sorted keys, written to a temporary name and renamed."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def file_hashes(directory: Path) -> dict[str, str]:
+    """sha256 of every file under a release directory except the manifest."""
+    return {
+        p.relative_to(directory).as_posix(): sha256_file(p)
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() and p.name != MANIFEST
+    }
+
+
+def staging_dir(root: Path, release_id: str) -> Path:
+    path = root / "releases" / f".staging-{release_id}"
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    return path
+
+
+def finalise(staging: Path, release_id: str, manifest: dict) -> Path:
+    """Renames staging to its final name, then writes the manifest last."""
+    final = staging.parent / release_id
+    if final.exists():
+        raise FileExistsError(f"release already exists: {final}")
+    os.replace(staging, final)
+    write_json(final / MANIFEST, manifest)
+    return final
+
+
+def discard(staging: Path) -> None:
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+def published_release(root: Path) -> Path | None:
+    """The last release that passed its gate, or None."""
+    pointer = root / PUBLISHED
+    if not pointer.is_file():
+        return None
+    rid = json.loads(pointer.read_text(encoding="utf-8"))["release_id"]
+    path = root / "releases" / rid
+    return path if (path / MANIFEST).is_file() else None
+
+
+def publish(root: Path, release_id: str) -> None:
+    write_json(root / PUBLISHED, {"release_id": release_id})
+
+
+def load_manifest(release: Path) -> dict:
+    path = release / MANIFEST
+    if not path.is_file():
+        raise FileNotFoundError(f"not a complete release (no {MANIFEST}): {release}")
+    return json.loads(path.read_text(encoding="utf-8"))
