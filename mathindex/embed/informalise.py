@@ -1,0 +1,382 @@
+"""Informalisation: one English text per Lean declaration, produced in dependency order.
+
+A declaration's rendering may reuse the informal text of the constants it depends on, so the
+declarations are processed level by level (dependencies first). Results are cached on disk by
+(statement hash, backend, model, prompt version, context hash), a cache that outlives a release.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import random
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from mathindex.embed.rules import RULES_VERSION, first_sentence, render_rules
+from mathindex.schemas.embed import INFORMALISATIONS
+
+log = logging.getLogger(__name__)
+
+PROMPTS_DIR = Path(__file__).resolve().parents[2] / "data" / "prompts"
+DEFAULT_PROMPT = PROMPTS_DIR / "informalise-v1.md"
+MAX_CONTEXT = 5  # dependencies whose text is shown to a declaration's rendering
+MAX_ANSWER_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class InformalInput:
+    """What a backend sees of one declaration, plus (name, gloss) of the constants it uses."""
+
+    full_name: str
+    kind: str
+    signature: str
+    type: str
+    docstring: str
+    context: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Rendering:
+    """A backend's answer for one declaration: `status` ok | fallback | empty, `reason` when not ok."""
+
+    text: str
+    status: str = "ok"
+    reason: str | None = None
+
+
+class Informaliser(Protocol):
+    """A backend that turns declarations into English; `render_many` keeps the input order."""
+
+    backend: str
+    model: str
+    prompt_version: str
+
+    def render_many(self, items: Sequence[InformalInput]) -> list[Rendering]: ...
+
+
+class RuleInformaliser:
+    """The deterministic rule-based backend (Lean notation and names to English)."""
+
+    backend = "rules"
+    model = RULES_VERSION
+    prompt_version = RULES_VERSION
+
+    def render(self, item: InformalInput) -> Rendering:
+        text = render_rules(item.full_name, item.kind, item.signature, item.type, item.docstring, item.context)
+        return Rendering(text, "ok" if text else "empty", None if text else "nothing to render")
+
+    def render_many(self, items: Sequence[InformalInput]) -> list[Rendering]:
+        return [self.render(item) for item in items]
+
+
+class TransientHttpError(Exception):
+    """A failure worth retrying: HTTP 429 / 5xx, a connection error or a timeout."""
+
+
+class MalformedAnswer(Exception):
+    """The endpoint answered, but not with a usable chat completion."""
+
+
+def load_prompt(path: Path) -> tuple[str, str, str]:
+    """(system, user template, version) from a prompt file; version = file stem @ sha256[:12]."""
+    raw = path.read_text(encoding="utf-8")
+    system, sep, user = raw.partition("\n---USER---\n")
+    if not sep:
+        raise ValueError(f"prompt file {path} lacks a '---USER---' line")
+    version = f"{path.stem}@{hashlib.sha256(raw.encode()).hexdigest()[:12]}"
+    return system.strip(), user.strip(), version
+
+
+@dataclass
+class HttpInformaliser:
+    """An OpenAI-compatible chat-completions backend; a failed or malformed answer falls back to the rules.
+
+    Retries (exponential backoff with jitter, honouring Retry-After up to `max_backoff_s`) happen only
+    on 429, 5xx, connection errors and timeouts; at most `concurrency` requests are in flight.
+    """
+
+    base_url: str
+    model: str
+    api_key: str | None = None
+    prompt_path: Path = DEFAULT_PROMPT
+    connect_timeout_s: float = 5.0
+    read_timeout_s: float = 60.0
+    retries: int = 4
+    backoff_s: float = 0.5
+    max_backoff_s: float = 8.0
+    concurrency: int = 4
+    max_tokens: int = 400
+    backend: str = field(default="http", init=False)
+    prompt_version: str = field(default="", init=False)
+
+    def __post_init__(self) -> None:
+        self._system, self._user, self.prompt_version = load_prompt(Path(self.prompt_path))
+        self._rules = RuleInformaliser()
+        self._local = threading.local()
+        self._rng = random.Random(0)
+
+    def _session(self):
+        import requests
+
+        if not hasattr(self._local, "session"):
+            self._local.session = requests.Session()
+        return self._local.session
+
+    def prompt(self, item: InformalInput) -> list[dict]:
+        """The chat messages for one declaration (system prompt + filled user template)."""
+        context = "\n".join(f"- {n}: {t}" for n, t in item.context) or "(none)"
+        user = self._user.format(
+            full_name=item.full_name, kind=item.kind or "declaration",
+            signature=item.signature or item.type, docstring=item.docstring or "(none)", context=context,
+        )
+        return [{"role": "system", "content": self._system}, {"role": "user", "content": user}]
+
+    def _post_once(self, messages: list[dict]) -> str:
+        import requests
+
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        body = {"model": self.model, "messages": messages, "temperature": 0, "max_tokens": self.max_tokens}
+        try:
+            resp = self._session().post(
+                self.base_url.rstrip("/") + "/chat/completions", json=body, headers=headers,
+                timeout=(self.connect_timeout_s, self.read_timeout_s),
+            )
+        except (requests.ConnectionError, requests.Timeout) as exc:
+            raise TransientHttpError(f"{type(exc).__name__}: {exc}") from exc
+        if resp.status_code == 429 or resp.status_code >= 500:
+            err = TransientHttpError(f"HTTP {resp.status_code}")
+            err.retry_after = resp.headers.get("Retry-After")  # type: ignore[attr-defined]
+            raise err
+        if resp.status_code != 200:
+            raise MalformedAnswer(f"HTTP {resp.status_code}")
+        return parse_completion(resp.content)
+
+    def _delay(self, attempt: int, exc: TransientHttpError) -> float:
+        retry_after = getattr(exc, "retry_after", None)
+        if retry_after:
+            try:
+                return min(self.max_backoff_s, max(0.0, float(retry_after)))
+            except ValueError:
+                pass
+        base = min(self.max_backoff_s, self.backoff_s * 2**attempt)
+        return base * (0.5 + self._rng.random() / 2)
+
+    def render(self, item: InformalInput) -> Rendering:
+        messages = self.prompt(item)
+        reason = ""
+        for attempt in range(self.retries + 1):
+            try:
+                return Rendering(self._post_once(messages))
+            except TransientHttpError as exc:
+                reason = str(exc)
+                if attempt < self.retries:
+                    time.sleep(self._delay(attempt, exc))
+            except MalformedAnswer as exc:
+                reason = f"malformed answer: {exc}"
+                break
+        else:
+            reason = f"gave up after {self.retries + 1} attempts: {reason}"
+        log.warning("informalise %s: %s; using the rules", item.full_name, reason)
+        fallback = self._rules.render(item)
+        return Rendering(fallback.text, "fallback", " ".join(reason.split())[:500])
+
+    def render_many(self, items: Sequence[InformalInput]) -> list[Rendering]:
+        if len(items) <= 1 or self.concurrency <= 1:
+            return [self.render(item) for item in items]
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            return list(pool.map(self.render, items))
+
+
+def parse_completion(content: bytes) -> str:
+    """The message text of a chat-completions response body; MalformedAnswer when there is none."""
+    try:
+        data = json.loads(content)
+        text = data["choices"][0]["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise MalformedAnswer(f"{type(exc).__name__} reading the completion") from exc
+    if not isinstance(text, str) or not text.strip():
+        raise MalformedAnswer("empty or non-text content")
+    text = " ".join(text.split())
+    if len(text) > MAX_ANSWER_CHARS:
+        raise MalformedAnswer(f"answer of {len(text)} characters")
+    return text
+
+
+def sha256_hex(*parts: str) -> str:
+    """sha256 hex of the parts joined by NUL bytes."""
+    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
+
+
+def statement_sha256(full_name: str, kind: str, signature: str, type_: str, docstring: str) -> str:
+    """The hash of a declaration's own statement (name, kind, signature, type, docstring)."""
+    return sha256_hex(full_name, kind, signature, type_, docstring)
+
+
+def dependency_levels(names: list[str], dependencies: pa.Table | None) -> list[int]:
+    """Level of each name: 0 with no known dependency, else 1 + the highest level it depends on.
+
+    Edges outside `names` are ignored; members of a dependency cycle are put one level above
+    the highest level computed without them (deterministic, in name order).
+    """
+    index = {n: i for i, n in enumerate(names)}
+    deps: list[set[int]] = [set() for _ in names]
+    if dependencies is not None and dependencies.num_rows:
+        for src, dst in zip(dependencies.column("full_name").to_pylist(), dependencies.column("target").to_pylist()):
+            i, j = index.get(src), index.get(dst)
+            if i is not None and j is not None and i != j:
+                deps[i].add(j)
+    users: list[list[int]] = [[] for _ in names]
+    pending = [len(d) for d in deps]
+    for i, d in enumerate(deps):
+        for j in d:
+            users[j].append(i)
+    level = [0] * len(names)
+    frontier = [i for i, p in enumerate(pending) if p == 0]
+    done = 0
+    while True:
+        while frontier:
+            nxt = []
+            for j in frontier:
+                done += 1
+                for i in users[j]:
+                    level[i] = max(level[i], level[j] + 1)
+                    pending[i] -= 1
+                    if pending[i] == 0:
+                        nxt.append(i)
+            frontier = nxt
+        if done == len(names):
+            return level
+        # a cycle: release its lowest-named member
+        stuck = min((i for i, p in enumerate(pending) if p > 0), key=lambda i: names[i])
+        log.warning("dependency cycle through %s; breaking it", names[stuck])
+        pending[stuck] = 0
+        frontier = [stuck]
+
+
+class InformalCache:
+    """On-disk cache of informal texts: Parquet shards under `dir`, one row per key (ok renderings only)."""
+
+    SCHEMA = pa.schema([("key", pa.string()), ("text", pa.string())])
+
+    def __init__(self, root: Path | None, backend: str, model: str, prompt_version: str):
+        self.dir = None if root is None else Path(root) / "informalisations"
+        self.scope = (backend, model, prompt_version)
+        self._map: dict[str, str] = {}
+        self._new: list[tuple[str, str]] = []
+        if self.dir is not None and self.dir.exists():
+            for shard in sorted(self.dir.glob("*.parquet")):
+                t = pq.read_table(shard)
+                self._map.update(zip(t.column("key").to_pylist(), t.column("text").to_pylist()))
+
+    def key(self, statement_hash: str, context: tuple[tuple[str, str], ...]) -> str:
+        ctx = sha256_hex(*(f"{n}\0{t}" for n, t in context))
+        return sha256_hex(statement_hash, *self.scope, ctx)
+
+    def get(self, key: str) -> str | None:
+        return self._map.get(key)
+
+    def put(self, key: str, text: str) -> None:
+        self._map[key] = text
+        self._new.append((key, text))
+
+    def flush(self) -> None:
+        """Write the new entries as one shard (atomic rename); nothing is overwritten."""
+        if self.dir is None or not self._new:
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._new.sort()
+        t = pa.table({"key": [k for k, _ in self._new], "text": [v for _, v in self._new]}, schema=self.SCHEMA)
+        name = sha256_hex(*(k for k, _ in self._new))[:20]
+        tmp = self.dir / f".{name}.tmp"
+        pq.write_table(t, tmp)
+        tmp.rename(self.dir / f"{name}.parquet")
+        self._new = []
+
+
+def _column(table: pa.Table, name: str) -> list[str]:
+    if name not in table.column_names:
+        return [""] * table.num_rows
+    col = table.column(name)
+    if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
+        return [" ".join(v or []) for v in col.to_pylist()]
+    return ["" if v is None else str(v) for v in col.to_pylist()]
+
+
+def informalise(
+    declarations: pa.Table, informaliser: Informaliser, cache_dir: Path | None,
+    dependencies: pa.Table | None = None,
+) -> pa.Table:
+    """INFORMALISATIONS for `declarations`, rendered in dependency order and cached in `cache_dir`.
+
+    Rows come out sorted by (order, full_name, decl_id); `order` is the dependency rank.
+    Declarations repeated under one full_name are rendered once each but only the first is context.
+    """
+    names = _column(declarations, "full_name")
+    decl_ids = _column(declarations, "decl_id")
+    kinds, sigs = _column(declarations, "kind"), _column(declarations, "signature")
+    types, docs = _column(declarations, "type"), _column(declarations, "docstring")
+    levels = dependency_levels(names, dependencies)
+    deps_of: dict[str, list[str]] = {}
+    if dependencies is not None and dependencies.num_rows:
+        known = set(names)
+        for src, dst in zip(dependencies.column("full_name").to_pylist(), dependencies.column("target").to_pylist()):
+            if dst in known and dst != src:
+                deps_of.setdefault(src, []).append(dst)
+    order = sorted(range(len(names)), key=lambda i: (levels[i], names[i], decl_ids[i]))
+    cache = InformalCache(cache_dir, informaliser.backend, informaliser.model, informaliser.prompt_version)
+    gloss: dict[str, str] = {}
+    rows: list[dict] = []
+    start = 0
+    hits = 0
+    while start < len(order):
+        stop = start
+        while stop < len(order) and levels[order[stop]] == levels[order[start]]:
+            stop += 1
+        level_idx = order[start:stop]
+        inputs, keys, hashes, todo = [], [], [], []
+        for i in level_idx:
+            ctx_names = sorted(set(deps_of.get(names[i], ())))[:MAX_CONTEXT]
+            context = tuple((n, gloss[n]) for n in ctx_names if n in gloss)
+            h = statement_sha256(names[i], kinds[i], sigs[i], types[i], docs[i])
+            item = InformalInput(names[i], kinds[i], sigs[i], types[i], docs[i], context)
+            inputs.append(item)
+            hashes.append(h)
+            keys.append(cache.key(h, context))
+        results: list[Rendering | None] = []
+        for pos, key in enumerate(keys):
+            cached = cache.get(key)
+            results.append(Rendering(cached) if cached is not None else None)
+            if cached is None:
+                todo.append(pos)
+        hits += len(level_idx) - len(todo)
+        for pos, res in zip(todo, informaliser.render_many([inputs[p] for p in todo])):
+            results[pos] = res
+            if res.status == "ok":
+                cache.put(keys[pos], res.text)
+        for pos, i in enumerate(level_idx):
+            res = results[pos] or Rendering("", "empty", "no rendering")
+            gloss.setdefault(names[i], first_sentence(docs[i]) if docs[i].strip() else first_sentence(res.text))
+            rows.append({
+                "decl_id": decl_ids[i], "full_name": names[i], "text": res.text,
+                "backend": informaliser.backend, "model": informaliser.model,
+                "prompt_version": informaliser.prompt_version, "statement_sha256": hashes[pos],
+                "status": res.status, "reason": res.reason,
+                "context": [n for n, _ in inputs[pos].context], "order": len(rows),
+            })
+        start = stop
+    cache.flush()
+    log.info("informalised %d declarations (%d from cache)", len(rows), hits)
+    return pa.Table.from_pylist(rows, schema=INFORMALISATIONS)

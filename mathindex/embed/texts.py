@@ -1,0 +1,104 @@
+"""Embedding texts: several facets per searchable node, each with its sha256 and a stable int64 id."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+
+import pyarrow as pa
+
+from mathindex.embed.rules import name_words
+from mathindex.schemas.embed import EMBEDDING_TEXTS
+
+log = logging.getLogger(__name__)
+
+MAX_TEXT_CHARS = 4000  # far beyond the model's token limit (256 MiniLM tokens); longer texts are cut
+
+
+def text_sha256(text: str) -> str:
+    """sha256 hex of a text's UTF-8 bytes: the embedding cache key."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def text_id(node_id: str, facet: str) -> int:
+    """The FAISS id of (node, facet): signed int64 of the first 8 bytes of sha256(node_id NUL facet)."""
+    digest = hashlib.sha256(f"{node_id}\0{facet}".encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def _clean(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        value = " ".join(str(v) for v in value if v)
+    return " ".join(str(value).split())
+
+
+def _col(table: pa.Table | None, name: str) -> list:
+    if table is None or name not in table.column_names:
+        return [None] * (0 if table is None else table.num_rows)
+    return table.column(name).to_pylist()
+
+
+def _row(node_id: str, name: str, facet: str, text: str) -> dict | None:
+    text = _clean(text)
+    if not text:
+        return None
+    truncated = len(text) > MAX_TEXT_CHARS
+    if truncated:
+        text = text[:MAX_TEXT_CHARS]
+    return {"text_id": text_id(node_id, facet), "node_id": node_id, "name": name, "facet": facet,
+            "text": text, "sha256": text_sha256(text), "truncated": truncated}
+
+
+def lean_facets(full_name: str, kind: str, signature: str, type_: str, docstring: str, informal: str) -> list[tuple[str, str]]:
+    """(facet, text) pairs of a Lean declaration: name_signature, informal, docstring."""
+    sig = _clean(signature) or _clean(type_)
+    name_sig = f"{full_name} ({name_words(full_name)})" + (f": {sig}" if sig else "")
+    return [("name_signature", name_sig), ("informal", informal), ("docstring", docstring)]
+
+
+def latex_facets(kind: str, title: str, body: str, slogan: str) -> list[tuple[str, str]]:
+    """(facet, text) pairs of a LaTeX statement: latex_body (kind and title prefixed) and slogan."""
+    head = " ".join(p for p in (_clean(kind).capitalize(), f"({_clean(title)})" if _clean(title) else "") if p)
+    body = _clean(body)
+    return [("latex_body", f"{head}. {body}" if head and body else body), ("slogan", slogan)]
+
+
+def embedding_texts(
+    declarations: pa.Table | None, informalisations: pa.Table | None, statements: pa.Table | None,
+) -> pa.Table:
+    """EMBEDDING_TEXTS for Lean declarations (`lean:<full_name>`) and LaTeX statements (their node_id).
+
+    Empty facets are left out; texts longer than MAX_TEXT_CHARS are cut and flagged `truncated`.
+    Rows are unique by (node_id, facet) (first declaration by decl_id wins) and sorted by them.
+    """
+    rows: dict[tuple[str, str], dict] = {}
+    informal = {}
+    if informalisations is not None:
+        informal = dict(zip(_col(informalisations, "decl_id"), _col(informalisations, "text")))
+    if declarations is not None and declarations.num_rows:
+        cols = [_col(declarations, c) for c in ("decl_id", "full_name", "kind", "signature", "type", "docstring")]
+        for decl_id, full_name, kind, sig, typ, doc in sorted(zip(*cols), key=lambda r: (r[1] or "", r[0] or "")):
+            if not full_name:
+                continue
+            node_id = f"lean:{full_name}"
+            for facet, text in lean_facets(full_name, _clean(kind), _clean(sig), _clean(typ), _clean(doc), informal.get(decl_id) or ""):
+                row = _row(node_id, full_name, facet, text)
+                if row is not None:
+                    rows.setdefault((node_id, facet), row)
+    if statements is not None and statements.num_rows:
+        cols = [_col(statements, c) for c in ("node_id", "statement_id", "kind", "title", "label", "tag", "body", "body_normalised", "slogan")]
+        for node_id, sid, kind, title, label, tag, body, body_norm, slogan in zip(*cols):
+            if not node_id:
+                continue
+            name = tag or label or sid or node_id
+            for facet, text in latex_facets(kind, title, body_norm or body, slogan):
+                row = _row(node_id, name, facet, text)
+                if row is not None:
+                    rows.setdefault((node_id, facet), row)
+    ordered = [rows[k] for k in sorted(rows)]
+    truncated = sum(r["truncated"] for r in ordered)
+    if truncated:
+        log.warning("%d embedding texts were longer than %d characters and were cut", truncated, MAX_TEXT_CHARS)
+    return pa.Table.from_pylist(ordered, schema=EMBEDDING_TEXTS)
