@@ -34,11 +34,17 @@ class GateReport:
         }
 
 
-def gate(current: dict[str, float | None], baseline: dict[str, float], tolerance: float = TOLERANCE_POINTS) -> GateReport:
+def gate(
+    current: dict[str, float | None],
+    baseline: dict[str, float],
+    tolerance: float = TOLERANCE_POINTS,
+    errors: dict[str, str] | None = None,
+) -> GateReport:
     """Fails when any baseline headline metric fell by more than `tolerance` points, or is
     missing or not a number in `current` (a metric that failed to compute is an error, not a 0).
-    Drops are compared after rounding to 1e-9 so that 2.0 exactly passes despite float noise."""
-    checks = []
+    Drops are compared after rounding to 1e-9 so that 2.0 exactly passes despite float noise.
+    `errors` (suite -> reason) are suites that failed to run: each fails the gate."""
+    checks = [MetricCheck(f"{s}/*", None, None, None, False, f"suite failed: {r}") for s, r in sorted((errors or {}).items())]
     for metric in sorted(baseline):
         base = baseline[metric]
         cur = current.get(metric)

@@ -1,0 +1,3 @@
+from mathindex.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,287 @@
+"""The command line: the public interface (`mathindex VERB …`, also `python -m mathindex`).
+
+Exit codes: 0 success, 3 failing gate, 2 bad usage or bad input path, 1 any other failure.
+Errors print as one line on stderr, never as a traceback (MATHINDEX_DEBUG=1 shows it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_GATE = 0, 1, 2, 3
+
+ENV_DEFAULTS = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "DO_NOT_TRACK": "1",
+    "PREFECT_LOGGING_LEVEL": "WARNING",
+}
+
+
+class UsageError(Exception):
+    """Bad usage or a bad input path: exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _existing_dir(value: str) -> Path:
+    p = Path(value)
+    if not p.is_dir():
+        raise argparse.ArgumentTypeError(f"directory not found: {value}")
+    return p
+
+
+def _existing_file(value: str) -> Path:
+    p = Path(value)
+    if not p.is_file():
+        raise argparse.ArgumentTypeError(f"file not found: {value}")
+    return p
+
+
+def _release_dir(value: str) -> Path:
+    p = Path(value)
+    if not (p / "manifest.json").is_file():
+        raise argparse.ArgumentTypeError(f"not a release directory (no manifest.json): {value}")
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="mathindex", description="Build, benchmark and gate releases of a mathematical search index.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    r = sub.add_parser("release", help="run the release flow (default: the bundled sample corpus)")
+    r.add_argument("--sources", type=_existing_file, help="sources YAML (corpora and suites)")
+    r.add_argument("--lean", type=_existing_dir, action="append", default=[], help="a Lean source directory")
+    r.add_argument("--latex", type=_existing_dir, action="append", default=[], help="a LaTeX/XML source directory")
+    r.add_argument("--suite", type=_existing_file, action="append", default=[], help="an extra query set")
+    r.add_argument("--out", required=True, type=Path, help="release root (releases/, cache/, published.json)")
+    r.add_argument("--runner", choices=["local", "dask"], default="local")
+    r.add_argument("--dask-address", help="scheduler address of an existing Dask cluster")
+    r.add_argument("--model", help="sentence-transformers model name or path (default: bundled MiniLM)")
+
+    e = sub.add_parser("extract", help="run one extraction stage alone")
+    e.add_argument("kind", choices=["lean", "latex"])
+    e.add_argument("dir", type=_existing_dir)
+    e.add_argument("--out", required=True, type=Path, help="output .parquet")
+    e.add_argument("--corpus", help="corpus name (default: the directory name)")
+    e.add_argument("--cache", type=Path, help="per-file cache directory (Lean)")
+
+    f = sub.add_parser("formula", help="parse formulas: operator tree, path tokens, canonical form")
+    f.add_argument("latex", nargs="?")
+    f.add_argument("--file", type=_existing_file, help="one formula per line")
+    f.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("search", help="answer a query from a built release")
+    s.add_argument("release", type=_release_dir)
+    s.add_argument("query")
+    s.add_argument("--k", type=int, default=10)
+    s.add_argument("--json", action="store_true")
+
+    b = sub.add_parser("bench", help="run one query set against a release")
+    b.add_argument("release", type=_release_dir)
+    b.add_argument("--suite", required=True, type=_existing_file)
+    b.add_argument("--json", action="store_true")
+
+    g = sub.add_parser("gate", help="compare metrics; exit 3 when a headline metric fell > 2 points")
+    g.add_argument("--baseline", required=True, type=_existing_file)
+    g.add_argument("--current", required=True, type=_existing_file)
+    g.add_argument("--tolerance", type=float, default=2.0)
+
+    re_ = sub.add_parser("reembed", help="a new release re-embedding every text of RELEASE")
+    re_.add_argument("release", type=_release_dir)
+    re_.add_argument("--model", required=True)
+    re_.add_argument("--out", required=True, type=Path)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    for k, v in ENV_DEFAULTS.items():
+        os.environ.setdefault(k, v)
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except UsageError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("mathindex: interrupted", file=sys.stderr)
+        return EXIT_FAILURE
+    except Exception as exc:
+        if os.environ.get("MATHINDEX_DEBUG"):
+            raise
+        from mathindex.sources import SourceError
+
+        code = EXIT_USAGE if isinstance(exc, (SourceError, FileNotFoundError)) else EXIT_FAILURE
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"mathindex: error: {msg}", file=sys.stderr)
+        return code
+
+
+def cmd_release(args) -> int:
+    from mathindex.flows.release import release_flow
+
+    flow = release_flow
+    if args.runner == "dask":
+        from prefect_dask import DaskTaskRunner
+
+        runner = DaskTaskRunner(address=args.dask_address) if args.dask_address else DaskTaskRunner(cluster_kwargs={"n_workers": 2, "threads_per_worker": 1})
+        flow = release_flow.with_options(task_runner=runner)
+    elif args.dask_address:
+        raise UsageError("mathindex release: --dask-address needs --runner dask")
+    outcome = flow(
+        out=str(args.out),
+        sources_file=str(args.sources) if args.sources else None,
+        lean=[str(d) for d in args.lean],
+        latex=[str(d) for d in args.latex],
+        suites=[str(s) for s in args.suite],
+        model=args.model,
+    )
+    return _report_release(outcome)
+
+
+def _report_release(outcome) -> int:
+    print(f"release: {outcome.release_dir}")
+    for c in outcome.gate["checks"]:
+        if not c["ok"]:
+            print(f"  FAIL {c['metric']}: {c['note']} ({c['baseline']} -> {c['current']})")
+    print(f"gate: {'passed' if outcome.passed else 'FAILED'}")
+    return EXIT_OK if outcome.passed else EXIT_GATE
+
+
+def cmd_extract(args) -> int:
+    import pyarrow.parquet as pq
+
+    corpus = args.corpus or args.dir.resolve().name
+    out: Path = args.out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if args.kind == "lean":
+        from mathindex.lean import extract_lean_tree
+
+        ex = extract_lean_tree(args.dir, corpus, cache_dir=args.cache)
+        main_table, extra = ex.declarations, {"dependencies": ex.dependencies}
+    else:
+        from mathindex.latex import extract_latex_tree
+
+        ex = extract_latex_tree(args.dir, corpus)
+        main_table, extra = ex.statements, {"formulas": ex.formulas}
+    pq.write_table(main_table, out)
+    for name, t in {**extra, "errors": ex.errors}.items():
+        pq.write_table(t, out.with_name(f"{out.stem}.{name}.parquet"))
+    counts = ", ".join(f"{n} {t.num_rows}" for n, t in {"rows": main_table, **extra, "errors": ex.errors}.items())
+    print(f"{out}: {counts}")
+    return EXIT_OK
+
+
+def cmd_formula(args) -> int:
+    from mathindex.formula import describe_formula
+
+    if (args.latex is None) == (args.file is None):
+        raise UsageError("mathindex formula: give one LATEX argument or --file FILE")
+    lines = [args.latex] if args.latex is not None else args.file.read_text(encoding="utf-8", errors="replace").splitlines()
+    for line in lines:
+        if args.file is not None and not line.strip():
+            continue
+        d = describe_formula(line)
+        if args.json:
+            print(json.dumps({"input": line, **d}, ensure_ascii=False, sort_keys=True))
+        else:
+            print(f"formula:    {line}")
+            print(f"parser:     {d['parser']}  status: {d['status']}")
+            print(f"tree:       {d.get('tree_text')}")
+            print(f"paths:      {' '.join(d['path_tokens'][:40])}{' …' if len(d['path_tokens']) > 40 else ''}")
+            print(f"canonical:  {d.get('canonical')}  ({d.get('canonical_status')})")
+            print()
+    return EXIT_OK
+
+
+def cmd_search(args) -> int:
+    from mathindex.search.engine import SearchEngine
+
+    if args.k < 1:
+        raise UsageError("mathindex search: --k must be at least 1")
+    engine = SearchEngine(args.release)
+    result = engine.search(args.query, args.k)
+    if args.json:
+        print(json.dumps({
+            "query": result.query,
+            "hits": [{"rank": i, "name": h.name, "score": h.score, "channels": h.channels} for i, h in enumerate(result.hits, 1)],
+            "unavailable": result.unavailable,
+        }, ensure_ascii=False, indent=2))  # fmt: skip
+        return EXIT_OK
+    for ch, why in result.unavailable.items():
+        print(f"(channel {ch} unavailable: {why})", file=sys.stderr)
+    for i, h in enumerate(result.hits, 1):
+        chans = " ".join(f"{c}#{r}" for c, r in h.channels.items())
+        print(f"{i:>3}. {h.name}  [{chans}]")
+    if not result.hits:
+        print("no results")
+    return EXIT_OK
+
+
+def cmd_bench(args) -> int:
+    from mathindex.evaluation.bench import run_suite
+    from mathindex.evaluation.suites import load_suite
+    from mathindex.search.engine import SearchEngine
+
+    suite = load_suite(args.suite)
+    summary, _ = run_suite(SearchEngine(args.release).names, suite)
+    if args.json:
+        print(json.dumps({"suite": suite.name, **summary}, indent=2, sort_keys=True))
+        return EXIT_OK
+    print(f"suite {suite.name}: {summary['queries']} queries (points)")
+    print("  " + "  ".join(f"{m} {v:.2f}" for m, v in summary["metrics"].items()))
+    for style, m in summary["by_style"].items():
+        print(f"  {style:<16} n={m['queries']:<4} " + "  ".join(f"{k} {v:.2f}" for k, v in m.items() if k != "queries"))
+    if "fair" in summary:
+        print("  fair subset      " + "  ".join(f"{k} {v}" for k, v in summary["fair"].items()))
+    return EXIT_OK
+
+
+def _headline_of(path: Path) -> dict:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise UsageError(f"mathindex gate: {path}: not JSON ({exc})") from None
+    head = raw.get("headline", raw) if isinstance(raw, dict) else None
+    if not isinstance(head, dict):
+        raise UsageError(f"mathindex gate: {path}: expected an object of metrics or a 'headline' object")
+    return head
+
+
+def cmd_gate(args) -> int:
+    from mathindex.evaluation.gate import gate
+
+    report = gate(_headline_of(args.current), _headline_of(args.baseline), tolerance=args.tolerance)
+    for c in report.checks:
+        flag = "ok  " if c.ok else "FAIL"
+        delta = "" if c.delta is None else f" ({c.delta:+.2f})"
+        print(f"{flag} {c.metric}: {c.baseline} -> {c.current}{delta} {c.note}".rstrip())
+    print(f"gate: {'passed' if report.passed else 'FAILED'}")
+    return EXIT_OK if report.passed else EXIT_GATE
+
+
+def cmd_reembed(args) -> int:
+    from mathindex.flows.reembed import reembed_flow
+
+    return _report_release(reembed_flow(release=str(args.release), model=args.model, out=str(args.out)))
+
+
+COMMANDS = {
+    "release": cmd_release,
+    "extract": cmd_extract,
+    "formula": cmd_formula,
+    "search": cmd_search,
+    "bench": cmd_bench,
+    "gate": cmd_gate,
+    "reembed": cmd_reembed,
+}

@@ -1,0 +1,63 @@
+"""The tail every release-writing flow shares: gate, notes, manifest (last), publication."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+from mathindex import __version__
+from mathindex.evaluation.gate import GateReport
+from mathindex.evaluation.notes import render_notes
+from mathindex.schemas.manifest import CorpusPin, Manifest
+from mathindex.store import file_hashes, finalise, publish, write_json
+
+
+@dataclass(frozen=True)
+class ReleaseOutcome:
+    release_dir: Path
+    passed: bool
+    gate: dict
+
+
+@dataclass(frozen=True)
+class ReleaseParts:
+    """What a flow built in staging, as the manifest and the notes report it."""
+
+    release_id: str
+    pins: list[CorpusPin]
+    embedder: dict
+    vector_index: dict
+    formula_index: dict
+    lexical_index: dict
+    stages: dict[str, str]
+    row_counts: dict[str, int]
+    errors: pa.Table
+    suites: list[dict]
+
+
+def finish_release(root: Path, staging: Path, parts: ReleaseParts, metrics: dict, verdict: GateReport,
+                   baseline_from: str, title: str = "Release") -> ReleaseOutcome:  # fmt: skip
+    """Writes metrics and notes into staging, renames it, writes the manifest last, and points
+    `published.json` at it only when the gate passed."""
+    (staging / "bench").mkdir(exist_ok=True)
+    write_json(staging / "bench" / "metrics.json", metrics)
+    errors_by_stage = dict(Counter(parts.errors.column("stage").to_pylist()))
+    indexes = {"vector": parts.vector_index, "formula": parts.formula_index, "lexical": parts.lexical_index}
+    notes = render_notes(parts.release_id, verdict, baseline_from, metrics["suites"], [p.model_dump() for p in parts.pins],
+                         parts.row_counts, errors_by_stage, parts.stages, indexes, title=title)  # fmt: skip
+    (staging / "release-notes.md").write_text(notes, encoding="utf-8")
+    manifest = Manifest(
+        release_id=parts.release_id, code_version=__version__, corpora=parts.pins, embedder=parts.embedder,
+        vector_index=parts.vector_index, formula_index=parts.formula_index, stages=parts.stages,
+        row_counts=parts.row_counts, files=file_hashes(staging),
+        bench={"headline": metrics["headline"], "baseline": baseline_from, "suites": parts.suites},
+        gate=verdict.to_dict(), published=verdict.passed,
+        previous_release=baseline_from.removeprefix("release ") if baseline_from.startswith("release ") else None,
+    )  # fmt: skip
+    final = finalise(staging, parts.release_id, manifest.model_dump(mode="json"))
+    if verdict.passed:
+        publish(root, parts.release_id)
+    return ReleaseOutcome(release_dir=final, passed=verdict.passed, gate=verdict.to_dict())

@@ -1,0 +1,73 @@
+"""The reembed flow: a new release that reuses a release's extraction and re-embeds every text
+with another model; its notes show each headline metric before (the source release) and after."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from prefect import flow
+
+from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, finish_release
+from mathindex.flows.progress import StageProgress
+from mathindex.flows.release import new_release_id
+from mathindex.schemas.manifest import CorpusPin, SuiteSpec
+from mathindex.search.engine import VECTOR_DIR
+from mathindex.store import discard, load_manifest, read_table, staging_dir
+from mathindex.tasks.bench import gate_release, run_benchmarks
+from mathindex.tasks.embed import embed_and_index
+from mathindex.tasks.store import write_database, write_tables
+
+# What a re-embedding rewrites; everything else is copied from the source release unchanged.
+REWRITTEN = {"manifest.json", "release-notes.md", "search.duckdb", "bench", VECTOR_DIR, "bench_results.parquet"}
+STAGES = ["copy", "embed", "bench", "store", "publish"]
+
+
+@flow(name="reembed", log_prints=False)
+def reembed_flow(release: str, model: str, out: str) -> ReleaseOutcome:
+    source, root = Path(release).resolve(), Path(out).resolve()
+    before = load_manifest(source)
+    pins = [CorpusPin.model_validate(p) for p in before["corpora"]]
+    suites = [SuiteSpec.model_validate(s) for s in before["bench"].get("suites", [])]
+    progress = StageProgress(STAGES, desc="reembed")
+    release_id = new_release_id(pins)
+    staging = staging_dir(root, release_id)
+    try:
+        with progress.stage("copy"):
+            copy_release(source, staging)
+        with progress.stage("embed"):
+            texts = read_table(staging, "embedding_texts")
+            vector = embed_and_index(texts, model, staging, root / "cache")
+        with progress.stage("bench"):
+            metrics, bench_rows = run_benchmarks(staging, suites, model)
+        with progress.stage("store"):
+            row_counts = dict(before["row_counts"]) | write_tables(staging, {"bench_results": bench_rows})
+            write_database(staging, list(row_counts))
+        with progress.stage("publish"):
+            verdict = gate_release(metrics, before["bench"]["headline"])
+            parts = ReleaseParts(
+                release_id=release_id, pins=pins, embedder=vector["embedder"],
+                vector_index={**vector["index"], "embedding": vector["embedding"]},
+                formula_index=before["formula_index"], lexical_index={"copied_from": before["release_id"]},
+                stages={**before["stages"], "reembed": f"from {before['release_id']} with {model}"},
+                row_counts=row_counts, errors=read_table(staging, "errors"), suites=[s.model_dump() for s in suites],
+            )  # fmt: skip
+            title = f"Re-embedding ({model}) of {before['release_id']} ->"
+            outcome = finish_release(root, staging, parts, metrics, verdict, f"release {before['release_id']}", title=title)
+    except BaseException:
+        discard(staging)
+        raise
+    finally:
+        progress.close()
+    return outcome
+
+
+def copy_release(source: Path, staging: Path) -> None:
+    """Copies the source release's tables and indexes, except what re-embedding rewrites."""
+    for item in sorted(source.iterdir()):
+        if item.name in REWRITTEN:
+            continue
+        if item.is_dir():
+            shutil.copytree(item, staging / item.name)
+        else:
+            shutil.copy2(item, staging / item.name)

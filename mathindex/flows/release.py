@@ -1,0 +1,127 @@
+"""The release flow: pin, extract, informalise, embed, parse formulas, index, store, benchmark,
+gate, publish. It reads like the DAG in docs/architecture.md; each step is a task."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pyarrow as pa
+from prefect import flow
+
+from mathindex import __version__
+from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, finish_release
+from mathindex.flows.progress import StageProgress
+from mathindex.schemas.common import ERRORS
+from mathindex.schemas.manifest import SuiteSpec
+from mathindex.sources import DEFAULT_SOURCES, load_sources, pin_source, sources_from_dirs
+from mathindex.store import discard, staging_dir
+from mathindex.tasks.bench import baseline_metrics, gate_release, run_benchmarks
+from mathindex.tasks.embed import build_embedding_texts, embed_and_index
+from mathindex.tasks.extract import extract_latex, extract_lean, merge_extractions
+from mathindex.tasks.formulas import build_formula_index, collect_formulas, parse_formulas
+from mathindex.tasks.informalise import informalise_declarations
+from mathindex.tasks.search_index import lexical_index, nodes_table
+from mathindex.tasks.store import write_database, write_tables
+
+SYMPY_BUDGET_S = 2.0
+STAGES = ["pin", "extract", "informalise", "embed", "formulas", "search index", "bench", "store", "publish"]
+
+
+@flow(name="release", log_prints=False)
+def release_flow(
+    out: str,
+    sources_file: str | None = None,
+    lean: list[str] | None = None,
+    latex: list[str] | None = None,
+    suites: list[str] | None = None,
+    model: str | None = None,
+) -> ReleaseOutcome:
+    root = Path(out).resolve()
+    cache = root / "cache"
+    progress = StageProgress(STAGES, desc="release")
+    with progress.stage("pin"):
+        sources, suite_specs = resolve_inputs(sources_file, lean or [], latex or [], suites or [])
+        pins = [pin_source(s) for s in sources]
+        release_id = new_release_id(pins)
+        staging = staging_dir(root, release_id)
+    try:
+        with progress.stage("extract"):
+            lean_runs = [extract_lean.submit(s, cache) for s in sources if s.spec.kind == "lean"]
+            latex_runs = [extract_latex.submit(s) for s in sources if s.spec.kind == "latex"]
+            ex = merge_extractions([f.result() for f in lean_runs], [f.result() for f in latex_runs])
+        with progress.stage("informalise"):
+            informal = informalise_declarations(ex.declarations, ex.dependencies, cache)
+        with progress.stage("embed"):
+            texts = build_embedding_texts(ex.declarations, informal, ex.statements)
+            vector = embed_and_index(texts, model, staging, cache)
+        with progress.stage("formulas"):
+            formulas = collect_formulas(ex.formulas, ex.declarations)
+            trees, formula_errors = parse_formulas(formulas, SYMPY_BUDGET_S)
+            formula_info = build_formula_index(trees, formulas, staging)
+        with progress.stage("search index"):
+            nodes = nodes_table(ex.declarations, ex.statements)
+            lexical = lexical_index(texts, staging)
+        errors = pa.concat_tables([t.select(ERRORS.names).cast(ERRORS) for t in (ex.errors, formula_errors)])
+        with progress.stage("bench"):
+            tables = {
+                "declarations": ex.declarations, "dependencies": ex.dependencies,
+                "latex_statements": ex.statements, "formulas": formulas, "formula_trees": trees,
+                "informalisations": informal, "embedding_texts": texts, "nodes": nodes, "errors": errors,
+            }  # fmt: skip
+            row_counts = write_tables(staging, tables)  # the search engine reads them
+            metrics, bench_rows = run_benchmarks(staging, suite_specs, model)
+        with progress.stage("store"):
+            row_counts |= write_tables(staging, {"bench_results": bench_rows})
+            write_database(staging, list(row_counts))
+        with progress.stage("publish"):
+            baseline, baseline_from = baseline_metrics(root, [s.name for s in suite_specs])
+            verdict = gate_release(metrics, baseline)
+            parts = ReleaseParts(
+                release_id=release_id, pins=pins, embedder=vector["embedder"],
+                vector_index={**vector["index"], "embedding": vector["embedding"]}, formula_index=formula_info,
+                lexical_index=lexical, stages=stage_report(ex, trees, errors, progress.seconds),
+                row_counts=row_counts, errors=errors, suites=[s.model_dump() for s in suite_specs],
+            )  # fmt: skip
+            outcome = finish_release(root, staging, parts, metrics, verdict, baseline_from)
+    except BaseException:
+        discard(staging)
+        raise
+    finally:
+        progress.close()
+    return outcome
+
+
+def resolve_inputs(sources_file: str | None, lean: list[str], latex: list[str], suites: list[str]):
+    """Sources and suites: `--lean/--latex` directories, or a sources file (default: the sample)."""
+    if lean or latex:
+        if sources_file:
+            raise ValueError("give either --sources or --lean/--latex directories, not both")
+        sources, specs = sources_from_dirs([Path(d) for d in lean], [Path(d) for d in latex]), []
+    else:
+        sources, specs = load_sources(Path(sources_file) if sources_file else DEFAULT_SOURCES)
+    specs = specs + [SuiteSpec(name=Path(s).stem, path=str(Path(s).resolve())) for s in suites]
+    return sources, specs
+
+
+def new_release_id(pins: list) -> str:
+    """`<UTC time>-<hash of the pinned inputs and code version>`."""
+    h = hashlib.sha256(json.dumps([p.model_dump() for p in pins], sort_keys=True).encode() + __version__.encode())
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + h.hexdigest()[:8]
+
+
+def stage_report(ex, trees: pa.Table, errors: pa.Table, seconds: dict[str, float]) -> dict[str, str]:
+    """One line per stage for the manifest and the notes."""
+    status = Counter(trees.column("status").to_pylist())
+    canon = Counter(trees.column("canonical_status").to_pylist())
+    return {
+        "extract": f"{ex.declarations.num_rows} declarations, {ex.statements.num_rows} LaTeX statements, "
+        f"{ex.formulas.num_rows} LaTeX formulas",
+        "formulas": "parse " + ", ".join(f"{k} {v}" for k, v in sorted(status.items()))
+        + "; canonical " + ", ".join(f"{k} {v}" for k, v in sorted(canon.items())),
+        "errors": f"{errors.num_rows} rows",
+        "seconds": ", ".join(f"{k} {v}" for k, v in seconds.items()),
+    }  # fmt: skip

@@ -1,0 +1,123 @@
+"""Query-time search over a built release: identifier resolver, then lexical, embedding and
+formula channels fused by weighted reciprocal rank. Each hit reports its channels and ranks."""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from mathindex.search.fusion import Hit, best_per_name, fuse
+from mathindex.search.identifier import IdentifierResolver
+from mathindex.search.lexical import LexicalIndex
+from mathindex.store import load_manifest
+
+log = logging.getLogger(__name__)
+
+# Seed 14.8: fixed weights, 1 per channel and 0.5 for embeddings, until the benchmark learns them.
+DEFAULT_WEIGHTS = {"lexical": 1.0, "embedding": 0.5, "formula": 1.0}
+CANDIDATES = 50
+_FORMULA_HINT = re.compile(r"[\\^_=<>+$]|[∀∃∑∏∫→↔∈∉⊆⊂∪∩≤≥≠∣⁻¹√ℕℤℚℝℂ×•∘]")
+
+LEXICAL_DIR, VECTOR_DIR, FORMULA_DIR = "lexical", "vector", "formula"
+
+
+def looks_like_formula(query: str) -> bool:
+    return bool(_FORMULA_HINT.search(query))
+
+
+@dataclass
+class SearchResult:
+    query: str
+    hits: list[Hit]
+    resolved: list[str] = field(default_factory=list)
+    unavailable: dict[str, str] = field(default_factory=dict)
+
+
+class SearchEngine:
+    """Opens a release directory once; `search` is then cheap and side-effect free."""
+
+    def __init__(self, release: Path, weights: dict[str, float] | None = None, model: str | None = None):
+        self.release = Path(release)
+        self.manifest = load_manifest(self.release) if (self.release / "manifest.json").exists() else None
+        self.weights = dict(DEFAULT_WEIGHTS, **(weights or {}))
+        self.unavailable: dict[str, str] = {}
+        nodes = pq.read_table(self.release / "nodes.parquet", columns=["name", "aliases"])
+        self.resolver = IdentifierResolver(nodes.column("name").to_pylist(), nodes.column("aliases").to_pylist())
+        self.lexical = self._try("lexical", lambda: LexicalIndex(self.release / LEXICAL_DIR))
+        self.vector = self._try("embedding", lambda: _VectorChannel(self.release, model))
+        self.formula = self._try("formula", lambda: _FormulaChannel(self.release))
+
+    def _try(self, channel: str, opener):
+        try:
+            return opener()
+        except Exception as exc:  # a channel that cannot open is reported, the others still answer
+            self.unavailable[channel] = f"{type(exc).__name__}: {exc}"
+            log.warning("channel %s unavailable: %s", channel, exc)
+            return None
+
+    def search(self, query: str, k: int = 10) -> SearchResult:
+        results: dict[str, list[tuple[str, float]]] = {}
+        if self.lexical is not None:
+            results["lexical"] = self.lexical.search(query, CANDIDATES)
+        if self.vector is not None:
+            results["embedding"] = self.vector.search(query, CANDIDATES)
+        if self.formula is not None and looks_like_formula(query):
+            results["formula"] = self.formula.search(query, CANDIDATES)
+        fused = fuse(results, self.weights)
+        resolved = self.resolver.resolve(query)
+        if resolved:
+            by_name = {h.name: h for h in fused}
+            head = [by_name.pop(n, Hit(name=n, score=0.0)) for n in resolved]
+            for h in head:
+                h.channels = {"identifier": resolved.index(h.name) + 1, **h.channels}
+            fused = head + [h for h in fused if h.name in by_name]
+        return SearchResult(query=query, hits=fused[:k], resolved=resolved, unavailable=dict(self.unavailable))
+
+    def names(self, query: str, k: int) -> list[str]:
+        return [h.name for h in self.search(query, k).hits]
+
+
+class _VectorChannel:
+    """Embeds the query with the release's embedder and searches the int8 HNSW index."""
+
+    def __init__(self, release: Path, model: str | None):
+        from mathindex.embed import VectorIndex, load_embedder
+
+        manifest = load_manifest(release)
+        info = manifest["embedder"]
+        self.embedder = load_embedder(model or info.get("path") or info["name"])
+        self.index = VectorIndex.open(release / VECTOR_DIR, self.embedder)
+        texts = pq.read_table(release / "embedding_texts.parquet", columns=["text_id", "name"])
+        self.name_of = dict(zip(texts.column("text_id").to_pylist(), texts.column("name").to_pylist()))
+
+    def search(self, query: str, k: int) -> list[tuple[str, float]]:
+        vec = self.embedder.encode([query])
+        ids, scores = self.index.search(vec, k * 3)
+        hits = [(self.name_of[int(i)], float(s)) for i, s in zip(ids[0], scores[0]) if int(i) in self.name_of]
+        return best_per_name(hits)[:k]
+
+
+class _FormulaChannel:
+    """Structural formula search; formula ids map to their owning node's name."""
+
+    def __init__(self, release: Path):
+        from mathindex.formula import FormulaIndex
+
+        self.index = FormulaIndex.open(release / FORMULA_DIR)
+        formulas = pq.read_table(release / "formulas.parquet", columns=["formula_id", "node_id"])
+        nodes = pq.read_table(release / "nodes.parquet", columns=["node_id", "name"])
+        name_of_node = dict(zip(nodes.column("node_id").to_pylist(), nodes.column("name").to_pylist()))
+        self.name_of = {
+            f: name_of_node[n]
+            for f, n in zip(formulas.column("formula_id").to_pylist(), formulas.column("node_id").to_pylist())
+            if n in name_of_node
+        }
+
+    def search(self, query: str, k: int) -> list[tuple[str, float]]:
+        q = query.strip().strip("$").strip()
+        hits = [(self.name_of[f], s) for f, s in self.index.search(q, k * 3) if f in self.name_of]
+        return best_per_name(hits)[:k]

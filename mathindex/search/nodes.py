@@ -1,0 +1,72 @@
+"""Searchable nodes (Lean declarations and LaTeX statements) and their lexical documents."""
+
+from __future__ import annotations
+
+import re
+
+import pyarrow as pa
+
+from mathindex.schemas.common import table
+from mathindex.schemas.search import NODES
+
+_STACKS_ATTR = re.compile(r"^stacks\s+([0-9A-Z]{4})\b")
+
+
+def lean_node_id(full_name: str) -> str:
+    return f"lean:{full_name}"
+
+
+def hit_name(tag: str | None, label: str | None, statement_id: str) -> str:
+    """A LaTeX statement's hit name: its tag, else its label, else its statement id."""
+    return tag or label or statement_id
+
+
+def build_nodes(declarations: pa.Table | None, statements: pa.Table | None) -> pa.Table:
+    """One row per node; a Lean name declared twice (e.g. `private` in two files) keeps its first
+    occurrence by (corpus, file, line)."""
+    rows: dict[str, dict] = {}
+    if declarations is not None and declarations.num_rows:
+        cols = ["full_name", "kind", "corpus", "signature", "file", "line_start", "attributes"]
+        decls = declarations.select(cols).sort_by([("corpus", "ascending"), ("file", "ascending"), ("line_start", "ascending")])
+        for d in decls.to_pylist():
+            nid = lean_node_id(d["full_name"])
+            if nid in rows:
+                continue
+            tags = [m.group(1) for a in d["attributes"] or [] if (m := _STACKS_ATTR.match(a))]
+            rows[nid] = {
+                "node_id": nid,
+                "name": d["full_name"],
+                "kind": d["kind"],
+                "corpus": d["corpus"],
+                "title": (d["signature"] or "")[:300],
+                "file": d["file"],
+                "line": d["line_start"],
+                "aliases": tags,
+            }
+    if statements is not None and statements.num_rows:
+        cols = ["node_id", "statement_id", "kind", "corpus", "title", "label", "tag", "file", "line_start", "body"]
+        for s in statements.select(cols).to_pylist():
+            rows.setdefault(
+                s["node_id"],
+                {
+                    "node_id": s["node_id"],
+                    "name": hit_name(s["tag"], s["label"], s["statement_id"]),
+                    "kind": s["kind"],
+                    "corpus": s["corpus"],
+                    "title": s["title"] or " ".join((s["body"] or "").split())[:300],
+                    "file": s["file"],
+                    "line": s["line_start"],
+                    "aliases": [a for a in (s["label"], s["tag"]) if a],
+                },
+            )
+    return table([rows[k] for k in sorted(rows)], NODES)
+
+
+def node_documents(texts: pa.Table) -> tuple[list[str], list[str]]:
+    """(names, documents): every embedding text of a node joined, one document per node name."""
+    docs: dict[str, list[str]] = {}
+    t = texts.select(["name", "facet", "text"]).sort_by([("name", "ascending"), ("facet", "ascending")])
+    for name, text in zip(t.column("name").to_pylist(), t.column("text").to_pylist()):
+        docs.setdefault(name, []).append(text)
+    names = sorted(docs)
+    return names, ["\n".join(docs[n]) for n in names]

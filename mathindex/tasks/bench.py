@@ -1,0 +1,57 @@
+"""Benchmark tasks: run the query sets through the search code path, gate, write notes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mathindex.evaluation.bench import headline, run_suite
+from mathindex.evaluation.gate import GateReport, gate
+from mathindex.evaluation.suites import load_suite
+from mathindex.schemas.common import BENCH_RESULTS, table
+from mathindex.schemas.manifest import SuiteSpec
+from mathindex.search.engine import SearchEngine
+from mathindex.sources import PACKAGE_ROOT
+from mathindex.store import published_release
+from mathindex.tasks import stage
+
+BASELINES = PACKAGE_ROOT / "bench" / "baselines"
+
+
+@stage(name="run_benchmarks")
+def run_benchmarks(release_dir: Path, suites: list[SuiteSpec], model: str | None) -> tuple[dict, object]:
+    """Every suite through `SearchEngine` (the `mathindex search` code path). A suite that fails
+    to run is recorded with its error and no metrics, which the gate then treats as a failure."""
+    engine = SearchEngine(release_dir, model=model)
+    results, rows = {}, []
+    for spec in suites:
+        try:
+            suite = load_suite(Path(spec.path), spec.name)
+            summary, suite_rows = run_suite(engine.names, suite)
+        except Exception as exc:
+            results[spec.name] = {"error": f"{type(exc).__name__}: {exc}", "metrics": {}, "queries": 0, "by_style": {}}
+            continue
+        results[spec.name] = summary
+        rows += suite_rows
+    metrics = {"suites": results, "headline": headline(results), "channels_unavailable": engine.unavailable}
+    return metrics, table(rows, BENCH_RESULTS)
+
+
+def baseline_metrics(root: Path, suite_names: list[str]) -> tuple[dict[str, float], str]:
+    """Headline metrics to gate against, restricted to the suites this release runs: the last
+    published release under root, else the committed `bench/baselines/*.json`."""
+    keep = lambda m: m.split("/", 1)[0] in suite_names  # noqa: E731
+    last = published_release(root)
+    if last is not None and (last / "bench" / "metrics.json").is_file():
+        head = json.loads((last / "bench" / "metrics.json").read_text())["headline"]
+        return {k: v for k, v in head.items() if keep(k)}, f"release {last.name}"
+    merged: dict[str, float] = {}
+    for f in sorted(BASELINES.glob("*.json")):
+        merged.update(json.loads(f.read_text())["headline"])
+    return {k: v for k, v in merged.items() if keep(k)}, "bench/baselines"
+
+
+@stage(name="gate")
+def gate_release(metrics: dict, baseline: dict[str, float]) -> GateReport:
+    errors = {name: s["error"] for name, s in metrics["suites"].items() if "error" in s}
+    return gate(metrics["headline"], baseline, errors=errors)

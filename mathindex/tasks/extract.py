@@ -1,0 +1,55 @@
+"""Extraction tasks: Lean declarations and LaTeX/XML statements of one pinned source each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+from mathindex.schemas import latex as latex_schema
+from mathindex.schemas import lean as lean_schema
+from mathindex.schemas.common import ERRORS
+from mathindex.sources import Source
+from mathindex.tasks import stage
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """Every extracted table of a release, concatenated over its sources."""
+
+    declarations: pa.Table
+    dependencies: pa.Table
+    statements: pa.Table
+    formulas: pa.Table
+    errors: pa.Table
+
+
+@stage(name="extract_lean")
+def extract_lean(source: Source, cache_dir: Path):
+    from mathindex.lean import extract_lean_tree
+
+    return extract_lean_tree(source.root, source.spec.name, cache_dir=cache_dir / "lean")
+
+
+@stage(name="extract_latex")
+def extract_latex(source: Source):
+    from mathindex.latex import extract_latex_tree
+
+    return extract_latex_tree(source.root, source.spec.name, tags_file=source.tags_file)
+
+
+def _concat(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
+    tables = [t.select(schema.names).cast(schema) for t in tables]
+    return pa.concat_tables(tables) if tables else schema.empty_table()
+
+
+def merge_extractions(lean: list, latex: list) -> Extraction:
+    """One table per kind over all sources (order does not matter: the store sorts)."""
+    return Extraction(
+        declarations=_concat([x.declarations for x in lean], lean_schema.DECLARATIONS),
+        dependencies=_concat([x.dependencies for x in lean], lean_schema.DEPENDENCIES),
+        statements=_concat([x.statements for x in latex], latex_schema.LATEX_STATEMENTS),
+        formulas=_concat([x.formulas for x in latex], latex_schema.FORMULAS),
+        errors=_concat([x.errors for x in lean + latex], ERRORS),
+    )

@@ -1,0 +1,35 @@
+"""Formula tasks: operator trees and canonical forms for every formula, and the formula index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+
+from mathindex.schemas.latex import FORMULAS
+from mathindex.search.engine import FORMULA_DIR
+from mathindex.tasks import stage
+
+
+@stage(name="collect_formulas")
+def collect_formulas(latex_formulas: pa.Table, declarations: pa.Table) -> pa.Table:
+    """LaTeX formulas plus one formula per Lean statement, in one FORMULAS table."""
+    from mathindex.formula import lean_formulas
+
+    lean = lean_formulas(declarations).select(FORMULAS.names).cast(FORMULAS)
+    return pa.concat_tables([latex_formulas.select(FORMULAS.names).cast(FORMULAS), lean])
+
+
+@stage(name="parse_formulas")
+def parse_formulas(formulas: pa.Table, budget_s: float) -> tuple[pa.Table, pa.Table]:
+    from mathindex.formula import parse_formulas as parse
+
+    return parse(formulas, budget_s=budget_s)
+
+
+@stage(name="build_formula_index")
+def build_formula_index(trees: pa.Table, formulas: pa.Table, release_dir: Path) -> dict:
+    from mathindex.formula import FormulaIndex
+
+    info = FormulaIndex.build(trees, formulas, release_dir / FORMULA_DIR)
+    return info if isinstance(info, dict) else {"formulas": trees.num_rows}

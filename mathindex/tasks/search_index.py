@@ -1,0 +1,24 @@
+"""Search-structure tasks: the `nodes` table and the lexical (BM25) index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+
+from mathindex.search.engine import LEXICAL_DIR
+from mathindex.search.lexical import build_lexical_index
+from mathindex.search.nodes import build_nodes, node_documents
+from mathindex.tasks import stage
+
+
+@stage(name="build_nodes")
+def nodes_table(declarations: pa.Table, statements: pa.Table) -> pa.Table:
+    return build_nodes(declarations, statements)
+
+
+@stage(name="build_lexical_index")
+def lexical_index(texts: pa.Table, release_dir: Path) -> dict:
+    names, docs = node_documents(texts)
+    build_lexical_index(names, docs, release_dir / LEXICAL_DIR)
+    return {"documents": len(names), "method": "bm25 (bm25s, lucene)"}
