@@ -1,0 +1,258 @@
+"""`extract_latex_tree`: every .tex and .xml file under a corpus root into statements, formulas, errors.
+
+Pass 1 reads the definitions of every file (macros, theorem environments, \\input edges) and groups
+files into documents (connected by \\input); pass 2 extracts each file once, in a process pool, each
+file under a time budget. Output rows follow sorted file order, then document order.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import logging
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+from mathindex.latex.macros import DEFAULT_ENVS, COMMENT_ENVS_DEFAULT, FileDefs, Macro, kind_of, scan_definitions
+from mathindex.latex.tex import DocContext, LabelResolver, extract_tex_text
+from mathindex.latex.texscan import decode_source, strip_comments
+from mathindex.schemas.common import ERRORS, error_row, table
+from mathindex.schemas.latex import FORMULAS, LATEX_STATEMENTS
+
+log = logging.getLogger(__name__)
+
+STAGE = "extract_latex"
+MAX_FILE_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class LatexExtraction:
+    """The three tables of one corpus, each built against its schema."""
+
+    statements: pa.Table
+    formulas: pa.Table
+    errors: pa.Table
+
+
+def read_tags(tags_file: Path) -> dict[str, str]:
+    """Stacks-format tags file (`TAG,full_label` lines, `#` comments) as full label -> tag."""
+    tags: dict[str, str] = {}
+    with open(tags_file, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            line = line.strip()
+            if not line or line.startswith("#") or "," not in line:
+                continue
+            tag, label = line.split(",", 1)
+            tags.setdefault(label.strip(), tag.strip())
+    return tags
+
+
+def labels_file_prefixed(tags: dict[str, str], stems: set[str]) -> bool:
+    """True when most labels in the tags file start with `<file stem>-` (the Stacks convention)."""
+    if not tags or not stems:
+        return False
+    hits = 0
+    for label in tags:
+        hits += any(ch == "-" and label[:i] in stems for i, ch in enumerate(label))
+    return hits * 2 > len(tags)
+
+
+def _read_text(path: Path, max_bytes: int) -> str:
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise ValueError(f"file too large ({size} bytes > cap {max_bytes})")
+    return decode_source(path.read_bytes())
+
+
+def _resolve_input(name: str, including: Path, root: Path) -> Path | None:
+    for base in (including.parent, root):
+        for cand in (base / name, base / f"{name}.tex"):
+            try:
+                if cand.is_file() and cand.resolve().is_relative_to(root.resolve()):
+                    return cand
+            except OSError:
+                continue
+    return None
+
+
+def _scan_file_defs(path: Path, max_bytes: int) -> FileDefs:
+    return scan_definitions(strip_comments(_read_text(path, max_bytes)))
+
+
+def _contexts(
+    root: Path, files: list[Path], corpus: str, max_bytes: int, errors: list[dict]
+) -> tuple[dict[Path, int], list[DocContext]]:
+    """Document groups (connected by \\input) of the .tex files: (file -> context index, contexts)."""
+    defs: dict[Path, FileDefs] = {}
+    parent: dict[Path, Path] = {}
+
+    def find(p: Path) -> Path:
+        while parent.setdefault(p, p) != p:
+            parent[p] = parent[parent[p]]
+            p = parent[p]
+        return p
+
+    todo = list(files)
+    seen: set[Path] = set()
+    while todo:  # cycle guard: each file is scanned once
+        path = todo.pop(0)
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            defs[path] = _scan_file_defs(path, max_bytes)
+        except (OSError, ValueError) as exc:
+            defs[path] = FileDefs()
+            if path not in files:
+                errors.append(error_row(corpus, _rel(path, root), None, STAGE, f"input file unreadable: {exc}"))
+            continue
+        for name in defs[path].inputs:
+            target = _resolve_input(name, path, root)
+            if target is None:
+                continue
+            parent[find(target)] = find(path)
+            if target not in seen:
+                todo.append(target)
+    groups: dict[Path, list[Path]] = {}
+    for path in sorted(defs, key=lambda p: _rel(p, root)):
+        groups.setdefault(find(path), []).append(path)
+    contexts = [_merge([defs[p] for p in members]) for members in groups.values()]
+    index = {g: i for i, g in enumerate(groups)}
+    return {p: index[find(p)] for p in defs}, contexts
+
+
+def _merge(all_defs: list[FileDefs]) -> DocContext:
+    macros: dict[str, Macro] = {}
+    kinds = dict(DEFAULT_ENVS)
+    comment_envs = set(COMMENT_ENVS_DEFAULT)
+    aliases: list[tuple[str, str]] = []
+    for d in all_defs:
+        for mac in d.macros:
+            if mac.overrides or mac.name not in macros:
+                macros[mac.name] = mac
+        for env, printed, _counter in d.theorems:
+            kinds[env] = kind_of(printed, env)
+        comment_envs.update(d.comment_envs)
+        aliases.extend(d.env_aliases)
+    for env, inner in aliases:
+        if inner in kinds and env not in kinds:
+            kinds[env] = kinds[inner]
+    for env in comment_envs:
+        kinds.pop(env, None)
+    return DocContext(macros=macros, theorem_kinds=kinds, comment_envs=frozenset(comment_envs))
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+# -- worker side -------------------------------------------------------------------------------
+_WORKER: dict = {}
+
+
+def _init_worker(contexts: list[DocContext], resolver: LabelResolver, corpus: str, budget_s: float, max_bytes: int):
+    _WORKER.update(contexts=contexts, resolver=resolver, corpus=corpus, budget_s=budget_s, max_bytes=max_bytes)
+
+
+def _extract_one(path_str: str, rel: str, ctx_index: int) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """One file's three tables; every failure becomes an errors row."""
+    corpus = _WORKER["corpus"]
+    path = Path(path_str)
+    try:
+        if rel.endswith(".xml"):
+            from mathindex.latex.xmlreader import extract_xml_file
+
+            result = extract_xml_file(path, rel, corpus, _WORKER["budget_s"])
+        else:
+            text = strip_comments(_read_text(path, _WORKER["max_bytes"]))
+            ctx = _WORKER["contexts"][ctx_index]
+            result = extract_tex_text(text, rel, corpus, ctx, _WORKER["resolver"], _WORKER["budget_s"])
+    except (OSError, ValueError, RecursionError, MemoryError) as exc:
+        return _tables([], [], [error_row(corpus, rel, None, STAGE, str(exc))])
+    errs = [error_row(corpus, rel, line, STAGE, reason) for line, reason in result.errors]
+    return _tables(result.statements, result.formulas, errs)
+
+
+def _tables(statements: list, formulas: list, errors: list) -> tuple[pa.Table, pa.Table, pa.Table]:
+    return table(statements, LATEX_STATEMENTS), table(formulas, FORMULAS), table(errors, ERRORS)
+
+
+def _run_pool(tasks: list[tuple[str, str, int]], init_args: tuple, workers: int, hard_s: float) -> dict[int, tuple]:
+    """Runs every task in a process pool; a task past hard_s (its worker hung) becomes an errors row."""
+    results: dict[int, tuple] = {}
+    queue = list(range(len(tasks)))
+    while queue:
+        pool = cf.ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=init_args)
+        futures = {pool.submit(_extract_one, *tasks[i]): i for i in queue}
+        started: dict[cf.Future, float] = {}
+        queue = []
+        pending = set(futures)
+        stuck: list[int] = []
+        while pending:
+            done, pending = cf.wait(pending, timeout=1.0, return_when=cf.FIRST_COMPLETED)
+            for fut in done:
+                i = futures[fut]
+                try:
+                    results[i] = fut.result()
+                except Exception as exc:  # a worker died (killed, out of memory): record, go on
+                    corpus = init_args[2]
+                    results[i] = _tables([], [], [error_row(corpus, tasks[i][1], None, STAGE, f"worker failed: {exc!r}")])
+            now = time.monotonic()
+            for fut in pending:
+                if fut.running():
+                    started.setdefault(fut, now)
+            stuck = [futures[f] for f in pending if f in started and now - started[f] > hard_s]
+            if stuck:
+                break
+        if stuck:
+            corpus = init_args[2]
+            for i in stuck:
+                results[i] = _tables([], [], [error_row(corpus, tasks[i][1], None, STAGE, f"hard time limit {hard_s:g} s exceeded")])
+            queue = [futures[f] for f in pending if futures[f] not in stuck]
+            for proc in list((pool._processes or {}).values()):  # noqa: SLF001 - only way to stop a hung worker
+                proc.kill()
+        pool.shutdown(wait=True, cancel_futures=True)
+    return results
+
+
+def extract_latex_tree(
+    root: Path,
+    corpus: str,
+    tags_file: Path | None = None,
+    *,
+    workers: int | None = None,
+    file_budget_s: float = 30.0,
+    max_file_bytes: int = MAX_FILE_BYTES,
+) -> LatexExtraction:
+    """Statements, formulas and errors of every .tex and .xml file under root (sorted, each read once)."""
+    root = Path(root)
+    files = sorted((p for p in root.rglob("*") if p.suffix in (".tex", ".xml") and p.is_file()), key=lambda p: _rel(p, root))
+    tex_files = [p for p in files if p.suffix == ".tex"]
+    if tags_file is None and (root / "tags" / "tags").is_file():
+        tags_file = root / "tags" / "tags"
+    errors: list[dict] = []
+    tags = read_tags(tags_file) if tags_file is not None else {}
+    stems = {p.stem for p in tex_files}
+    resolver = LabelResolver(tags=tags, file_prefixed=labels_file_prefixed(tags, stems), stems=frozenset(stems))
+    ctx_of, contexts = _contexts(root, tex_files, corpus, max_file_bytes, errors)
+    tasks = [(str(p), _rel(p, root), ctx_of.get(p, 0)) for p in files]
+    init_args = (contexts or [_merge([])], resolver, corpus, file_budget_s, max_file_bytes)
+    n_workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
+    if n_workers <= 1 or len(tasks) <= 1:
+        _init_worker(*init_args)
+        results = {i: _extract_one(*t) for i, t in enumerate(tasks)}
+    else:
+        results = _run_pool(tasks, init_args, n_workers, hard_s=2 * file_budget_s + 10)
+    parts = [results[i] for i in range(len(tasks))]
+    log.info("extracted %d files under %s", len(tasks), root)
+    return LatexExtraction(
+        statements=pa.concat_tables([table([], LATEX_STATEMENTS)] + [p[0] for p in parts]),
+        formulas=pa.concat_tables([table([], FORMULAS)] + [p[1] for p in parts]),
+        errors=pa.concat_tables([table(errors, ERRORS)] + [p[2] for p in parts]),
+    )
