@@ -85,11 +85,11 @@ class _VectorChannel:
     """Embeds the query with the release's embedder and searches the int8 HNSW index."""
 
     def __init__(self, release: Path, model: str | None):
-        from mathindex.embed import VectorIndex, load_embedder
+        from mathindex.embed import SentenceTransformerEmbedder, VectorIndex
 
-        manifest = load_manifest(release)
-        info = manifest["embedder"]
-        self.embedder = load_embedder(model or info.get("path") or info["name"])
+        if model is None and (release / "manifest.json").is_file():
+            model = load_manifest(release)["vector_index"].get("model")
+        self.embedder = SentenceTransformerEmbedder(model, progress=False)
         self.index = VectorIndex.open(release / VECTOR_DIR, self.embedder)
         texts = pq.read_table(release / "embedding_texts.parquet", columns=["text_id", "name"])
         self.name_of = dict(zip(texts.column("text_id").to_pylist(), texts.column("name").to_pylist()))

@@ -3,6 +3,7 @@ FAISS int8 HNSW index over them."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 import pyarrow as pa
@@ -21,10 +22,13 @@ def build_embedding_texts(declarations: pa.Table, informalisations: pa.Table, st
 @stage(name="embed_and_index")
 def embed_and_index(texts: pa.Table, model: str | None, release_dir: Path, cache_dir: Path) -> dict:
     """Embeds every text (cache hits cost nothing) and writes `vector/` into the release.
-    Returns the embedder info and the index parameters and build-time recall for the manifest."""
-    from mathindex.embed import VectorIndex, embed_texts, load_embedder
+    Returns the embedder info, the index parameters with build-time recall, and embedding stats."""
+    from mathindex.embed import EmbedStats, SentenceTransformerEmbedder, VectorIndex, embed_texts
 
-    embedder = load_embedder(model)
-    vectors, stats = embed_texts(texts, embedder, cache_dir / "embeddings")
-    info = VectorIndex.build(vectors, texts.column("text_id").to_numpy(), embedder, release_dir / VECTOR_DIR)
-    return {"embedder": embedder.info(), "index": info, "embedding": stats}
+    embedder = SentenceTransformerEmbedder(model)
+    stats = EmbedStats()
+    vectors = embed_texts(texts, embedder, cache_dir / "embeddings", stats)
+    index = VectorIndex.build(vectors, texts.column("text_id").to_numpy(), embedder, release_dir / VECTOR_DIR)
+    info = {k: v for k, v in index.sidecar.items() if k != "embedder"}
+    embedding = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in asdict(stats).items()}
+    return {"embedder": embedder.info(), "index": {**info, "model": model}, "embedding": embedding}

@@ -1,0 +1,30 @@
+"""Test set-up: offline model loading, Prefect's settings, one Prefect harness per session."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import pytest
+
+_PREFECT_HOME = tempfile.mkdtemp(prefix="mathindex-prefect-")
+for key, value in {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+    "PREFECT_HOME": _PREFECT_HOME,  # results of this run never leak into the next one
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "DO_NOT_TRACK": "1",
+    "PREFECT_LOGGING_LEVEL": "WARNING",
+}.items():
+    os.environ[key] = value
+
+
+@pytest.fixture(scope="session")
+def prefect_harness():
+    """One temporary Prefect server for every flow test of the session (it costs ~10-20 s)."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield

@@ -1,0 +1,81 @@
+"""Fusion, identifier resolution and lexical tokens: the query-time pieces as plain functions."""
+
+import pyarrow as pa
+
+from mathindex.search.fusion import best_per_name, fuse
+from mathindex.search.identifier import IdentifierResolver
+from mathindex.search.lexical import LexicalIndex, build_lexical_index
+from mathindex.search.nodes import build_nodes, node_documents
+from mathindex.search.text import tokens
+
+
+def test_tokens_split_identifiers():
+    assert tokens("Nat.Prime.two_le") == ["nat", "prime", "two", "le"]
+    assert tokens("IsCyclic of the HTTPServer") == ["cyclic", "http", "server"]  # "is", "of", "the" are stopwords
+
+
+def test_fusion_weights_and_score_factor():
+    results = {
+        "lexical": [("A", 10.0), ("B", 1.0)],  # B's factor is clipped at 0.5
+        "embedding": [("B", 0.9), ("A", 0.8)],
+    }
+    hits = fuse(results, {"lexical": 1.0, "embedding": 0.5})
+    a = 1 / 61 + 0.5 * (0.8 / 0.9) / 62
+    b = 0.5 / 62 + 0.5 / 61
+    assert [h.name for h in hits] == ["A", "B"]
+    assert abs(hits[0].score - round(a, 8)) < 1e-9 and abs(hits[1].score - round(b, 8)) < 1e-9
+    assert hits[0].channels == {"embedding": 2, "lexical": 1}
+
+
+def test_fusion_ties_break_by_name():
+    hits = fuse({"lexical": [("b", 1.0)], "formula": [("a", 1.0)]}, {})
+    assert [h.name for h in hits] == ["a", "b"]
+
+
+def test_best_per_name():
+    assert best_per_name([("a", 0.1), ("b", 0.5), ("a", 0.7)]) == [("a", 0.7), ("b", 0.5)]
+
+
+def test_identifier_resolver():
+    r = IdentifierResolver(["Nat.Prime.two_le", "Foo.two_le", "0BQX"], [[], [], ["lemma-foo", "0BQX"]])
+    assert r.resolve("Nat.Prime.two_le") == ["Nat.Prime.two_le"]
+    assert r.resolve("two_le") == ["Foo.two_le", "Nat.Prime.two_le"]
+    assert r.resolve("tag 0bqx") == ["0BQX"]
+    assert r.resolve("lemma-foo") == ["0BQX"]
+    assert r.resolve("a prime is at least two") == []
+
+
+def _statements():
+    return pa.table({
+        "node_id": ["tex:c:s1", "tex:c:s2"], "statement_id": ["s1", "s2"], "kind": ["lemma", "theorem"],
+        "corpus": ["c", "c"], "title": [None, "Main"], "label": ["lemma-a", None], "tag": ["0ABC", None],
+        "file": ["a.tex", "a.tex"], "line_start": pa.array([1, 9], pa.int32()), "body": ["Let $x$ be", "Every"],
+    })  # fmt: skip
+
+
+def _declarations():
+    return pa.table({
+        "full_name": ["A.b", "A.b", "C"], "kind": ["theorem"] * 3, "corpus": ["l"] * 3,
+        "signature": ["theorem A.b : True", "dup", "theorem C"], "file": ["x.lean", "y.lean", "x.lean"],
+        "line_start": pa.array([3, 1, 9], pa.int32()), "attributes": [["simp", "stacks 0ABC"], [], []],
+    })  # fmt: skip
+
+
+def test_build_nodes_names_and_aliases():
+    nodes = build_nodes(_declarations(), _statements()).to_pylist()
+    by_id = {n["node_id"]: n for n in nodes}
+    assert len(nodes) == 4  # the duplicate A.b keeps its first occurrence
+    assert by_id["lean:A.b"]["file"] == "x.lean" and by_id["lean:A.b"]["aliases"] == ["0ABC"]
+    assert by_id["tex:c:s1"]["name"] == "0ABC" and by_id["tex:c:s1"]["aliases"] == ["lemma-a", "0ABC"]
+    assert by_id["tex:c:s2"]["name"] == "s2" and by_id["tex:c:s2"]["title"] == "Main"
+
+
+def test_lexical_index_round_trip(tmp_path):
+    texts = pa.table({"name": ["G", "G", "P"], "facet": ["a", "b", "a"],
+                      "text": ["Lagrange theorem", "order of a subgroup divides", "primes are infinite"]})
+    names, docs = node_documents(texts)
+    assert names == ["G", "P"] and docs[0] == "Lagrange theorem\norder of a subgroup divides"
+    build_lexical_index(names, docs, tmp_path / "lex")
+    index = LexicalIndex(tmp_path / "lex")
+    assert [n for n, _ in index.search("subgroup order", 5)] == ["G"]
+    assert index.search("zzz unknown", 5) == []
