@@ -128,8 +128,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_release(args) -> int:
-    from mathindex.flows.release import release_flow
+    from mathindex.flows.release import release_flow, resolve_inputs
 
+    try:  # bad inputs fail here, in a second, before Prefect starts
+        resolve_inputs(str(args.sources) if args.sources else None, args.lean, args.latex, args.suite)
+    except ValueError as exc:
+        raise UsageError(f"mathindex release: {' '.join(str(exc).split())}") from None
     flow = release_flow
     if args.runner == "dask":
         from prefect_dask import DaskTaskRunner
@@ -183,10 +187,10 @@ def cmd_extract(args) -> int:
 
 
 def cmd_formula(args) -> int:
-    from mathindex.formula import describe_formula
-
     if (args.latex is None) == (args.file is None):
         raise UsageError("mathindex formula: give one LATEX argument or --file FILE")
+    from mathindex.formula import describe_formula
+
     lines = [args.latex] if args.latex is not None else args.file.read_text(encoding="utf-8", errors="replace").splitlines()
     for line in lines:
         if args.file is not None and not line.strip():

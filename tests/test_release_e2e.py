@@ -1,0 +1,115 @@
+"""The release flow end to end on the bundled sample: artifacts, determinism, gate, publication.
+
+One release is built per module (module fixture) under a single Prefect harness per session.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from mathindex.cli import main
+from mathindex.flows.release import release_flow
+from mathindex.schemas import table_specs
+from mathindex.search.engine import SearchEngine
+
+TABLES = sorted(table_specs())
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory, prefect_harness):
+    return tmp_path_factory.mktemp("releases")
+
+
+@pytest.fixture(scope="module")
+def first(root):
+    outcome = release_flow(out=str(root))
+    assert outcome.passed, outcome.gate
+    return outcome.release_dir
+
+
+def test_release_directory_holds_every_artifact(first, root):
+    for name in TABLES:
+        assert (first / f"{name}.parquet").is_file(), name
+    for rel in ["search.duckdb", "vector/vector.index", "bench/metrics.json", "release-notes.md", "manifest.json"]:
+        assert (first / rel).is_file(), rel
+    assert not list((root / "releases").glob(".staging-*"))
+    assert json.loads((root / "published.json").read_text())["release_id"] == first.name
+
+
+def test_manifest_pins_inputs_and_hashes_files(first):
+    m = json.loads((first / "manifest.json").read_text())
+    assert {c["name"] for c in m["corpora"]} >= {"sample-lean", "sample-latex"}
+    assert all(len(c["sha256"]) == 64 for c in m["corpora"])
+    assert m["embedder"]["dim"] == 384 and m["embedder"]["normalised"] is True
+    assert m["vector_index"]["M"] == 32 and m["vector_index"]["recall_at_10"] >= 0.9
+    assert m["row_counts"]["declarations"] >= 60 and m["row_counts"]["latex_statements"] >= 30
+    assert set(m["files"]) >= {f"{t}.parquet" for t in TABLES}
+    assert m["gate"]["passed"] is True and m["published"] is True
+
+
+def test_duckdb_has_the_same_rows_as_parquet(first):
+    con = duckdb.connect(str(first / "search.duckdb"), read_only=True)
+    for name in TABLES:
+        assert con.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0] == pq.read_metadata(first / f"{name}.parquet").num_rows
+    con.close()
+
+
+def test_every_table_matches_its_schema(first):
+    specs = table_specs()
+    for name in TABLES:
+        assert pq.read_schema(first / f"{name}.parquet").remove_metadata().equals(specs[name].schema), name
+
+
+def test_search_answers_from_the_release(first, capsys):
+    engine = SearchEngine(first)
+    metrics = json.loads((first / "bench" / "metrics.json").read_text())
+    assert metrics["suites"]["sample"]["queries"] >= 40
+    assert not engine.unavailable, engine.unavailable
+    assert main(["search", str(first), "lattice join meet", "--json"]) == 0
+    hits = json.loads(capsys.readouterr().out)["hits"]
+    assert hits and all(h["channels"] for h in hits)
+
+
+def test_bench_cli_reports_points(first, capsys):
+    suite = Path(__file__).resolve().parent.parent / "data" / "sample" / "queries.json"
+    assert main(["bench", str(first), "--suite", str(suite), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert 0 <= out["metrics"]["ndcg@10"] <= 100
+
+
+def test_second_build_is_deterministic_and_gates_against_the_first(first, root):
+    second = release_flow(out=str(root))
+    assert second.passed
+    for name in TABLES:
+        if name == "bench_results":
+            continue
+        a, b = (first / f"{name}.parquet").read_bytes(), (second.release_dir / f"{name}.parquet").read_bytes()
+        assert a == b, f"{name}.parquet differs between identical builds"
+    m = json.loads((second.release_dir / "manifest.json").read_text())
+    assert m["previous_release"] == first.name
+    assert m["vector_index"]["embedding"]["embedded"] == 0  # everything came from the cache
+
+
+def test_failing_gate_exits_3_and_does_not_publish(first, root):
+    published = json.loads((root / "published.json").read_text())
+    last = root / "releases" / published["release_id"]
+    metrics_path = last / "bench" / "metrics.json"
+    saved = metrics_path.read_text()
+    metrics = json.loads(saved)
+    metrics["headline"] = {k: v + 2.1 for k, v in metrics["headline"].items()}
+    metrics_path.write_text(json.dumps(metrics))
+    try:
+        code = main(["release", "--out", str(root)])
+    finally:
+        metrics_path.write_text(saved)
+    assert code == 3
+    assert json.loads((root / "published.json").read_text()) == published
+    failed = sorted(p for p in (root / "releases").iterdir() if p.name != last.name and not p.name.startswith("."))[-1]
+    manifest = json.loads((failed / "manifest.json").read_text())
+    assert manifest["published"] is False and manifest["gate"]["passed"] is False
+    assert "FAILED" in (failed / "release-notes.md").read_text()
