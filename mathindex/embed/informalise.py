@@ -252,6 +252,8 @@ def dependency_levels(names: list[str], dependencies: pa.Table | None) -> list[i
             for j in frontier:
                 done += 1
                 for i in users[j]:
+                    if pending[i] <= 0:  # released to break a cycle: its level is fixed
+                        continue
                     level[i] = max(level[i], level[j] + 1)
                     pending[i] -= 1
                     if pending[i] == 0:

@@ -7,7 +7,7 @@ import logging
 
 import pyarrow as pa
 
-from mathindex.embed.rules import name_words
+from mathindex.embed.rules import name_words, strip_header
 from mathindex.schemas.embed import EMBEDDING_TEXTS
 
 log = logging.getLogger(__name__)
@@ -52,9 +52,9 @@ def _row(node_id: str, name: str, facet: str, text: str) -> dict | None:
 
 
 def lean_facets(full_name: str, kind: str, signature: str, type_: str, docstring: str, informal: str) -> list[tuple[str, str]]:
-    """(facet, text) pairs of a Lean declaration: name_signature, informal, docstring."""
-    sig = _clean(signature) or _clean(type_)
-    name_sig = f"{full_name} ({name_words(full_name)})" + (f": {sig}" if sig else "")
+    """(facet, text) pairs of a Lean declaration: name_signature (Lean header + name words), informal, docstring."""
+    sig = strip_header(_clean(signature), full_name) or (f": {_clean(type_)}" if _clean(type_) else "")
+    name_sig = " ".join(p for p in (kind, full_name, sig, f"-- {name_words(full_name)}") if p)
     return [("name_signature", name_sig), ("informal", informal), ("docstring", docstring)]
 
 
