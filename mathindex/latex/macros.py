@@ -181,7 +181,7 @@ def parse_definition(text: str, pos: int, cmd: str, star: str, defs: FileDefs) -
         within, pos = _opt(text, pos)
         if cmd == "spnewtheorem":
             pos = _req(text, _req(text, pos)[1])[1]
-        defs.theorems.append((env.strip() + star, printed.strip(), counter))
+        defs.theorems.append((env.strip(), printed.strip(), counter))
         return pos
     if cmd == "declaretheorem":
         opts, pos = _opt(text, pos)
@@ -285,7 +285,7 @@ class MacroSet:
                         args.append(macro.default if opt is None else opt)
                     while len(args) < macro.nargs:
                         arg, end = _req(text, end)
-                        args.append(arg[1:-1] if False else arg)
+                        args.append(arg)
                 except ScanError:
                     continue
                 out.append(text[pos : m.start()])
