@@ -147,7 +147,7 @@ def parse_definition(text: str, pos: int, cmd: str, star: str, defs: FileDefs) -
         default, pos = _opt(text, pos)
         body, pos = _req(text, pos)
         nargs = int(n) if n and n.strip().isdigit() else 0
-        if len(name) > 1 and _simple(body, nargs):
+        if name[0].isalpha() and _simple(body, nargs):
             defs.macros.append(Macro(name, nargs, default, body, cmd in ("renewcommand", "DeclareRobustCommand")))
         return pos
     if cmd in ("def", "gdef", "edef", "xdef"):
@@ -160,7 +160,7 @@ def parse_definition(text: str, pos: int, cmd: str, star: str, defs: FileDefs) -
             return brace_group(text, brace)[1]
         nargs = len(m.group(1)) // 2
         body, end = brace_group(text, m.end() - 1)
-        if len(name) > 1 and _simple(body, nargs):
+        if name[0].isalpha() and _simple(body, nargs):
             defs.macros.append(Macro(name, nargs, None, body, True))
         return end
     if cmd == "let":
