@@ -1,0 +1,171 @@
+"""The formula channel's stage functions: describe one formula, parse a FORMULAS table, turn Lean
+declarations into formulas. Parsing never raises for bad input: grammar, then MathML, then tokens."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+
+import pyarrow as pa
+
+from mathindex.formula import canonical as canon
+from mathindex.formula.grammar import (
+    MAX_CHARS,
+    ParseError,
+    parse_latex,
+    parse_lean,
+    tree_dict,
+    tree_json,
+    tree_text,
+)
+from mathindex.formula.mathml import mathml_tree, token_row
+from mathindex.formula.paths import path_tokens
+from mathindex.schemas.common import ERRORS, error_row, table
+from mathindex.schemas.formula import FORMULA_TREES
+
+log = logging.getLogger(__name__)
+
+STAGE = "parse_formula"
+CANONICAL_BATCH = 2_000
+_LEAN_HINT = frozenset("∀∃∑∏→↔∧∨¬ℕℤℚℝℂ∣⁻")
+
+
+def analyse(text: str, lean: bool = False) -> tuple[tuple, str, str, str | None]:
+    """(tree, parser, status, reason): the grammar's tree, else MathML's layout tree, else tokens."""
+    try:
+        tree = parse_lean(text) if lean else parse_latex(text)
+        return tree, "grammar", "ok", None
+    except ParseError as exc:
+        reason = f"grammar: {exc}"
+    except RecursionError:  # cannot happen by construction (MAX_DEPTH); kept as a guard
+        reason = "grammar: recursion"
+    if not lean:
+        try:
+            return mathml_tree(text), "mathml", "fallback", reason
+        except ValueError as exc:
+            reason = f"{reason}; mathml: {exc}"
+    if len(text) > MAX_CHARS:
+        reason = f"{reason}; input of {len(text)} characters"
+    return token_row(text), "tokens", "error", reason
+
+
+def looks_like_lean(text: str) -> bool:
+    """True for a Lean term (unicode binders/types and no backslash macros)."""
+    return "\\" not in text and any(ch in _LEAN_HINT for ch in text)
+
+
+def describe_formula(latex: str) -> dict:
+    """What `mathindex formula` prints: tree, tree_text, path_tokens, canonical, canonical_status,
+    parser, status (and reason when the grammar rejected the input)."""
+    text = latex.strip().strip("$").strip()
+    lean = looks_like_lean(text)
+    tree, parser, status, reason = analyse(text, lean=lean)
+    spec = canon.to_spec(tree) if parser == "grammar" else None
+    [(cstatus, cform)] = canon.canonical_forms([spec], budget_s=2.0)
+    out = {
+        "tree": tree_dict(tree),
+        "tree_text": tree_text(tree),
+        "path_tokens": path_tokens(tree),
+        "canonical": cform,
+        "canonical_status": cstatus,
+        "parser": parser,
+        "status": status,
+        "syntax": "lean" if lean else "latex",
+    }
+    if reason:
+        out["reason"] = reason
+    return out
+
+
+def _source_text(row: dict) -> str:
+    norm = row.get("latex_normalised")
+    return norm if norm else (row.get("latex") or "")
+
+
+def parse_formulas(formulas: pa.Table, budget_s: float = 2.0) -> tuple[pa.Table, pa.Table]:
+    """FORMULA_TREES rows (one per input formula_id, in input order) and ERRORS rows.
+
+    Canonical forms run in batches in one killable SymPy worker; a formula past `budget_s` is
+    recorded as `timeout` and the rest of the batch goes on in a fresh worker."""
+    cols = [c for c in ("formula_id", "corpus", "file", "line", "latex", "latex_normalised", "source")
+            if c in formulas.column_names]
+    rows_out: list[dict] = []
+    errors: list[dict] = []
+    pending: list[tuple[int, tuple]] = []
+    worker = canon.CanonicalWorker()
+    try:
+        for batch in formulas.select(cols).to_batches(max_chunksize=10_000):
+            for row in batch.to_pylist():
+                text = _source_text(row)
+                lean = row.get("source") == "lean"
+                t0 = time.perf_counter()
+                tree, parser, status, reason = analyse(text, lean=lean)
+                elapsed = time.perf_counter() - t0
+                if reason is not None:
+                    errors.append(error_row(row.get("corpus") or "", row.get("file") or "",
+                                            row.get("line"), STAGE, f"{row['formula_id']}: {reason}"))
+                if elapsed > budget_s:
+                    log.warning("formula %s took %.2f s to parse", row["formula_id"], elapsed)
+                spec = canon.to_spec(tree) if parser == "grammar" else None
+                idx = len(rows_out)
+                rows_out.append({
+                    "formula_id": row["formula_id"], "parser": parser, "status": status,
+                    "tree": json.dumps(tree_json(tree), ensure_ascii=False, separators=(",", ":")),
+                    "tree_text": tree_text(tree), "path_tokens": path_tokens(tree),
+                    "canonical": None, "canonical_status": "unsupported",
+                })
+                if spec is not None:
+                    pending.append((idx, spec))
+                if len(pending) >= CANONICAL_BATCH:
+                    _fill_canonical(worker, pending, rows_out, errors, formulas, budget_s)
+                    pending = []
+        _fill_canonical(worker, pending, rows_out, errors, formulas, budget_s)
+    finally:
+        worker.close()
+    return table(rows_out, FORMULA_TREES), table(errors, ERRORS)
+
+
+def _fill_canonical(worker: canon.CanonicalWorker, pending: list[tuple[int, tuple]],
+                    rows_out: list[dict], errors: list[dict], formulas: pa.Table,
+                    budget_s: float) -> None:
+    if not pending:
+        return
+    for idx, status, value in worker.run(pending, budget_s):
+        row = rows_out[idx]
+        row["canonical_status"] = status
+        if status == "ok":
+            row["canonical"] = value
+        else:
+            src = formulas.slice(idx, 1).to_pylist()[0]
+            errors.append(error_row(src.get("corpus") or "", src.get("file") or "", src.get("line"),
+                                    "canonical_form", f"{row['formula_id']}: {status}: {value}"))
+
+
+def lean_formulas(declarations: pa.Table) -> pa.Table:
+    """FORMULAS rows for Lean declarations with a statement type (source `lean`, node `lean:<name>`)."""
+    from mathindex.schemas.latex import FORMULAS
+
+    cols = [c for c in ("full_name", "type", "signature", "corpus", "file", "line_start")
+            if c in declarations.column_names]
+    rows: list[dict] = []
+    position: dict[str, int] = {}
+    for batch in declarations.select(cols).to_batches(max_chunksize=10_000):
+        for d in batch.to_pylist():
+            text = d.get("type") or ""
+            text = " ".join(text.split())
+            if not text:
+                continue
+            corpus, file = d.get("corpus") or "", d.get("file") or ""
+            pos = position.get(file, 0)
+            position[file] = pos + 1
+            key = f"{corpus}|{file}|lean|{d['full_name']}|{d.get('line_start')}"
+            rows.append({
+                "formula_id": hashlib.sha256(key.encode("utf-8")).hexdigest()[:16],
+                "corpus": corpus, "node_id": f"lean:{d['full_name']}", "statement_id": None,
+                "source": "lean", "file": file, "line": int(d.get("line_start") or 0),
+                "position": pos, "display": "lean", "latex": text, "latex_normalised": text,
+                "role": "statement",
+            })
+    return table(rows, FORMULAS)

@@ -1,0 +1,300 @@
+"""SymPy canonical forms for trees that convert (polynomial identities, linear relations).
+
+`to_spec` is the cheap pre-check and conversion (no SymPy import): a small nested tuple with bound
+variables renamed canonically (b0, b1, ...). `CanonicalWorker` evaluates specs in a worker process
+under a hard time budget per formula; a formula past its budget kills the worker (status
+`timeout`) and a fresh worker takes the rest of the batch.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+MAX_SPEC_NODES = 80
+MAX_EXPONENT = 64
+_RELATIONS = {"eq": "Eq", "neq": "Ne", "lt": "Lt", "le": "Le"}
+_BOUND_OPS = {"sum": "Sum", "prod": "Product"}
+
+
+class Unsupported(ValueError):
+    """The tree is outside the classes SymPy normalises here."""
+
+
+def to_spec(tree: tuple) -> tuple | None:
+    """A SymPy-buildable spec of `tree`, or None when the tree does not convert (cheap)."""
+    try:
+        count = [0]
+        return _spec(tree, {}, count)
+    except Unsupported:
+        return None
+
+
+def _spec(node: tuple, bound: dict[str, str], count: list[int]) -> tuple:
+    count[0] += 1
+    if count[0] > MAX_SPEC_NODES:
+        raise Unsupported("too large")
+    tag = node[0]
+    if tag == "#v":
+        name = node[1]
+        return ("s", bound.get(name, name))
+    if tag == "#n":
+        return ("n", node[1])
+    if tag == "#c":
+        if node[1] == "inf":
+            raise Unsupported("infinity")
+        raise Unsupported(f"constant {node[1]}")
+    if tag[0] == "#":
+        raise Unsupported(tag)
+    if tag == "sub":
+        base, idx = node[1], node[2]
+        if base[0] == "#v" and idx[0] in ("#v", "#n"):
+            return ("s", bound.get(base[1], base[1]) + "_" + bound.get(idx[1], idx[1]))
+        raise Unsupported("subscript")
+    if tag in ("add", "mul"):
+        return (tag, *(_spec(c, bound, count) for c in node[1:]))
+    if tag == "neg":
+        return ("neg", _spec(node[1], bound, count))
+    if tag == "frac":
+        return ("frac", _spec(node[1], bound, count), _spec(node[2], bound, count))
+    if tag == "pow":
+        exp = node[2]
+        if exp[0] == "#n" and (not exp[1].isdigit() or int(exp[1]) > MAX_EXPONENT):
+            raise Unsupported("exponent")
+        return ("pow", _spec(node[1], bound, count), _spec(exp, bound, count))
+    if tag == "sqrt":
+        return ("pow", _spec(node[1], bound, count), ("frac", ("n", "1"), ("n", "2")))
+    if tag in _RELATIONS and len(node) == 3:
+        return ("rel", _RELATIONS[tag], _spec(node[1], bound, count), _spec(node[2], bound, count))
+    if tag == "eq" and len(node) > 3:
+        first = _spec(node[1], bound, count)
+        return ("and", *(("rel", "Eq", first, _spec(c, bound, count)) for c in node[2:]))
+    if tag in _BOUND_OPS:
+        lo, hi, body = node[1], node[2], node[3]
+        if lo[0] != "eq" or len(lo) != 3 or lo[1][0] != "#v" or hi[0] == "#e":
+            raise Unsupported("big operator without var = lo .. hi")
+        var = lo[1][1]
+        inner = dict(bound)
+        inner[var] = f"b{len(bound)}"
+        return ("bound", _BOUND_OPS[tag], inner[var], _spec(lo[2], bound, count),
+                _spec(hi, bound, count), _spec(body, inner, count))
+    raise Unsupported(f"operator {tag}")
+
+
+# ----------------------------------------------------------------------------------------------
+# inside the worker process
+
+
+def _build(spec: tuple, sp) -> object:
+    """A SymPy expression from a spec (runs in the worker; the spec is small and shallow)."""
+    tag = spec[0]
+    if tag == "s":
+        return sp.Symbol(spec[1])
+    if tag == "n":
+        return sp.Rational(spec[1])
+    if tag == "add":
+        return sp.Add(*(_build(c, sp) for c in spec[1:]))
+    if tag == "mul":
+        return sp.Mul(*(_build(c, sp) for c in spec[1:]))
+    if tag == "neg":
+        return -_build(spec[1], sp)
+    if tag == "frac":
+        return _build(spec[1], sp) / _build(spec[2], sp)
+    if tag == "pow":
+        return sp.Pow(_build(spec[1], sp), _build(spec[2], sp))
+    if tag == "bound":
+        _, kind, var, lo, hi, body = spec
+        cls = sp.Sum if kind == "Sum" else sp.Product
+        return cls(sp.expand(_build(body, sp)), (sp.Symbol(var), _build(lo, sp), _build(hi, sp)))
+    raise ValueError(f"unknown spec {tag}")
+
+
+def canonical_of(spec: tuple, sp) -> str:
+    """The canonical key: relations as `Op(p, 0)` with p = expanded numerator, primitive, sign-fixed."""
+    tag = spec[0]
+    if tag == "and":
+        return "And(" + ", ".join(sorted(canonical_of(c, sp) for c in spec[1:])) + ")"
+    if tag == "rel":
+        _, op, lhs, rhs = spec
+        diff = _build(lhs, sp) - _build(rhs, sp)
+        if op in ("Eq", "Ne"):
+            num, _den = sp.fraction(sp.together(diff))
+            poly = sp.expand(num)
+            if poly == 0:  # an identity: its key is the common expanded form of both sides
+                side = sp.expand(sp.together(_build(lhs, sp)))
+                return f"Identity({sp.sstr(side, order='lex')})" if op == "Eq" else "Ne(0, 0)"
+            _c, poly = poly.as_content_primitive()
+            if poly.could_extract_minus_sign():
+                poly = -poly
+            return f"{op}({sp.sstr(poly, order='lex')}, 0)"
+        poly = sp.expand(diff)  # Lt / Le: lhs - rhs < 0, only a positive content may be divided
+        c, prim = poly.as_content_primitive()
+        if c > 0:
+            poly = prim
+        return f"{op}({sp.sstr(poly, order='lex')}, 0)"
+    expr = _build(spec, sp)
+    return sp.sstr(sp.expand(sp.together(expr)), order="lex")
+
+
+def _child_main(rfd: int, wfd: int) -> None:
+    """Entry point of the worker interpreter."""
+    _worker_main(Connection(rfd, writable=False), Connection(wfd, readable=False))
+
+
+def _worker_main(rx: Connection, tx: Connection) -> None:
+    """Worker loop: receives lists of (index, spec), answers (index, status, canonical) per item."""
+    import sympy as sp
+
+    while True:
+        try:
+            batch = rx.recv()
+        except EOFError:
+            return
+        if batch is None:
+            return
+        for idx, spec in batch:
+            try:
+                out = (idx, "ok", canonical_of(spec, sp))
+            except Exception as exc:  # noqa: BLE001 - any SymPy failure is an `error` status
+                out = (idx, "error", f"{type(exc).__name__}: {exc}"[:200])
+            tx.send(out)
+
+
+class CanonicalWorker:
+    """A killable SymPy worker process; `run` evaluates a batch with a budget per formula.
+
+    The worker is a fresh interpreter (`python -c`, not fork: safe beside threads, and it never
+    re-imports the caller's main module) talking over two pipes."""
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen | None = None
+        self._tx: Connection | None = None
+        self._rx: Connection | None = None
+        self.starts = 0
+
+    def _start(self) -> None:
+        r1, w1 = os.pipe()  # parent -> child
+        r2, w2 = os.pipe()  # child -> parent
+        root = str(Path(__file__).resolve().parents[2])
+        env = dict(os.environ)
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        code = f"from mathindex.formula.canonical import _child_main; _child_main({r1}, {w2})"
+        try:
+            self._proc = subprocess.Popen([sys.executable, "-c", code], pass_fds=(r1, w2), env=env,
+                                          stdin=subprocess.DEVNULL)
+        finally:
+            os.close(r1)
+            os.close(w2)
+        self._tx = Connection(w1, readable=False)
+        self._rx = Connection(r2, writable=False)
+        self.starts += 1
+
+    def _alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def _kill(self) -> None:
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                self._proc.kill()
+            self._proc.wait(10)
+            self._tx.close()
+            self._rx.close()
+        self._proc = self._tx = self._rx = None
+
+    def close(self) -> None:
+        """Stops the worker process."""
+        if self._proc is not None and self._proc.poll() is None:
+            try:
+                self._tx.send(None)
+                self._proc.wait(2)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self._kill()
+
+    def __enter__(self) -> CanonicalWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self._kill()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+    def run(self, items: list[tuple[int, tuple]], budget_s: float,
+            start_budget_s: float = 60.0) -> Iterator[tuple[int, str, str | None]]:
+        """Yields (index, status, canonical-or-reason) for every item, in input order."""
+        pending = list(items)
+        while pending:
+            if not self._alive():
+                self._kill()
+                self._start()
+                first_budget = budget_s + start_budget_s  # the fresh process imports SymPy first
+            else:
+                first_budget = budget_s
+            try:
+                self._tx.send(pending)
+            except OSError:
+                self._kill()
+                continue
+            done = 0
+            for pos, (idx, _spec) in enumerate(pending):
+                limit = first_budget if pos == 0 else budget_s
+                got = self._recv(limit)
+                if got is None:
+                    self._kill()
+                    yield idx, "timeout", f"SymPy took longer than {budget_s:g} s"
+                    done = pos + 1
+                    break
+                yield got
+                done = pos + 1
+            pending = pending[done:]
+
+    def _recv(self, limit: float) -> tuple | None:
+        deadline = time.monotonic() + limit
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            try:
+                if self._rx.poll(min(left, 1.0)):
+                    return self._rx.recv()
+            except (EOFError, OSError):
+                return None
+            if not self._alive():
+                return None
+
+
+_SHARED: CanonicalWorker | None = None
+
+
+def shared_worker() -> CanonicalWorker:
+    """A process-wide worker for one-off calls (describe_formula, query-time canonical keys)."""
+    global _SHARED
+    if _SHARED is None:
+        _SHARED = CanonicalWorker()
+    return _SHARED
+
+
+def canonical_forms(specs: Iterable[tuple | None], budget_s: float,
+                    worker: CanonicalWorker | None = None) -> list[tuple[str, str | None]]:
+    """(canonical_status, canonical) per spec; None specs are `unsupported` without SymPy."""
+    specs = list(specs)
+    out: list[tuple[str, str | None]] = [("unsupported", None)] * len(specs)
+    items = [(i, s) for i, s in enumerate(specs) if s is not None]
+    if not items:
+        return out
+    w = worker or shared_worker()
+    for idx, status, value in w.run(items, budget_s):
+        out[idx] = (status, value if status == "ok" else None)
+    return out

@@ -1,0 +1,377 @@
+"""The formula index: BM25 over leaf-to-root path tokens, then a structural re-score (largest
+matching subtree under consistent variable unification, plus symbol identity, as Approach0 does),
+with an exact SymPy canonical-key match ranked first.
+
+Formulas with identical operator trees form one group (one BM25 document); search ranks groups and
+returns their member formula_ids. Files under the index directory are written deterministically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from array import array
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from mathindex.formula import canonical as canon
+from mathindex.formula.api import analyse, looks_like_lean
+from mathindex.formula.grammar import COMMUTATIVE, from_json
+from mathindex.formula.paths import path_tokens, symbols
+
+log = logging.getLogger(__name__)
+
+FORMAT = "mathindex-formula-index/1"
+K1, B = 1.2, 0.75
+CANDIDATES = 300
+MAX_HASHED_NODES = 400
+W_BM25, W_STRUCT, W_SYMBOL, W_CANON = 1.0, 2.0, 0.6, 10.0
+QUERY_CANON_BUDGET_S = 0.5
+
+GROUPS_SCHEMA = pa.schema([
+    pa.field("group", pa.int32(), nullable=False),
+    pa.field("members", pa.list_(pa.string()), nullable=False),  # formula_ids, sorted
+    pa.field("size", pa.int32(), nullable=False),  # nodes in the tree
+])
+VOCAB_SCHEMA = pa.schema([pa.field("token", pa.string(), nullable=False)])
+CANON_SCHEMA = pa.schema([
+    pa.field("canonical", pa.string(), nullable=False),
+    pa.field("group", pa.int32(), nullable=False),
+])
+
+
+def h64(text: str) -> int:
+    """A stable 63-bit hash (sha-based, never Python's salted hash())."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little") >> 1
+
+
+def subtree_keys(tree: tuple) -> tuple[list[int], list[int]]:
+    """(hashes, sizes) of every subtree: shape with variables numbered by first occurrence in a
+    canonical child order, so equal hashes mean equal subtrees up to a consistent renaming."""
+    hashes: list[int] = []
+    sizes: list[int] = []
+    # post-order; each result: (shape hash hex, size, variable names in canonical order)
+    results: list[tuple[str, int, tuple]] = []
+    stack: list = [(tree, False)]
+    budget = MAX_HASHED_NODES
+    while stack:
+        node, done = stack.pop()
+        tag = node[0]
+        if tag[0] == "#":
+            if tag == "#v":
+                results.append(("V", 1, (node[1],)))
+            elif tag == "#e":
+                results.append(("_", 1, ()))
+            else:
+                results.append((tag[1] + (node[1] if len(node) > 1 else ""), 1, ()))
+            continue
+        if not done:
+            stack.append((node, True))
+            stack.extend((c, False) for c in reversed(node[1:]))
+            continue
+        k = len(node) - 1
+        kids = results[len(results) - k:]
+        del results[len(results) - k:]
+        if tag in COMMUTATIVE:
+            kids = sorted(kids, key=lambda r: (r[0], _pattern(r[2])))
+        shape = hashlib.blake2b((tag + "(" + ",".join(r[0] for r in kids) + ")").encode("utf-8"),
+                                digest_size=8).hexdigest()
+        size = 1 + sum(r[1] for r in kids)
+        names: tuple = tuple(n for r in kids for n in r[2])
+        if len(names) > 64:
+            names = names[:64]
+        results.append((shape, size, names))
+        if budget > 0:
+            budget -= 1
+            hashes.append(h64(shape + "|" + _pattern(names)))
+            sizes.append(size)
+    if not hashes:  # a single leaf
+        shape, size, names = results[0]
+        hashes.append(h64(shape + "|" + _pattern(names)))
+        sizes.append(1)
+    return hashes, sizes
+
+
+def _pattern(names: tuple) -> str:
+    seen: dict[str, int] = {}
+    return ",".join(str(seen.setdefault(n, len(seen))) for n in names)
+
+
+def _tree_size(tree: tuple) -> int:
+    n = 0
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        n += 1
+        if node[0][0] != "#":
+            stack.extend(node[1:])
+    return n
+
+
+@dataclass
+class _Features:
+    tokens: list[str]
+    hashes: list[int]
+    sizes: list[int]
+    symbols: list[int]
+    size: int
+
+
+def features(tree: tuple, tokens: list[str] | None = None) -> _Features:
+    """Everything the index stores or matches for one tree."""
+    hashes, sizes = subtree_keys(tree)
+    return _Features(
+        tokens=tokens if tokens is not None else path_tokens(tree),
+        hashes=hashes, sizes=sizes,
+        symbols=sorted({h64(s) for s in symbols(tree)}),
+        size=_tree_size(tree),
+    )
+
+
+class FormulaIndex:
+    """A built formula index directory, opened read-only (arrays memory-mapped)."""
+
+    def __init__(self, out_dir: Path) -> None:
+        d = Path(out_dir)
+        meta = json.loads((d / "meta.json").read_text(encoding="utf-8"))
+        if meta.get("format") != FORMAT:
+            raise ValueError(f"{d}: not a {FORMAT} index")
+        self.meta = meta
+        load = lambda name: np.load(d / f"{name}.npy", mmap_mode="r")  # noqa: E731
+        self.post_ptr, self.post_doc, self.post_w = load("post_ptr"), load("post_doc"), load("post_w")
+        self.hash_ptr, self.hash_val, self.hash_size = load("hash_ptr"), load("hash_val"), load("hash_size")
+        self.sym_ptr, self.sym_val = load("sym_ptr"), load("sym_val")
+        self.group_size = load("group_size")
+        vocab = pq.read_table(d / "vocab.parquet").column("token").to_pylist()
+        self.vocab = {t: i for i, t in enumerate(vocab)}
+        groups = pq.read_table(d / "groups.parquet", columns=["members"])
+        self.members = groups.column("members").to_pylist()
+        canon_t = pq.read_table(d / "canonical.parquet")
+        self.canonical: dict[str, list[int]] = {}
+        for c, g in zip(canon_t.column("canonical").to_pylist(), canon_t.column("group").to_pylist()):
+            self.canonical.setdefault(c, []).append(g)
+        self.n_groups = len(self.members)
+
+    # -- build ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def build(trees: pa.Table, formulas: pa.Table | None, out_dir: Path) -> dict:
+        """Writes the index of `trees` (FORMULA_TREES rows) under out_dir; returns counts.
+
+        `formulas` (FORMULAS rows) is accepted for the contract; the index needs only the trees."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        t = trees.select(["formula_id", "tree", "path_tokens", "canonical"])
+        t = t.sort_by([("formula_id", "ascending")])
+        group_of: dict[str, int] = {}
+        members: list[list[str]] = []
+        vocab: dict[str, int] = {}
+        co_term, co_doc, co_tf = array("I"), array("I"), array("I")
+        doc_len = array("I")
+        hash_ptr, hash_val, hash_size = array("q", [0]), array("q"), array("i")
+        sym_ptr, sym_val = array("q", [0]), array("q")
+        group_size = array("i")
+        canon_rows: list[tuple[str, int]] = []
+        for batch in t.to_batches(max_chunksize=20_000):
+            ids = batch.column("formula_id").to_pylist()
+            tree_s = batch.column("tree").to_pylist()
+            toks = batch.column("path_tokens").to_pylist()
+            cans = batch.column("canonical").to_pylist()
+            for fid, ts, tk, can in zip(ids, tree_s, toks, cans):
+                g = group_of.get(ts)
+                if g is not None:
+                    members[g].append(fid)
+                    continue
+                g = len(members)
+                group_of[ts] = g
+                members.append([fid])
+                tree = from_json(json.loads(ts))
+                f = features(tree, tk)
+                tf: dict[int, int] = {}
+                for tok in f.tokens:
+                    tid = vocab.setdefault(tok, len(vocab))
+                    tf[tid] = tf.get(tid, 0) + 1
+                for tid in sorted(tf):
+                    co_term.append(tid)
+                    co_doc.append(g)
+                    co_tf.append(tf[tid])
+                doc_len.append(len(f.tokens))
+                order = sorted(range(len(f.hashes)), key=f.hashes.__getitem__)
+                last = None
+                for j in order:
+                    if f.hashes[j] != last:
+                        hash_val.append(f.hashes[j])
+                        hash_size.append(f.sizes[j])
+                        last = f.hashes[j]
+                hash_ptr.append(len(hash_val))
+                sym_val.extend(f.symbols)
+                sym_ptr.append(len(sym_val))
+                group_size.append(f.size)
+                if can:
+                    canon_rows.append((can, g))
+        del group_of
+        n = len(members)
+        terms = np.frombuffer(co_term, dtype=np.uint32) if co_term else np.zeros(0, np.uint32)
+        docs = np.frombuffer(co_doc, dtype=np.uint32) if co_doc else np.zeros(0, np.uint32)
+        tfs = np.frombuffer(co_tf, dtype=np.uint32).astype(np.float32) if co_tf else np.zeros(0, np.float32)
+        dl = np.frombuffer(doc_len, dtype=np.uint32).astype(np.float32) if doc_len else np.zeros(0, np.float32)
+        order = np.lexsort((docs, terms))
+        terms, docs, tfs = terms[order], docs[order], tfs[order]
+        df = np.bincount(terms, minlength=len(vocab)).astype(np.float64)
+        idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
+        avgdl = float(dl.mean()) if n else 1.0
+        w = idf[terms] * tfs * (K1 + 1) / (tfs + K1 * (1 - B + B * dl[docs] / max(avgdl, 1e-9)))
+        post_ptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(terms, minlength=len(vocab)), out=post_ptr[1:])
+        arrays = {
+            "post_ptr": post_ptr, "post_doc": docs.astype(np.uint32), "post_w": w.astype(np.float32),
+            "hash_ptr": np.frombuffer(hash_ptr, dtype=np.int64),
+            "hash_val": np.frombuffer(hash_val, dtype=np.int64) if hash_val else np.zeros(0, np.int64),
+            "hash_size": np.frombuffer(hash_size, dtype=np.int32) if hash_size else np.zeros(0, np.int32),
+            "sym_ptr": np.frombuffer(sym_ptr, dtype=np.int64),
+            "sym_val": np.frombuffer(sym_val, dtype=np.int64) if sym_val else np.zeros(0, np.int64),
+            "group_size": np.frombuffer(group_size, dtype=np.int32) if group_size else np.zeros(0, np.int32),
+        }
+        for name, arr in arrays.items():
+            _atomic_npy(out / f"{name}.npy", arr)
+        tokens_by_id = [""] * len(vocab)
+        for tok, i in vocab.items():
+            tokens_by_id[i] = tok
+        _atomic_parquet(out / "vocab.parquet", pa.table({"token": tokens_by_id}, schema=VOCAB_SCHEMA))
+        _atomic_parquet(out / "groups.parquet", pa.table(
+            {"group": list(range(n)), "members": [sorted(m) for m in members],
+             "size": arrays["group_size"].tolist()}, schema=GROUPS_SCHEMA))
+        canon_rows.sort()
+        _atomic_parquet(out / "canonical.parquet", pa.table(
+            {"canonical": [c for c, _ in canon_rows], "group": [g for _, g in canon_rows]},
+            schema=CANON_SCHEMA))
+        meta = {"format": FORMAT, "formulas": t.num_rows, "groups": n, "tokens": len(vocab),
+                "postings": int(len(docs)), "k1": K1, "b": B,
+                "weights": {"bm25": W_BM25, "struct": W_STRUCT, "symbol": W_SYMBOL, "canonical": W_CANON}}
+        tmp = out / "meta.json.tmp"
+        tmp.write_text(json.dumps(meta, sort_keys=True, indent=1) + "\n", encoding="utf-8")
+        os.replace(tmp, out / "meta.json")
+        return meta
+
+    @classmethod
+    def open(cls, out_dir: Path) -> FormulaIndex:
+        """Opens a built index directory."""
+        return cls(Path(out_dir))
+
+    # -- search --------------------------------------------------------------------------------
+
+    def search(self, query_latex: str, k: int = 10) -> list[tuple[str, float]]:
+        """(formula_id, score), best first: member formula_ids of the best groups, up to k."""
+        out: list[tuple[str, float]] = []
+        for g, score in self.search_groups(query_latex, k):
+            for fid in self.members[g]:
+                out.append((fid, score))
+                if len(out) >= k:
+                    return out
+        return out
+
+    def search_groups(self, query_latex: str, k: int = 10, use_canonical: bool = True
+                      ) -> list[tuple[int, float]]:
+        """(group, score), best first: groups of identical formulas ranked by the full score."""
+        text = query_latex.strip().strip("$").strip()
+        if not text or self.n_groups == 0:
+            return []
+        tree, parser, _status, _reason = analyse(text, lean=looks_like_lean(text))
+        f = features(tree)
+        canon_groups: list[int] = []
+        if use_canonical and parser == "grammar":
+            spec = canon.to_spec(tree)
+            if spec is not None:
+                [(cstatus, cform)] = canon.canonical_forms([spec], QUERY_CANON_BUDGET_S)
+                if cstatus == "ok":
+                    canon_groups = self.canonical.get(cform, [])
+        scores = np.zeros(self.n_groups, dtype=np.float32)
+        qtf: dict[int, int] = {}
+        for tok in f.tokens:
+            tid = self.vocab.get(tok)
+            if tid is not None:
+                qtf[tid] = qtf.get(tid, 0) + 1
+        for tid, c in qtf.items():
+            a, b = self.post_ptr[tid], self.post_ptr[tid + 1]
+            scores[self.post_doc[a:b]] += self.post_w[a:b] * c
+        n_cand = min(CANDIDATES, self.n_groups)
+        if n_cand < self.n_groups:
+            cand = np.argpartition(-scores, n_cand - 1)[:n_cand]
+        else:
+            cand = np.arange(self.n_groups)
+        cand = cand[scores[cand] > 0]
+        if canon_groups:
+            cand = np.union1d(cand, np.asarray(canon_groups, dtype=cand.dtype))
+        if len(cand) == 0:
+            return []
+        cand = np.sort(cand)
+        best = float(scores[cand].max()) or 1.0
+        struct = self._struct(cand, f)
+        sym = self._symbol(cand, f)
+        total = W_BM25 * scores[cand] / best + W_STRUCT * struct + W_SYMBOL * sym
+        if canon_groups:
+            total = total + W_CANON * np.isin(cand, np.asarray(canon_groups)).astype(np.float32)
+        order = np.lexsort((cand, -total))[:k]
+        return [(int(cand[i]), round(float(total[i]), 6)) for i in order]
+
+    def _struct(self, cand: np.ndarray, f: _Features) -> np.ndarray:
+        """Largest subtree of the query found in each candidate, as a share of the query's size,
+        discounted by the candidate's extra size."""
+        qh = np.asarray(f.hashes, dtype=np.int64)
+        qsize = float(max(f.size, 1))
+        starts, ends = self.hash_ptr[cand], self.hash_ptr[cand + 1]
+        idx = _ranges(starts, ends)
+        vals = self.hash_val[idx]
+        hit = np.isin(vals, qh)
+        sizes = np.where(hit, self.hash_size[idx], 0)
+        lens = (ends - starts).astype(np.int64)
+        best = np.zeros(len(cand), dtype=np.float32)
+        nz = lens > 0
+        if idx.size:
+            offs = np.concatenate(([0], np.cumsum(lens)[:-1]))
+            red = np.maximum.reduceat(sizes, offs[nz]) if nz.any() else np.zeros(0)
+            best[nz] = red
+        csize = self.group_size[cand].astype(np.float32)
+        return (best / qsize) * (2 * best / (qsize + np.maximum(csize, 1)))
+
+    def _symbol(self, cand: np.ndarray, f: _Features) -> np.ndarray:
+        """Jaccard overlap of symbol names (variables keep their names here)."""
+        qs = np.asarray(f.symbols, dtype=np.int64)
+        starts, ends = self.sym_ptr[cand], self.sym_ptr[cand + 1]
+        idx = _ranges(starts, ends)
+        if idx.size == 0 or qs.size == 0:
+            return np.zeros(len(cand), dtype=np.float32)
+        hit = np.isin(self.sym_val[idx], qs).astype(np.int64)
+        lens = (ends - starts).astype(np.int64)
+        owner = np.repeat(np.arange(len(cand)), lens)
+        inter = np.bincount(owner, weights=hit, minlength=len(cand))
+        union = lens + qs.size - inter
+        return (inter / np.maximum(union, 1)).astype(np.float32)
+
+
+def _ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Concatenated aranges [s, e) for each pair, vectorised."""
+    lens = (np.asarray(ends) - np.asarray(starts)).astype(np.int64)
+    total = int(lens.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offs = np.repeat(np.asarray(starts, dtype=np.int64) - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
+    return np.arange(total, dtype=np.int64) + offs
+
+
+def _atomic_npy(path: Path, arr: np.ndarray) -> None:
+    tmp = path.with_suffix(".tmp.npy")
+    np.save(tmp, np.ascontiguousarray(arr), allow_pickle=False)
+    os.replace(tmp, path)
+
+
+def _atomic_parquet(path: Path, t: pa.Table) -> None:
+    tmp = path.with_suffix(".tmp")
+    pq.write_table(t, tmp, compression="zstd")
+    os.replace(tmp, path)

@@ -1,0 +1,26 @@
+"""Schemas of the formula channel: FORMULA_TREES, one parse result per input formula."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+# parser: grammar (the project's Pratt grammar) | mathml (latex2mathml symbol layout tree)
+#         | tokens (flat token row: the last resort when both fail or the input is too large)
+# status: ok (grammar) | fallback (mathml) | error (tokens)
+# tree: compact JSON of the operator tree: ["op", child, ...] for an operator node,
+#       ["#v", name] variable, ["#c", name] constant, ["#n", digits] number, ["#t", text],
+#       ["#e"] an empty slot. Operator commutativity is a property of the op name
+#       (mathindex.formula.grammar.COMMUTATIVE).
+# canonical_status: ok | unsupported (the tree is not in a class SymPy normalises) | timeout | error
+FORMULA_TREES = pa.schema(
+    [
+        pa.field("formula_id", pa.string(), nullable=False),
+        pa.field("parser", pa.string(), nullable=False),
+        pa.field("status", pa.string(), nullable=False),
+        pa.field("tree", pa.string(), nullable=False),
+        pa.field("tree_text", pa.string(), nullable=False),  # one-line s-expression
+        pa.field("path_tokens", pa.list_(pa.string()), nullable=False),
+        pa.field("canonical", pa.string()),
+        pa.field("canonical_status", pa.string(), nullable=False),
+    ]
+)
