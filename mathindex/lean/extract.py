@@ -1,0 +1,213 @@
+"""`extract_lean_tree`: every `*.lean` file under a root, a per-file content-hash cache, a small
+process pool, and the corpus-wide pass that names generated declarations."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.ipc as ipc
+
+from mathindex.lean import instances, names
+from mathindex.lean.scanner import STAGE, scan_file
+from mathindex.schemas.common import ERRORS, error_row
+from mathindex.schemas.lean import DECLARATIONS, DEPENDENCIES
+
+log = logging.getLogger(__name__)
+
+_RAW_EXTRA = [
+    pa.field("_seq", pa.int32(), nullable=False),  # row order inside its file
+    pa.field("_deps", pa.list_(pa.string())),
+    pa.field("_inst", pa.string()),  # JSON naming hint of an anonymous instance
+    pa.field("_twin_src", pa.string()),
+    pa.field("_twin_tgt", pa.string()),
+    pa.field("_resolve", pa.string()),  # JSON [name, namespace, opens] for `attribute [...] name`
+]
+RAW = pa.schema([f for f in DECLARATIONS if f.name != "decl_id"] + _RAW_EXTRA)
+_FILES = pa.schema([pa.field("file", pa.string(), nullable=False), pa.field("sha256", pa.string(), nullable=False)])
+MAX_FILE_BYTES = 50_000_000
+CHUNK_FILES = 64
+
+
+@dataclass(frozen=True)
+class LeanExtraction:
+    """The three tables of one Lean extraction, each built against its schema."""
+
+    declarations: pa.Table
+    dependencies: pa.Table
+    errors: pa.Table
+
+
+def code_version() -> str:
+    """sha256 of this package's source files: part of every cache key."""
+    h = hashlib.sha256()
+    for p in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def module_name(rel: str) -> str:
+    """`Mathlib/Order/Lattice.lean` -> `Mathlib.Order.Lattice`."""
+    return rel[: -len(".lean")].replace("/", ".") if rel.endswith(".lean") else rel.replace("/", ".")
+
+
+def decode(data: bytes, corpus: str, rel: str) -> tuple[str | None, list[dict]]:
+    """File bytes as text (None when it is not text at all) plus error rows."""
+    errors = []
+    if b"\0" in data[:65536]:
+        return None, [error_row(corpus, rel, None, STAGE, "binary content (NUL bytes); not a Lean source file")]
+    try:
+        return data.decode("utf-8"), errors
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        errors.append(error_row(corpus, rel, line, STAGE, f"invalid UTF-8 at byte {exc.start}; replaced"))
+        return data.decode("utf-8", errors="replace"), errors
+
+
+def extract_file(data: bytes, corpus: str, rel: str) -> tuple[list[dict], list[dict]]:
+    """Raw declaration rows and error rows of one file; never raises."""
+    if len(data) > MAX_FILE_BYTES:
+        return [], [error_row(corpus, rel, None, STAGE, f"file too large ({len(data)} bytes)")]
+    text, errors = decode(data, corpus, rel)
+    if text is None:
+        return [], errors
+    try:
+        decls, _, errs = scan_file(text, corpus, module_name(rel), rel)
+    except Exception as exc:  # noqa: BLE001 - a bad file must never stop the corpus
+        log.warning("extractor failed on %s: %s", rel, exc)
+        return [], errors + [error_row(corpus, rel, None, STAGE, f"extractor failed: {type(exc).__name__}: {exc}")]
+    rows = []
+    for i, d in enumerate(decls):
+        twin = d.pop("_twin", None)
+        inst = d.pop("_inst", None)
+        resolve = d.pop("_resolve", None)
+        d["_seq"] = i
+        d["_inst"] = json.dumps(inst, ensure_ascii=False) if inst is not None and not d["full_name"] else None
+        d["_twin_src"] = twin[0] if twin else None
+        d["_twin_tgt"] = (twin[2] + ":" + twin[1]) if twin else None
+        d["_resolve"] = json.dumps(resolve, ensure_ascii=False) if resolve else None
+        rows.append(d)
+    return rows, errors + errs
+
+
+def _extract_chunk(args: tuple[str, list[tuple[str, str]]]) -> tuple[pa.Table, pa.Table]:
+    corpus, items = args
+    rows: list[dict] = []
+    errs: list[dict] = []
+    for rel, path in items:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            errs.append(error_row(corpus, rel, None, STAGE, f"unreadable: {exc}"))
+            continue
+        r, e = extract_file(data, corpus, rel)
+        rows.extend(r)
+        errs.extend(e)
+    return pa.Table.from_pylist(rows, schema=RAW), pa.Table.from_pylist(errs, schema=ERRORS)
+
+
+def _scan_tree(root: Path) -> list[tuple[str, Path]]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for f in filenames:
+            if f.endswith(".lean"):
+                p = Path(dirpath) / f
+                out.append((p.relative_to(root).as_posix(), p))
+    out.sort()
+    return out
+
+
+def _load_cache(cache_dir: Path, version: str) -> tuple[dict[str, str], pa.Table, pa.Table] | None:
+    d = cache_dir / f"lean-{version}"
+    try:
+        files = ipc.open_file(pa.memory_map(str(d / "files.arrow"))).read_all()
+        raw = ipc.open_file(pa.memory_map(str(d / "raw.arrow"))).read_all()
+        errs = ipc.open_file(pa.memory_map(str(d / "errors.arrow"))).read_all()
+    except (OSError, pa.ArrowInvalid):
+        return None
+    if raw.schema != RAW or errs.schema != ERRORS:
+        return None
+    return dict(zip(files["file"].to_pylist(), files["sha256"].to_pylist())), raw, errs
+
+
+def _write_table(path: Path, table: pa.Table) -> None:
+    tmp = path.with_suffix(".tmp")
+    with pa.OSFile(str(tmp), "wb") as sink, ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+    os.replace(tmp, path)
+
+
+def _save_cache(cache_dir: Path, version: str, shas: dict[str, str], raw: pa.Table, errs: pa.Table) -> None:
+    d = cache_dir / f"lean-{version}"
+    d.mkdir(parents=True, exist_ok=True)
+    files = pa.table({"file": list(shas), "sha256": list(shas.values())}, schema=_FILES)
+    _write_table(d / "raw.arrow", raw)
+    _write_table(d / "errors.arrow", errs)
+    _write_table(d / "files.arrow", files)  # last: a cache is valid only once this exists
+
+
+def extract_raw(root: Path, corpus: str, cache_dir: Path | None = None, workers: int = 2) -> tuple[pa.Table, pa.Table]:
+    """Raw per-file rows (RAW schema) and errors for every `*.lean` under root, using the cache."""
+    root = Path(root)
+    tree = _scan_tree(root)
+    version = code_version() + hashlib.sha256(corpus.encode()).hexdigest()[:8]
+    shas: dict[str, str] = {}
+    for rel, p in tree:
+        try:
+            shas[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+        except OSError:
+            shas[rel] = ""
+    cached = _load_cache(cache_dir, version) if cache_dir else None
+    keep: set[str] = set()
+    parts_raw: list[pa.Table] = []
+    parts_err: list[pa.Table] = []
+    if cached:
+        old, raw, errs = cached
+        keep = {f for f, s in shas.items() if s and old.get(f) == s}
+        keep_arr = pa.array(sorted(keep), pa.string())
+        parts_raw.append(raw.filter(pc.is_in(raw["file"], keep_arr)))
+        parts_err.append(errs.filter(pc.is_in(errs["file"], keep_arr)))
+    todo = [(rel, str(p)) for rel, p in tree if rel not in keep]
+    log.info("lean extraction: %d files, %d from cache, %d to scan", len(tree), len(keep), len(todo))
+    chunks = [(corpus, todo[i : i + CHUNK_FILES]) for i in range(0, len(todo), CHUNK_FILES)]
+    if workers > 1 and len(chunks) > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for r, e in pool.map(_extract_chunk, chunks):
+                parts_raw.append(r)
+                parts_err.append(e)
+    else:
+        for c in chunks:
+            r, e = _extract_chunk(c)
+            parts_raw.append(r)
+            parts_err.append(e)
+    raw = pa.concat_tables(parts_raw) if parts_raw else RAW.empty_table()
+    errs = pa.concat_tables(parts_err) if parts_err else ERRORS.empty_table()
+    raw = raw.sort_by([("file", "ascending"), ("_seq", "ascending")])
+    errs = errs.sort_by([("file", "ascending"), ("line", "ascending"), ("reason", "ascending")])
+    if cache_dir and todo:
+        _save_cache(Path(cache_dir), version, shas, raw, errs)
+    return raw, errs
+
+
+def extract_lean_tree(root: Path, corpus: str, cache_dir: Path | None = None) -> LeanExtraction:
+    """Declarations, dependency edges and errors of every `*.lean` file under `root` (sorted)."""
+    from mathindex.lean.finalise import finalise
+
+    raw, errs = extract_raw(Path(root), corpus, cache_dir)
+    decls, deps, more_errs = finalise(raw, corpus)
+    if more_errs.num_rows:
+        errs = pa.concat_tables([errs, more_errs]).sort_by(
+            [("file", "ascending"), ("line", "ascending"), ("reason", "ascending")]
+        )
+    return LeanExtraction(decls, deps, errs)
+
+
+__all__ = ["LeanExtraction", "extract_lean_tree", "extract_raw", "extract_file", "module_name", "names", "instances"]

@@ -1,0 +1,136 @@
+"""The corpus-wide pass over raw per-file rows: names of generated declarations (anonymous
+instances, `@[to_additive]`/`@[to_dual]` twins, `attribute [...]` targets), decl ids and the
+dependency edges table."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from mathindex.lean import names as guess
+from mathindex.lean.instances import Lookup, instance_name, resolve
+from mathindex.lean.scanner import STAGE
+from mathindex.schemas.common import ERRORS, error_row
+from mathindex.schemas.lean import DECLARATIONS, DEPENDENCIES
+
+log = logging.getLogger(__name__)
+
+
+def _twin_name(src: str, spec: str, translations: dict[str, str]) -> str:
+    """Target name of a twin: explicit (relative to the translated namespace) or guessed."""
+    kind, _, explicit = spec.partition(":")
+    if kind == "reassoc":
+        return src + "_assoc"
+    guesser = guess.additive_name if kind == "to_additive" else guess.dual_name
+    pre, _, last = src.rpartition(".")
+    pre_parts = pre.split(".") if pre else []
+    # translate the longest namespace prefix that has a translation itself
+    for i in range(len(pre_parts), 0, -1):
+        p = ".".join(pre_parts[:i])
+        if p in translations:
+            pre_parts = translations[p].split(".") + pre_parts[i:]
+            break
+    if explicit:
+        if explicit.startswith("_root_."):
+            return explicit[7:]
+        k = explicit.count(".") + 1
+        keep = pre_parts[: max(0, len(pre_parts) - (k - 1))]
+        return ".".join(keep + [explicit])
+    return ".".join(pre_parts + [guesser(last)])
+
+
+def finalise(raw: pa.Table, corpus: str) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """(declarations, dependencies, errors) from the raw rows of a whole corpus."""
+    full = raw["full_name"].to_pylist()
+    modules = raw["module"].to_pylist()
+    files = raw["file"].to_pylist()
+    exists_set = {n for n in full if n}
+    module_of: dict[str, str] = {}
+    for n, m in zip(full, modules):
+        if n and n not in module_of:
+            module_of[n] = m
+    needy = pc.or_(pc.match_substring(raw["signature"], "["), pc.match_substring(raw["variables"], "["))
+    needs = set(pc.filter(raw["full_name"], needy).to_pylist())
+    lookup = Lookup(exists_set.__contains__, module_of.get, needs.__contains__)
+    errors: list[dict] = []
+
+    inst_json = raw["_inst"].to_pylist()
+    origins = raw["origin"].to_pylist()
+    groups = raw["statement_group"].to_pylist()
+    lines = raw["line_start"].to_pylist()
+    instance_of_group: dict[tuple[str, str], str] = {}
+    taken: set[str] = set(exists_set)
+    for i, h in enumerate(inst_json):
+        if h is None or origins[i] != "instance_name":
+            continue
+        hint = json.loads(h)
+        try:
+            base = instance_name(hint, modules[i], lookup)
+        except (ValueError, IndexError, KeyError, RecursionError) as exc:
+            errors.append(error_row(corpus, files[i], lines[i], STAGE, f"instance naming failed: {exc}"))
+            base = "inst"
+        ns = hint["ns"]
+        name = f"{ns}.{base}" if ns else base
+        k = 1
+        while name in taken:  # Lean's mkUnusedBaseName
+            name = (f"{ns}." if ns else "") + f"{base}_{k}"
+            k += 1
+        taken.add(name)
+        full[i] = name
+        instance_of_group[(files[i], groups[i])] = name
+
+    srcs = raw["_twin_src"].to_pylist()
+    specs = raw["_twin_tgt"].to_pylist()
+    resolves = raw["_resolve"].to_pylist()
+    twin_rows = [i for i, s in enumerate(specs) if s is not None]
+    src_of: dict[int, str | None] = {}
+    for i in twin_rows:
+        src = srcs[i] or None
+        if resolves[i]:
+            name, ns, opens = json.loads(resolves[i])
+            src = resolve(name, ns, opens, lookup.exists)
+        elif not src:
+            src = instance_of_group.get((files[i], groups[i]))
+        src_of[i] = src
+    translations: dict[str, str] = {}
+    for _ in range(2):  # second round sees namespace translations made by the first
+        new: dict[str, str] = {}
+        for i in twin_rows:
+            if src_of[i] and specs[i].startswith("to_additive"):
+                new[src_of[i]] = _twin_name(src_of[i], specs[i], translations)
+        translations = new
+    for i in twin_rows:
+        if not src_of[i]:
+            errors.append(error_row(corpus, files[i], lines[i], STAGE, "generated declaration: source name not found"))
+            continue
+        full[i] = _twin_name(src_of[i], specs[i], translations)
+
+    named = pa.array([bool(n) for n in full])
+    full_arr = pa.array(full, pa.string())
+    ids = [
+        hashlib.sha256(f"{corpus}\0{m}\0{n}\0{ln}".encode()).hexdigest()[:16]
+        for m, n, ln in zip(modules, full, lines)
+    ]
+    table = raw.set_column(raw.schema.get_field_index("full_name"), "full_name", full_arr)
+    table = table.append_column("decl_id", pa.array(ids, pa.string()))
+    table = table.filter(named)
+    decls = table.select(DECLARATIONS.names).cast(DECLARATIONS)
+
+    deps_list = table["_deps"]
+    flat = pc.list_flatten(deps_list)
+    parents = pc.list_parent_indices(deps_list)
+    src_names = pc.take(table["full_name"], parents)
+    resolved = pc.is_in(flat, value_set=pa.array(sorted(exists_set), pa.string()))
+    deps = pa.table(
+        {
+            "corpus": pa.array([corpus] * len(flat), pa.string()),
+            "full_name": src_names,
+            "target": flat,
+            "resolved": resolved,
+        }
+    ).cast(DEPENDENCIES)
+    return decls, deps, pa.Table.from_pylist(errors, schema=ERRORS)

@@ -1,0 +1,205 @@
+"""Lean 4's generated names for anonymous instances, computed from source text.
+
+Follows `Lean.Elab.Command.NameGen.mkBaseNameWithSuffix`: "inst" + the words of the instance type
+(each constant's last name component, capitalised; sorts as Type/Prop/Sort; arrows as Forall) +
+"Of" + words for each binder the type does not depend on; every constant (and every constant that
+is a prefix of the current namespace) is mentioned once. A module suffix is added when no
+mentioned constant is from the current module (`_mathlib` when one is from the same project).
+Without an elaborator, which binders the type depends on is a heuristic (see `_dependent`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mathindex.lean.scanner import KEYWORDS, NAME, _LOCALISH, split_top
+
+# notation -> constants it elaborates to (in visiting order), and whether it needs instances
+_NOTATION: dict[str, tuple[tuple[str, ...], bool]] = {
+    "ℕ": (("Nat",), False), "ℤ": (("Int",), False), "ℚ": (("Rat",), False),
+    "ℝ": (("Real",), False), "ℂ": (("Complex",), False), "ℝ≥0": (("NNReal",), False),
+    "ℝ≥0∞": (("ENNReal",), False), "ℕ∞": (("ENat",), False), "ℕ+": (("PNat",), False),
+    "×": (("Prod",), False), "⊕": (("Sum",), False), "⊕'": (("PSum",), False),
+    "≃": (("Equiv",), False), "≃o": (("OrderIso",), True), "→o": (("OrderHom",), True),
+    "↪o": (("OrderEmbedding",), True), "↪": (("Function.Embedding",), False),
+    "→*": (("MonoidHom",), True), "→+": (("AddMonoidHom",), True), "→+*": (("RingHom",), True),
+    "≃*": (("MulEquiv",), True), "≃+": (("AddEquiv",), True), "≃+*": (("RingEquiv",), True),
+    "→ₗ": (("LinearMap", "RingHom.id"), True), "≃ₗ": (("LinearEquiv", "RingHom.id"), True),
+    "→ₐ": (("AlgHom",), True), "≃ₐ": (("AlgEquiv",), True),
+    "→L": (("ContinuousLinearMap", "RingHom.id"), True), "→₀": (("Finsupp",), True),
+    "≃ₜ": (("Homeomorph",), True), "→ᵇ": (("BoundedContinuousFunction",), True),
+    "≤": (("LE.le",), True), "<": (("LT.lt",), True), "≥": (("GE.ge",), True), ">": (("GT.gt",), True),
+    "=": (("Eq",), False), "≠": (("Ne",), False), "∈": (("Membership.mem",), True),
+    "∉": (("Not", "Membership.mem"), True), "⊆": (("HasSubset.Subset",), True),
+    "∧": (("And",), False), "∨": (("Or",), False), "↔": (("Iff",), False), "¬": (("Not",), False),
+    "+": (("HAdd.hAdd",), True), "*": (("HMul.hMul",), True), "-": (("HSub.hSub",), True),
+    "/": (("HDiv.hDiv",), True), "•": (("HSMul.hSMul",), True), "^": (("HPow.hPow",), True),
+    "∣": (("Dvd.dvd",), True), "⊤": (("Top.top",), True), "⊥": (("Bot.bot",), True),
+    "∅": (("EmptyCollection.emptyCollection",), True), "ᵒᵈ": (("OrderDual",), False),
+    "ᵐᵒᵖ": (("MulOpposite",), False), "ᵃᵒᵖ": (("AddOpposite",), False), "ᵒᵖ": (("Opposite",), False),
+    "[X]": (("Polynomial",), True), "C(": (("ContinuousMap",), True),
+}
+_SORTS = {"Type": "Type", "Prop": "Prop", "Sort": "Sort"}
+_TOKEN = re.compile(
+    r"ℝ≥0∞|ℝ≥0|ℕ∞|ℕ\+|ℕ|ℤ|ℚ|ℝ|ℂ|⊕'|→ₗ|≃ₗ|→ₐ|≃ₐ|→L|→₀|≃ₜ|→ᵇ|→\+\*|≃\+\*|→\*|→\+|≃\*|≃\+|≃o|→o|↪o|↪|≃|"
+    r"ᵒᵈ|ᵐᵒᵖ|ᵃᵒᵖ|ᵒᵖ|\[X\]|C\(|[×⊕≤<≥>=≠∈∉⊆∧∨↔¬+*/•^∣⊤⊥∅-]|\d+|"
+    r"(?:Type|Sort)\*?|Prop|" + NAME.pattern
+)
+_LOWER_WORD = re.compile(r"[a-z]")
+
+
+@dataclass
+class Lookup:
+    """Corpus-wide facts for naming: does a full name exist, its module, does it take instances."""
+
+    exists: Callable[[str], bool]
+    module_of: Callable[[str], str | None]
+    needs_instances: Callable[[str], bool]
+
+
+def resolve(name: str, namespace: str, opens: list[str], exists: Callable[[str], bool]) -> str | None:
+    """The full name an identifier refers to, trying namespace prefixes, the root and `open`s."""
+    if name.startswith("_root_."):
+        name = name[7:]
+        return name if exists(name) else None
+    parts = namespace.split(".") if namespace else []
+    for i in range(len(parts), 0, -1):
+        cand = ".".join(parts[:i]) + "." + name
+        if exists(cand):
+            return cand
+    if exists(name):
+        return name
+    for o in opens:
+        if exists(o + "." + name):
+            return o + "." + name
+    return None
+
+
+class _Namer:
+    def __init__(self, hint: dict, module: str, lookup: Lookup):
+        self.ns = hint["ns"]
+        self.opens = hint["opens"]
+        self.lookup = lookup
+        self.module = module
+        self.locals = {n for _, names, _ in hint["binders"] for n in names}
+        self.seen: set[str] = set()
+        self.consts: set[str] = set()
+
+    def const_key(self, written: str) -> tuple[str, str]:
+        full = resolve(written, self.ns, self.opens, self.lookup.exists) or written
+        return full, full.split(".")[-1]
+
+    def word(self, key: str, last: str) -> str:
+        if key in self.seen:
+            return ""
+        self.seen.add(key)
+        self.consts.add(key)
+        last = last.strip("«»")
+        return last[:1].upper() + last[1:]
+
+    def words(self, text: str) -> str:
+        """Name words of a type expression, in order; arrows (top level) become Forall."""
+        arrows = split_top(text.replace("→", "\x00"), "\x00") if "→" in text else [text]
+        if len(arrows) > 1:
+            out = ""
+            for part in arrows[:-1]:
+                out += "Forall" + self.words(part)
+            return out + self.words(arrows[-1])
+        out = []
+        for m in _TOKEN.finditer(text):
+            tok = m.group()
+            if tok in _NOTATION:
+                for c in _NOTATION[tok][0]:
+                    out.append(self.word(c, c.split(".")[-1]))
+            elif tok.rstrip("*") in _SORTS:
+                s = _SORTS[tok.rstrip("*")]
+                out.append("" if s in self.seen else s)
+                self.seen.add(s)
+            elif tok.isdigit():
+                out.append(self.word("OfNat.ofNat", "OfNat"))
+            elif tok in KEYWORDS or tok in self.locals:
+                continue
+            else:
+                head = tok.split(".")[0]
+                if head in self.locals or (_LOCALISH.match(head) and "." in tok):
+                    if "." in tok:  # x.foo: a projection or dot-call on a local
+                        last = tok.split(".")[-1]
+                        out.append(self.word("." + last, last))
+                    continue
+                if _LOCALISH.match(tok):
+                    continue
+                key, last = self.const_key(tok)
+                out.append(self.word(key, last))
+        return "".join(out)
+
+
+def _needs(text: str, namer: _Namer) -> bool:
+    for m in _TOKEN.finditer(text):
+        tok = m.group()
+        if tok in _NOTATION:
+            if _NOTATION[tok][1]:
+                return True
+        elif NAME.fullmatch(tok) and tok not in namer.locals and not _LOCALISH.match(tok):
+            full = resolve(tok, namer.ns, namer.opens, namer.lookup.exists)
+            if full and namer.lookup.needs_instances(full):
+                return True
+    return False
+
+
+def _mentions(text: str) -> set[str]:
+    return {m.group() for m in NAME.finditer(text)} | {
+        p for m in NAME.finditer(text) for p in m.group().split(".")[:1]
+    }
+
+
+def _dependent(i: int, binders: list, typ: str, namer: _Namer) -> bool:
+    """Whether the rest of the type depends on binder i: its name is used later, or it is an
+    instance binder over variables that a later part needing instances mentions."""
+    bracket, names, btype = binders[i]
+    later = [b[2] for b in binders[i + 1:]] + [typ]
+    if names:
+        if any(n in _mentions(x) for x in later for n in names):
+            return True
+    if bracket != "[":
+        return False
+    vars_ = {v for v in _mentions(btype) if v in namer.locals or _LOCALISH.match(v)}
+    for x in later:
+        if vars_ & _mentions(x) and _needs(x, namer):
+            return True
+    return False
+
+
+def instance_name(hint: dict, module: str, lookup: Lookup) -> str:
+    """The generated (unqualified) name of an anonymous instance with this hint."""
+    namer = _Namer(hint, module, lookup)
+    parts = namer.ns.split(".") if namer.ns else []
+    for i in range(1, len(parts) + 1):
+        p = ".".join(parts[:i])
+        if lookup.exists(p):
+            namer.seen.add(p)
+            namer.consts.add(p)
+    typ = hint["type"]
+    binders = hint["binders"]
+    concl = namer.words(typ)
+    ofs: list[str] = []
+    for i in range(len(binders) - 1, -1, -1):
+        bracket, names, btype = binders[i]
+        if not btype or _dependent(i, binders, typ, namer):
+            continue
+        w = namer.words(btype)
+        if w:
+            ofs.append("Of" + w)
+    name = "inst" + concl + "".join(reversed(ofs))
+    project = module.split(".")[0]
+    mods = [lookup.module_of(c) for c in namer.consts]
+    if any(m == module for m in mods):
+        return name
+    if any(m is not None and m.split(".")[0] == project for m in mods):
+        return name + "_" + _decap(project)
+    return name + "".join("_" + _decap(p) for p in module.split("."))
+
+
+def _decap(s: str) -> str:
+    return s[:1].lower() + s[1:]

@@ -1,0 +1,740 @@
+"""Per-file Lean 4 command scanner: declarations, scopes, variables and raw naming hints.
+
+`scan_file` works on one file's text and never raises for bad input: problems become
+`errors` rows. Rows that need corpus-wide knowledge (generated instance names, `@[to_additive]`
+twins) carry raw hints in `_`-prefixed keys that `mathindex.lean.finalise` resolves.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import time
+from dataclasses import dataclass, field
+
+from mathindex.lean.lexer import blank
+from mathindex.schemas.common import error_row
+
+STAGE = "extract_lean"
+
+_ATOM = r"(?:«[^»\n]*»|[^\W\dλΠΣ][\w'!?]*)"
+NAME = re.compile(_ATOM + r"(?:\." + _ATOM + r")*")
+_NAME_U = re.compile(NAME.pattern + r"(?:\.\{[^}\n]*\})?")
+_CMD_START = re.compile(r"^(?:@\[|[A-Za-z_#])", re.M)
+_WS = re.compile(r"\s*")
+_MODIFIER = re.compile(
+    r"(private|protected|noncomputable|partial|unsafe|nonrec|scoped|local|public|meta)\b\s*"
+)
+_WORD = re.compile(r"#?[A-Za-z_][\w!?]*")
+_BRACKET = re.compile(r"[\[\]]")
+_SIG_TOK = re.compile(
+    r"[(\[{⟨⦃]|[)\]}⟩⦄]|:=|:(?!=)|(?<![\w.'])(?:where|deriving)(?![\w'!?])|\n[ \t]*\|"
+)
+_OPEN = "([{⟨⦃"
+_CLOSE = ")]}⟩⦄"
+_PRIORITY = re.compile(r"\(\s*priority\s*:=[^)]*\)\s*")
+_IN_SUFFIX = re.compile(r"\bin\s*$")
+_CTOR_LINE = re.compile(r"^[ \t]*\|[ \t]*(" + _ATOM + r")", re.M)
+_FIELD_LINE = re.compile(
+    r"^([ \t]+)(?:(?:private|protected)\s+)?((?:" + _ATOM + r"[ \t]+)*" + _ATOM + r")[ \t]*(:(?!=)|[(\[{⦃])",
+    re.M,
+)
+_MK_LINE = re.compile(r"^[ \t]+(?:(?:private|protected)\s+)?(" + _ATOM + r")[ \t]*::", re.M)
+_BINDER_INTRO = re.compile(r"(?:∀|∃!?|fun|λ|⨆|⨅|∑|∏|⋃|⋂|∫⁻?|Π|Σ|∃ᶠ|∀ᶠ)\s+([^,:=↦]*?)\s*(?:,|:|=>|↦|∈|∉|<|≤|>|≥|⊆|≠)")
+
+DECL_KINDS = {
+    "theorem", "lemma", "def", "abbrev", "instance", "structure", "class", "inductive", "axiom",
+    "opaque", "irreducible_def", "alias", "coinductive",
+}
+KEYWORDS = {
+    "fun", "λ", "let", "have", "show", "from", "by", "at", "if", "then", "else", "do", "match",
+    "with", "Type", "Sort", "Prop", "forall", "exists", "in", "where", "deriving", "extends",
+    "open", "this", "calc", "return", "mut", "for", "unless", "try", "catch", "finally", "Type*",
+    "Sort*", "_",
+}
+# A variable-like identifier: one letter (Latin, Greek, script) plus digits, subscripts, primes.
+_LOCALISH = re.compile(r"^[^\W\d_][\d₀-₉'ₐ-ₜᵢ-ᵪⱼ]*$")
+
+TIME_BUDGET_S = 20.0
+
+
+@dataclass
+class VarBinder:
+    """One binder of a `variable` command: names (empty for an anonymous `[C x]`), bracket, type."""
+
+    names: tuple[str, ...]
+    bracket: str
+    type: str
+    idents: frozenset[str]
+
+
+@dataclass
+class Scope:
+    """A namespace, section or mutual block with the variables, includes and omits made inside it."""
+
+    kind: str
+    name: str
+    parts: list[str]
+    variables: list[VarBinder] = field(default_factory=list)
+    included: set[str] = field(default_factory=set)
+    omitted: set[str] = field(default_factory=set)
+    opens: list[str] = field(default_factory=list)
+
+
+def clean_name(name: str) -> str:
+    """Lean's name from a name as written: `_root_.` removed, needless «» quotes dropped."""
+    if "«" in name:
+        parts = re.findall(r"«[^»]*»|[^.«»]+", name)
+        out = []
+        for p in parts:
+            inner = p[1:-1] if p.startswith("«") else p
+            out.append(inner if re.fullmatch(r"[^\W\d][\w'!?]*", inner) else "«" + inner + "»")
+        name = ".".join(out)
+    return re.sub(r"\.\{[^}]*\}$", "", name)
+
+
+def idents(text: str) -> list[str]:
+    """Identifiers in code text, in order, as written (with dots)."""
+    return [m.group() for m in NAME.finditer(text) if m.start() == 0 or text[m.start() - 1] not in ".'"]
+
+
+def split_top(text: str, sep: str = ",") -> list[str]:
+    """Split `text` at `sep` characters outside brackets."""
+    out, depth, cur = [], 0, []
+    for ch in text:
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth -= 1
+        if ch == sep and depth == 0:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur))
+    return out
+
+
+def parse_binders(text: str) -> tuple[list[VarBinder], int]:
+    """Binder groups at the start of `text` (`(a b : T)`, `{x}`, `[C α]`, `⦃y⦄`); returns them and the end offset."""
+    out: list[VarBinder] = []
+    pos = 0
+    n = len(text)
+    while True:
+        pos = _WS.match(text, pos).end()
+        if pos >= n or text[pos] not in "([{⦃":
+            return out, pos
+        opener = text[pos]
+        if text.startswith("{{", pos):
+            opener = "⦃"
+        depth, i = 0, pos
+        while i < n:
+            ch = text[i]
+            if ch in _OPEN:
+                depth += 1
+            elif ch in _CLOSE:
+                depth -= 1
+                if depth == 0:
+                    break
+            i += 1
+        if i >= n:
+            return out, pos
+        inner = text[pos + 1 : i].strip()
+        if opener == "⦃" and inner.startswith("{") and inner.endswith("}"):
+            inner = inner[1:-1].strip()
+        pos = i + 1
+        head, colon, typ = _split_colon(inner)
+        if opener == "[":
+            if colon and re.fullmatch(r"\s*" + _ATOM + r"\s*", head):
+                names: tuple[str, ...] = (head.strip(),)
+            else:
+                names, typ = (), inner
+        elif colon:
+            names = tuple(head.split())
+        else:
+            names, typ = tuple(inner.split()), ""
+        out.append(VarBinder(names, opener, typ.strip(), frozenset(idents(typ))))
+
+
+def _split_colon(inner: str) -> tuple[str, bool, str]:
+    depth = 0
+    for i, ch in enumerate(inner):
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth -= 1
+        elif ch == ":" and depth == 0 and not inner.startswith(":=", i):
+            return inner[:i], True, inner[i + 1 :]
+    return inner, False, ""
+
+
+def format_binder(b: VarBinder, names: tuple[str, ...] | None = None) -> str:
+    """A binder as Lean source text, optionally restricted to some of its names."""
+    names = b.names if names is None else names
+    close = {"(": ")", "{": "}", "[": "]", "⦃": "⦄"}[b.bracket]
+    if b.bracket == "[" and not b.names:
+        return f"[{b.type}]"
+    if not b.type:
+        return f"{b.bracket}{' '.join(names)}{close}"
+    return f"{b.bracket}{' '.join(names)} : {b.type}{close}"
+
+
+@dataclass
+class Header:
+    """The parsed head of one command: attributes, modifiers, keyword and where the rest starts."""
+
+    attrs: list[str]
+    attr_spans: list[tuple[int, int]]
+    modifiers: list[str]
+    keyword: str
+    rest: int
+
+
+class FileScanner:
+    """Scans one file. Holds scope state; `run()` returns (decl rows, dep rows, error rows)."""
+
+    def __init__(self, text: str, corpus: str, module: str, file: str, budget_s: float = TIME_BUDGET_S):
+        self.raw = text
+        self.corpus, self.module, self.file = corpus, module, file
+        self.deadline = time.monotonic() + budget_s
+        self.decls: list[dict] = []
+        self.deps: list[dict] = []
+        self.errors: list[dict] = []
+        self.scopes: list[Scope] = [Scope("root", "", [])]
+        self.pending_vars: list[VarBinder] = []
+        self.pending_include: set[str] = set()
+        self.pending_omit: set[str] = set()
+        self.pending_open: list[str] = []
+        self.local_names: set[str] = set()
+
+    # -- helpers -----------------------------------------------------------------------------
+    def line_of(self, off: int) -> int:
+        return bisect.bisect_left(self.nl, off) + 1
+
+    def error(self, off: int | None, reason: str) -> None:
+        line = None if off is None else self.line_of(off)
+        self.errors.append(error_row(self.corpus, self.file, line, STAGE, reason))
+
+    @property
+    def namespace(self) -> str:
+        return ".".join(p for s in self.scopes for p in s.parts)
+
+    def doc_before(self, off: int) -> str | None:
+        i = bisect.bisect_right(self.doc_ends, off) - 1
+        if i < 0:
+            return None
+        d = self.docs[i]
+        if self.text[d.end : off].strip():
+            return None
+        return d.text
+
+    def docs_within(self, a: int, b: int) -> list[str]:
+        i = bisect.bisect_left(self.doc_starts, a)
+        out = []
+        while i < len(self.docs) and self.docs[i].end <= b:
+            out.append(self.docs[i].text)
+            i += 1
+        return out
+
+    # -- main loop ---------------------------------------------------------------------------
+    def run(self) -> tuple[list[dict], list[dict], list[dict]]:
+        b = blank(self.raw)
+        self.text = t = b.text
+        self.nl = [m.start() for m in re.finditer("\n", t)]
+        self.docs = b.docs
+        self.doc_ends = [d.end for d in b.docs]
+        self.doc_starts = [d.start for d in b.docs]
+        for off, reason in b.problems:
+            self.error(off, reason)
+        starts = [m.start() for m in _CMD_START.finditer(t)]
+        starts.append(len(t))
+        recognised = 0
+        a = None
+        for i in range(len(starts) - 1):
+            if time.monotonic() > self.deadline:
+                self.error(starts[i], "time budget exceeded; rest of file skipped")
+                break
+            a = starts[i] if a is None else a
+            z = starts[i + 1]
+            if self.only_prefix(a, z) and i + 2 < len(starts):
+                continue  # attributes or modifiers on their own line: the command goes on
+            try:
+                recognised += self.command(a, z)
+            except (ValueError, IndexError, KeyError, RecursionError) as exc:  # defensive: bad input
+                self.error(a, f"could not parse command: {type(exc).__name__}: {exc}")
+            a = None
+        if len(self.scopes) > 1 and not b.problems:
+            open_ = [s.kind + (" " + s.name if s.name else "") for s in self.scopes[1:]]
+            if any(s.kind != "section" or s.name for s in self.scopes[1:]):
+                self.error(len(t), "scopes not closed at end of file: " + ", ".join(open_))
+        if recognised == 0 and self.raw.strip():
+            self.error(0, "no Lean command found; not a Lean source file?")
+        return self.decls, self.deps, self.errors
+
+    def only_prefix(self, a: int, z: int) -> bool:
+        """True when [a, z) holds only attributes and modifiers (the command continues below)."""
+        t = self.text
+        if not t.startswith("@[", a) and not _MODIFIER.match(t, a):
+            return False
+        h = self.header(a, z, quiet=True, prefix_only=True)
+        return h is not None and not t[h.rest:z].strip()
+
+    def header(self, a: int, z: int, quiet: bool = False, prefix_only: bool = False) -> Header | None:
+        t = self.text
+        pos = a
+        attrs: list[str] = []
+        spans: list[tuple[int, int]] = []
+        while t.startswith("@[", pos):
+            depth = 0
+            end = -1
+            for m in _BRACKET.finditer(t, pos + 1, z):
+                depth += 1 if m.group() == "[" else -1
+                if depth == 0:
+                    end = m.end()
+                    break
+            if end < 0:
+                if not quiet:
+                    self.error(pos, "unterminated attribute list")
+                return None
+            spans.append((pos, end))
+            attrs.extend(x.strip() for x in split_top(t[pos + 2 : end - 1]) if x.strip())
+            pos = _WS.match(t, end).end()
+        mods = []
+        while True:
+            m = _MODIFIER.match(t, pos)
+            if not m:
+                break
+            mods.append(m.group(1))
+            pos = m.end()
+        if prefix_only:
+            return Header(attrs, spans, mods, "", pos)
+        m = _WORD.match(t, pos)
+        if not m:
+            return Header(attrs, spans, mods, "", pos)
+        kw = m.group()
+        pos = _WS.match(t, m.end()).end()
+        if kw == "class" and t.startswith(("inductive", "abbrev"), pos):
+            m2 = _WORD.match(t, pos)
+            kw = "class " + m2.group()
+            pos = _WS.match(t, m2.end()).end()
+        return Header(attrs, spans, mods, kw, pos)
+
+    def command(self, a: int, z: int) -> int:
+        h = self.header(a, z)
+        if h is None:
+            return 0
+        kw = h.keyword
+        t = self.text
+        body = t[h.rest : z]
+        if kw in ("namespace", "section", "end", "mutual"):
+            name_m = NAME.match(body)
+            name = name_m.group() if name_m and not body.startswith("in") else ""
+            if kw == "namespace":
+                if not name:
+                    self.error(a, "namespace without a name")
+                    return 1
+                self.scopes.append(Scope("namespace", name, clean_name(name).split(".")))
+            elif kw == "section":
+                self.scopes.append(Scope("section", name, []))
+            elif kw == "mutual":
+                self.scopes.append(Scope("mutual", "", []))
+            else:
+                self.end_scope(a, name)
+            return 1
+        if kw in DECL_KINDS or kw.startswith("class "):
+            self.declaration(a, z, h)
+            self.clear_pending()
+            return 1
+        if kw == "variable":
+            binders, end = parse_binders(body)
+            if _IN_SUFFIX.search(body[end:].strip() or ""):
+                self.pending_vars.extend(binders)
+            else:
+                self.update_variables(binders)
+            return 1
+        if kw in ("include", "omit"):
+            names = set(idents(body))
+            for bnd in parse_binders(body)[0]:
+                names.update(bnd.names)
+                if not bnd.names:
+                    names.add("[" + bnd.type + "]")
+            names.discard("in")
+            is_in = bool(_IN_SUFFIX.search(body.strip()))
+            if kw == "include":
+                (self.pending_include if is_in else self.scopes[-1].included).update(names)
+            else:
+                (self.pending_omit if is_in else self.scopes[-1].omitted).update(names)
+            return 1
+        if kw == "open":
+            opened = [n for n in idents(body.split("in\n")[0]) if n not in ("in", "scoped", "hiding", "renaming")]
+            if _IN_SUFFIX.search(body.strip()):
+                self.pending_open.extend(opened)
+            else:
+                self.scopes[-1].opens.extend(opened)
+            return 1
+        if kw == "attribute":
+            self.attribute_command(a, z, h)
+            return 1
+        if kw in ("example",):
+            self.clear_pending()
+            return 1
+        if kw and (kw[0] == "#" or kw in _OTHER_COMMANDS):
+            return 1
+        if kw == "" and (h.attrs or h.modifiers):
+            self.error(a, "attributes or modifiers without a command")
+        return 0
+
+    def clear_pending(self) -> None:
+        self.pending_vars = []
+        self.pending_include = set()
+        self.pending_omit = set()
+        self.pending_open = []
+
+    def end_scope(self, off: int, name: str) -> None:
+        if len(self.scopes) == 1:
+            self.error(off, f"`end {name}` without an open namespace or section")
+            return
+        top = self.scopes[-1]
+        if name and top.kind != "mutual" and clean_name(name) != clean_name(top.name):
+            self.error(off, f"`end {name}` closes `{top.kind} {top.name}`")
+        self.scopes.pop()
+
+    def update_variables(self, binders: list[VarBinder]) -> None:
+        """A `variable` command: new binders, or binder updates such as `variable {α}`."""
+        known = {n: v for s in self.scopes for v in s.variables for n in v.names}
+        for b in binders:
+            if b.names and not b.type and all(n in known for n in b.names):
+                for n in b.names:  # binder update: change the bracket of an existing variable
+                    old = known[n]
+                    self.scopes[-1].variables.append(VarBinder((n,), b.bracket, old.type, old.idents))
+            else:
+                self.scopes[-1].variables.append(b)
+
+    # -- declarations ------------------------------------------------------------------------
+    def full_name(self, written: str) -> str:
+        name = clean_name(written)
+        if name.startswith("_root_."):
+            return name[len("_root_."):]
+        ns = self.namespace
+        return f"{ns}.{name}" if ns else name
+
+    def scan_signature(self, start: int, z: int) -> tuple[int, int | None, str]:
+        """End of the signature starting at `start` (top-level `:=`, `where`, `|` or `deriving`),
+        the offset of its top-level `:` (or None), and the terminator found."""
+        depth = 0
+        colon = None
+        for m in _SIG_TOK.finditer(self.text, start, z):
+            tok = m.group()
+            c = tok[0]
+            if c in _OPEN:
+                depth += 1
+            elif c in _CLOSE:
+                depth = max(0, depth - 1)
+            elif depth == 0:
+                if tok == ":":
+                    if colon is None:
+                        colon = m.start()
+                elif tok == ":=":
+                    return m.start(), colon, ":="
+                elif tok.strip().startswith("|"):
+                    return m.start(), colon, "|"
+                else:
+                    return m.start(), colon, tok
+        return z, colon, "" if depth == 0 else "unbalanced"
+
+    def declaration(self, a: int, z: int, h: Header) -> None:
+        t = self.text
+        kw = h.keyword
+        pos = h.rest
+        if kw == "instance":
+            m = _PRIORITY.match(t, pos)
+            if m:
+                pos = m.end()
+        if kw == "alias":
+            self.alias(a, z, h, pos)
+            return
+        m = _NAME_U.match(t, pos)
+        written = None
+        if m and m.group() not in ("where", "extends"):
+            written = m.group()
+            pos = m.end()
+        elif kw != "instance":
+            self.error(a, f"`{kw}` without a name")
+            return
+        sig_end, colon, term = self.scan_signature(pos, z)
+        if term == "unbalanced":
+            self.error(a, f"unbalanced brackets in the signature of `{written or kw}` (truncated?)")
+        sig = " ".join(t[pos:sig_end].split())
+        typ = " ".join(t[colon + 1 : sig_end].split()) if colon is not None else None
+        seg_end = a + len(t[a:z].rstrip())
+        line_start, line_end = self.line_of(a), self.line_of(max(a, seg_end - 1))
+        group = _sha(f"{self.corpus}\0{self.file}\0{line_start}")
+        binders_text = t[pos:colon] if colon is not None else t[pos:sig_end]
+        own_binders, _ = parse_binders(binders_text)
+        bound = {n for bnd in own_binders for n in bnd.names}
+        for mb in _BINDER_INTRO.finditer(sig):
+            bound.update(x.strip("()[]{}⦃⦄") for x in mb.group(1).split())
+        sig_idents = idents(sig)
+        variables, var_names = self.used_variables(set(sig_idents), kw)
+        doc = self.doc_before(a)
+        is_private = "private" in h.modifiers
+        is_protected = "protected" in h.modifiers
+        if written is None:
+            full = None  # anonymous instance: named in finalise
+        else:
+            full = self.full_name(written)
+        kind = "class" if kw.startswith("class ") else kw
+        base = {
+            "corpus": self.corpus, "kind": kind, "signature": sig, "type": typ, "docstring": doc,
+            "attributes": h.attrs, "module": self.module, "file": self.file,
+            "line_start": line_start, "line_end": line_end, "is_private": is_private,
+            "is_protected": is_protected, "statement_group": group, "variables": variables,
+        }
+        row = dict(base, full_name=full or "", origin="source")
+        if full is None:
+            row["origin"] = "instance_name"
+            row["_inst"] = self.instance_hint(own_binders, binders_text, typ or "")
+        deps = [d for d in dict.fromkeys(sig_idents) if d not in bound and d not in var_names
+                and d not in KEYWORDS and not _LOCALISH.match(d) and d.split(".")[0] not in bound]
+        row["_deps"] = deps
+        self.decls.append(row)
+        if full:
+            self.local_names.add(full)
+        self.generated(row, base, h, kw, sig_end, term, z, written)
+
+    def generated(self, row: dict, base: dict, h: Header, kw: str, sig_end: int, term: str,
+                  z: int, written: str | None) -> None:
+        """Names Lean or Mathlib generate from this declaration: fields, constructors, twins."""
+        full = row["full_name"]
+        t = self.text
+        for attr, span in self.attr_entries(h):
+            self.twin_from_attr(row, base, attr, span)
+        if kw == "irreducible_def" and full:
+            self.decls.append(dict(base, full_name=full + "_def", kind="theorem", origin="irreducible_def",
+                                   _deps=[full], docstring=None))
+        if not full:
+            return
+        if kw in ("structure", "class") and term in ("where", ":=", "") :
+            self.structure_members(base, full, sig_end, term, z)
+        elif kw in ("inductive", "class inductive", "coinductive"):
+            for m in _CTOR_LINE.finditer(t, sig_end, z):
+                ctor = clean_name(m.group(1))
+                line = self.line_of(m.start(1))
+                self.decls.append(dict(base, full_name=f"{full}.{ctor}", kind="constructor",
+                                       origin="constructor", line_start=line, line_end=line,
+                                       docstring=self.doc_before(m.start()), is_protected=False,
+                                       signature=" ".join(t[m.start(1): t.find("\n", m.start(1)) if t.find("\n", m.start(1)) > 0 else z].split()),
+                                       type=None, _deps=[]))
+
+    def structure_members(self, base: dict, full: str, sig_end: int, term: str, z: int) -> None:
+        t = self.text
+        sig = base["signature"]
+        ext = re.search(r"(?<![\w.])extends\b(.*?)(?::(?!=)|$)", sig, re.S)
+        if ext:
+            for parent in split_top(ext.group(1)):
+                p = parent.strip()
+                m = re.match(r"(" + _ATOM + r")\s*:\s*(.*)", p)
+                if m and m.group(1).startswith("to"):
+                    pname = m.group(1)
+                else:
+                    pm = NAME.match(p)
+                    if not pm:
+                        continue
+                    pname = "to" + clean_name(pm.group()).split(".")[-1]
+                self.decls.append(dict(base, full_name=f"{full}.{pname}", kind="field",
+                                       origin="parent_projection", docstring=None, _deps=[]))
+        ctor = "mk"
+        if term == "where":
+            body_start = sig_end + len("where")
+            mk = _MK_LINE.search(t, body_start, z)
+            base_indent = None
+            for m in _FIELD_LINE.finditer(t, body_start, z):
+                line_end = t.find("\n", m.start(2))
+                line_end = z if line_end < 0 else line_end
+                if "::" in t[m.end(2):line_end] and mk and mk.start(1) == m.start(2):
+                    continue
+                indent = len(m.group(1).expandtabs())
+                j = bisect.bisect_left(self.doc_starts, m.start(1))
+                if j < len(self.docs) and self.docs[j].start < m.end(1):
+                    indent = self.docs[j].start - m.start(1)
+                    doc = self.docs[j].text
+                else:
+                    doc = self.doc_before(m.start(1))
+                if base_indent is None:
+                    base_indent = indent
+                if indent != base_indent:
+                    continue
+                line = self.line_of(m.start(2))
+                fsig = " ".join(t[m.end(2):line_end].split())
+                for fname in m.group(2).split():
+                    self.decls.append(dict(base, full_name=f"{full}.{clean_name(fname)}", kind="field",
+                                           origin="field", line_start=line, line_end=line, docstring=doc,
+                                           signature=fsig,
+                                           type=fsig[1:].strip() if fsig.startswith(":") else None,
+                                           is_protected=False, _deps=[]))
+            if mk:
+                ctor = clean_name(mk.group(1))
+        self.decls.append(dict(base, full_name=f"{full}.{ctor}", kind="constructor", origin="constructor",
+                               docstring=None, _deps=[]))
+
+    def attr_entries(self, h: Header):
+        t = self.text
+        for span in h.attr_spans:
+            for x in split_top(t[span[0] + 2 : span[1] - 1]):
+                if x.strip():
+                    yield x.strip(), span
+
+    def twin_from_attr(self, row: dict, base: dict, attr: str, span: tuple[int, int]) -> None:
+        """`@[to_additive ...]`, `@[to_dual ...]`, `@[reassoc]`: record the generated twin."""
+        word = attr.split()[0] if attr.split() else ""
+        if word in ("to_additive", "to_additive?", "to_dual", "to_dual?"):
+            rest = attr[len(word):].strip()
+            if re.match(r"(existing|self|none)\b", rest):
+                return
+            rest = re.sub(r"\([^()]*(?:\([^()]*\)[^()]*)*\)", " ", rest).strip()
+            m = re.match(NAME.pattern, rest)
+            tgt = m.group() if m else ""
+            docs = self.docs_within(span[0], span[1])
+            origin = "to_additive" if word.startswith("to_additive") else "to_dual"
+            self.decls.append(dict(base, full_name="", origin=origin, docstring=docs[0] if docs else None,
+                                   _twin=(row["full_name"], tgt, origin), _inst=row.get("_inst"),
+                                   _deps=[]))
+        elif word == "reassoc" and row["full_name"]:
+            self.decls.append(dict(base, full_name=row["full_name"] + "_assoc", origin="reassoc",
+                                   docstring=None, _deps=[]))
+
+    def attribute_command(self, a: int, z: int, h: Header) -> None:
+        t = self.text
+        pos = h.rest
+        if not t.startswith("[", pos):
+            return
+        end = t.find("]", pos)
+        depth = 0
+        for m in _BRACKET.finditer(t, pos, z):
+            depth += 1 if m.group() == "[" else -1
+            if depth == 0:
+                end = m.end()
+                break
+        attrs = [x.strip() for x in split_top(t[pos + 1 : end - 1]) if x.strip()]
+        targets = idents(t[end:z])
+        line = self.line_of(a)
+        for attr in attrs:
+            word = attr.split()[0] if attr.split() else ""
+            if word not in ("to_additive", "to_dual", "reassoc"):
+                continue
+            for target in targets:
+                base = {
+                    "corpus": self.corpus, "kind": "theorem", "signature": "", "type": None,
+                    "docstring": None, "attributes": [attr], "module": self.module, "file": self.file,
+                    "line_start": line, "line_end": self.line_of(max(a, a + len(t[a:z].rstrip()) - 1)),
+                    "is_private": False, "is_protected": False,
+                    "statement_group": _sha(f"{self.corpus}\0{self.file}\0{line}"), "variables": "",
+                }
+                resolve = (target, self.namespace, self.opens())
+                if word == "reassoc":
+                    self.decls.append(dict(base, full_name="", origin="reassoc", _deps=[],
+                                           _twin=("", "", "reassoc"), _resolve=resolve))
+                    continue
+                before = len(self.decls)
+                self.twin_from_attr({"full_name": ""}, base, attr, (pos, end))
+                for r in self.decls[before:]:
+                    r["_resolve"] = resolve
+
+    def opens(self) -> list[str]:
+        return [o for s in self.scopes for o in s.opens] + self.pending_open
+
+    def alias(self, a: int, z: int, h: Header, pos: int) -> None:
+        t = self.text
+        body = t[pos:z]
+        head = body.split(":=")[0]
+        names = idents(head.strip().strip("⟨⟩"))
+        line_start = self.line_of(a)
+        seg_end = a + len(t[a:z].rstrip())
+        target = idents(body.split(":=", 1)[1]) if ":=" in body else []
+        group = _sha(f"{self.corpus}\0{self.file}\0{line_start}")
+        for n in names:
+            if n == "_":
+                continue
+            full = self.full_name(n)
+            self.decls.append({
+                "corpus": self.corpus, "full_name": full, "kind": "alias", "signature": "",
+                "type": None, "docstring": self.doc_before(a), "attributes": h.attrs,
+                "module": self.module, "file": self.file, "line_start": line_start,
+                "line_end": self.line_of(max(a, seg_end - 1)), "is_private": "private" in h.modifiers,
+                "is_protected": "protected" in h.modifiers, "origin": "alias",
+                "statement_group": group, "variables": "", "_deps": target[:1],
+            })
+
+    def used_variables(self, mentioned: set[str], kw: str) -> tuple[str, set[str]]:
+        """The `variable` binders a statement uses: mentioned ones and their dependencies,
+        included ones, instance binders over used variables; minus omitted ones."""
+        binders = [v for s in self.scopes for v in s.variables] + self.pending_vars
+        if not binders:
+            return "", set()
+        included = set().union(*(s.included for s in self.scopes)) | self.pending_include
+        omitted = set().union(*(s.omitted for s in self.scopes)) | self.pending_omit
+        latest: dict[str, int] = {}
+        for i, b in enumerate(binders):
+            for n in b.names:
+                latest[n] = i
+        used: set[str] = {n for n in latest if (n in mentioned or n in included) and n not in omitted}
+        changed = True
+        while changed:
+            changed = False
+            for n in list(used):
+                if n not in latest:
+                    continue
+                for dep in binders[latest[n]].idents:
+                    if dep in latest and dep not in used and dep not in omitted:
+                        used.add(dep)
+                        changed = True
+            for b in binders:
+                if b.bracket == "[":
+                    key = b.names[0] if b.names else "[" + b.type + "]"
+                    vs = {x for x in b.idents if x in latest}
+                    if key not in used and key not in omitted and "[" + b.type + "]" not in omitted and vs <= used and (vs or True):
+                        if b.names:
+                            latest.setdefault(b.names[0], binders.index(b))
+                        used.add(key)
+                        changed = True
+        out = []
+        for i, b in enumerate(binders):
+            if b.bracket == "[" and not b.names:
+                if "[" + b.type + "]" in used:
+                    out.append(format_binder(b))
+                continue
+            keep = tuple(n for n in b.names if n in used and latest.get(n) == i)
+            if keep:
+                out.append(format_binder(b, keep))
+        return " ".join(out), {n for n in used if not n.startswith("[")}
+
+    def instance_hint(self, binders: list[VarBinder], binders_text: str, typ: str) -> dict:
+        """Raw material for Lean's instance-name rule: namespace, opens, binder and type text."""
+        return {
+            "ns": self.namespace,
+            "opens": self.opens(),
+            "binders": [[b.bracket, list(b.names), b.type] for b in binders],
+            "type": typ,
+        }
+
+
+_OTHER_COMMANDS = {
+    "import", "module", "universe", "set_option", "notation", "notation3", "infix", "infixl",
+    "infixr", "prefix", "postfix", "macro", "macro_rules", "syntax", "elab", "elab_rules",
+    "initialize", "builtin_initialize", "deriving", "run_cmd", "assert_not_exists",
+    "assert_not_imported", "library_note", "add_decl_doc", "initialize_simps_projections",
+    "compile_inductive", "suppress_compilation", "unseal", "seal", "export", "declare_syntax_cat",
+    "register_option", "register_simp_attr", "scoped", "local", "attribute", "noncomputable",
+    "lemma", "irreducible_def", "open", "public", "private",
+}
+
+
+def _sha(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def scan_file(text: str, corpus: str, module: str, file: str, budget_s: float = TIME_BUDGET_S):
+    """Declarations, dependency names and errors of one Lean file (raw rows, see module doc)."""
+    return FileScanner(text, corpus, module, file, budget_s).run()
