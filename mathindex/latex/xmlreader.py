@@ -233,6 +233,7 @@ def _read_mediawiki(path: Path, sink: _Sink) -> None:
 _FORMULA_CONTAINERS = {"inline-formula", "disp-formula", "equation", "equationgroup"}
 _SECTIONS = {"sec", "section", "subsection", "subsubsection", "chapter", "part", "paragraph", "appendix"}
 _STATEMENTS = {"theorem", "statement"}
+_NOT_BODY = {"label", "tags", "title", "caption"}
 
 
 def _tex_of(elem: etree._Element) -> str | None:
@@ -292,10 +293,10 @@ class _Walker:
                 tex = _tex_of(node)
                 parts.append(f"${tex.strip()}$" if tex is not None else "".join(node.itertext()))
             else:
-                if node.text and _local(node.tag) not in ("label", "tags"):
+                if node.text:
                     parts.append(node.text)
                 for child in node:
-                    if isinstance(child.tag, str):
+                    if isinstance(child.tag, str) and _local(child.tag) not in _NOT_BODY:
                         walk(child)
                     if child.tail:
                         parts.append(child.tail)
