@@ -266,7 +266,11 @@ def tokenize(src: str) -> list[str]:
         elif g == 2:
             append("\\end{" + m.group(2) + "}")
         elif g == 3:
-            append("\x00t" + " ".join(m.group(3).split()))
+            body = m.group(3)
+            if body.isalpha() and len(body) > 1:  # \text{Supp}: a name, like \mathrm{Supp}
+                append("\x00m" + body)
+            else:  # \text{ for all }: words between formulas
+                append("\x00t" + " ".join(body.split()))
         elif g == 4:
             append("\x00m" + m.group(4).replace(" ", ""))
         elif g == 5:
@@ -373,7 +377,7 @@ class _Parser:
         if self.depth > MAX_DEPTH:
             raise ParseError("nesting too deep")
         t = self.peek()
-        if t is None or t in stops or t in CLOSERS:
+        if t is None or t in stops or t in CLOSERS or t == "," or t == ";":
             self.depth -= 1
             return EMPTY
         self.i += 1
@@ -409,6 +413,10 @@ class _Parser:
                         else "dagger", left)
                 continue
             if t in CLOSERS or t == "&" or t == "\\\\" or t.startswith("\\end{") or t == "|" or t == "\\|":
+                if t == "|" and self.i + 1 < self.n and self.toks[self.i + 1] in ("_", "^"):
+                    self.i += 1
+                    left = ("restrict", left, self.scripts(("#c", "restrict"))[2])
+                    continue
                 if t == "|" and "|" not in stops:
                     # `a | b` used as "divides" / "such that"
                     if _REL <= rbp:
@@ -459,6 +467,9 @@ class _Parser:
                 self.expr(0, frozenset({"]"}))
                 self.expect("]")
             label = self.arg()
+        elif kind != "seq" and self.peek() in ("_", "^"):
+            # an operator with scripts: \otimes_R, \times_S, \to^{f}, \otimes^{\mathbf{L}}
+            label = self.scripts(("#c", "op"))
         if kind == "seq":
             right = self.expr(lbp, stops)
             if left[0] == "seq":
