@@ -21,6 +21,9 @@ DISPLAY_ENVS = frozenset(
 )
 SECTION_LEVELS = {"part": 0, "chapter": 1, "section": 2, "subsection": 3, "subsubsection": 4}
 SLOGAN_ENV = "slogan"
+# A proof belongs to the last statement when at most this many non-blank characters of text (and no
+# section or other statement) separate them; a second proof right after the first is appended.
+MAX_PROOF_GAP = 2000
 
 _TOKEN = re.compile(
     r"\\(?P<be>begin|end)\s*\{(?P<env>[^{}\n]{1,80})\}"
@@ -40,6 +43,7 @@ _PAREN_END = {"\\(": re.compile(r"\\.", re.S), "\\[": re.compile(r"\\.", re.S)}
 _LABEL = re.compile(r"\\label\s*\{[^{}]*\}")
 _GAP_NOISE = re.compile(r"\\(?:noindent|medskip|smallskip|bigskip|par|newline|vskip\s*\S+|vspace\*?\s*\{[^}]*\})|\s")
 _WS = re.compile(r"\s+")
+_BLANK_RUN = re.compile(r"\n[ \t]*(?:\n[ \t]*){2,}")
 
 
 class FileTimeout(RuntimeError):
@@ -295,7 +299,7 @@ class _Scanner:
             target = None
             if self.last_closed is not None:
                 gap = _GAP_NOISE.sub("", text[self.last_closed.end : m.start()])
-                if len(gap) <= 100:
+                if len(gap) <= MAX_PROOF_GAP:
                     target = self.last_closed
             self.stack.append(_Frame(env, m.start(), pos, line, "proof", target))
             return pos
@@ -326,7 +330,6 @@ class _Scanner:
             proof = self.text[frame.content : m.start()].strip()
             frame.stmt.proof = proof if frame.stmt.proof is None else frame.stmt.proof + "\n\n" + proof
             frame.stmt.end = m.end()
-            self.last_closed = None
         return m.end()
 
     def cut_body(self, stmt: _Statement, start: int, stop: int) -> str:
@@ -335,7 +338,7 @@ class _Scanner:
             parts.append(self.text[pos:a])
             pos = b
         parts.append(self.text[pos:stop])
-        return "".join(parts).strip()
+        return _BLANK_RUN.sub("\n\n", "".join(parts)).strip()
 
     def section(self, m: re.Match) -> int:
         level = SECTION_LEVELS[m.group("sec")]
