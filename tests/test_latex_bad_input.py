@@ -75,3 +75,44 @@ def test_time_budget_per_file_is_enforced(tmp_path):
     reasons = [r["reason"] for r in result.errors.to_pylist() if r["file"] == "slow.tex"]
     assert reasons and "time budget" in reasons[0]
     assert result.statements.column("file").to_pylist() == ["ok.tex"]
+
+
+def _hang(path_str: str, rel: str, ctx_index: int):
+    """Stands in for the per-file extractor: hangs on one file, as a pathological input could."""
+    from mathindex.latex import tree
+
+    if rel == "hang.tex":
+        time.sleep(3600)
+    return tree._extract_one_real(path_str, rel, ctx_index)
+
+
+def test_a_hung_worker_is_killed_and_the_rest_goes_on(tmp_path, monkeypatch):
+    import multiprocessing
+
+    from mathindex.latex import tree
+
+    if multiprocessing.get_start_method(allow_none=True) not in (None, "fork"):
+        import pytest
+
+        pytest.skip("needs the fork start method to patch the worker function")
+    for name in ("a.tex", "hang.tex", "z.tex"):
+        (tmp_path / name).write_text(GOOD)
+    monkeypatch.setattr(tree, "_extract_one_real", tree._extract_one, raising=False)
+    monkeypatch.setattr(tree, "_extract_one", _hang)
+    start = time.monotonic()
+    result = tree._run_pool(
+        [(str(tmp_path / n), n, 0) for n in ("a.tex", "hang.tex", "z.tex")],
+        ([tree._merge([])], tree.LabelResolver({}, False, frozenset()), "h", 1.0, 1 << 20),
+        workers=2,
+        hard_s=1.5,
+    )
+    assert time.monotonic() - start < 20
+    assert result[0][0].num_rows == 1 and result[2][0].num_rows == 1
+    assert "hard time limit" in result[1][2].column("reason")[0].as_py()
+
+
+def test_missing_tags_file_is_an_error_row(tmp_path):
+    (tmp_path / "a.tex").write_text(GOOD)
+    result = extract_latex_tree(tmp_path, "t", tmp_path / "no-such-tags", workers=1)
+    assert result.statements.num_rows == 1
+    assert "tags file unreadable" in result.errors.column("reason")[0].as_py()

@@ -179,8 +179,11 @@ def _extract_one(path_str: str, rel: str, ctx_index: int) -> tuple[pa.Table, pa.
     return _tables(result.statements, result.formulas, errs)
 
 
-def _tables(statements: list, formulas: list, errors: list) -> tuple[pa.Table, pa.Table, pa.Table]:
-    return table(statements, LATEX_STATEMENTS), table(formulas, FORMULAS), table(errors, ERRORS)
+def _tables(statements: list, formulas: list | dict, errors: list) -> tuple[pa.Table, pa.Table, pa.Table]:
+    formula_table = (
+        pa.Table.from_pydict(formulas, schema=FORMULAS) if isinstance(formulas, dict) else table(formulas, FORMULAS)
+    )
+    return table(statements, LATEX_STATEMENTS), formula_table, table(errors, ERRORS)
 
 
 def _run_pool(tasks: list[tuple[str, str, int]], init_args: tuple, workers: int, hard_s: float) -> dict[int, tuple]:
@@ -237,7 +240,12 @@ def extract_latex_tree(
     if tags_file is None and (root / "tags" / "tags").is_file():
         tags_file = root / "tags" / "tags"
     errors: list[dict] = []
-    tags = read_tags(tags_file) if tags_file is not None else {}
+    tags: dict[str, str] = {}
+    if tags_file is not None:
+        try:
+            tags = read_tags(Path(tags_file))
+        except OSError as exc:
+            errors.append(error_row(corpus, _rel(Path(tags_file), root), None, STAGE, f"tags file unreadable: {exc}"))
     stems = {p.stem for p in tex_files}
     resolver = LabelResolver(tags=tags, file_prefixed=labels_file_prefixed(tags, stems), stems=frozenset(stems))
     ctx_of, contexts = _contexts(root, tex_files, corpus, max_file_bytes, errors)
