@@ -276,9 +276,10 @@ class FormulaIndex:
                     return out
         return out
 
-    def search_groups(self, query_latex: str, k: int = 10, use_canonical: bool = True
-                      ) -> list[tuple[int, float]]:
-        """(group, score), best first: groups of identical formulas ranked by the full score."""
+    def search_groups(self, query_latex: str, k: int = 10, use_canonical: bool = True,
+                      rescore: bool = True) -> list[tuple[int, float]]:
+        """(group, score), best first: groups of identical formulas ranked by the full score
+        (`rescore=False`: BM25 over path tokens alone, the baseline the re-score is measured by)."""
         text = query_latex.strip().strip("$").strip()
         if not text or self.n_groups == 0:
             return []
@@ -311,6 +312,9 @@ class FormulaIndex:
         if len(cand) == 0:
             return []
         cand = np.sort(cand)
+        if not rescore:
+            order = np.lexsort((cand, -scores[cand]))[:k]
+            return [(int(cand[i]), round(float(scores[cand[i]]), 6)) for i in order]
         best = float(scores[cand].max()) or 1.0
         struct = self._struct(cand, f)
         sym = self._symbol(cand, f)
