@@ -90,7 +90,10 @@ def test_formulas(doc):
     assert [(r["display"], r["role"]) for r in beta] == [("inline", "statement"), ("gather", None)]
 
 
-def test_ids_are_deterministic(doc):
+def test_ids_are_deterministic(doc, monkeypatch):
+    from mathindex.latex import tree
+
+    monkeypatch.setattr(tree, "SERIAL_BELOW_BYTES", 0)  # force the process pool on this small corpus
     again = extract_latex_tree(DOC, "doc", workers=2)
     assert again.statements.equals(doc.statements)
     assert again.formulas.equals(doc.formulas)

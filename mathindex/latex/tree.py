@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import logging
+import multiprocessing
 import os
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +28,7 @@ log = logging.getLogger(__name__)
 
 STAGE = "extract_latex"
 MAX_FILE_BYTES = 16 * 1024 * 1024
+SERIAL_BELOW_BYTES = 1024 * 1024  # smaller corpora are extracted in-process: a pool would cost more
 
 
 @dataclass(frozen=True)
@@ -186,12 +189,21 @@ def _tables(statements: list, formulas: list | dict, errors: list) -> tuple[pa.T
     return table(statements, LATEX_STATEMENTS), formula_table, table(errors, ERRORS)
 
 
+def _mp_context() -> multiprocessing.context.BaseContext:
+    """fork when this process is single-threaded (cheap); forkserver under threads (a Prefect task)."""
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
+
+
 def _run_pool(tasks: list[tuple[str, str, int]], init_args: tuple, workers: int, hard_s: float) -> dict[int, tuple]:
     """Runs every task in a process pool; a task past hard_s (its worker hung) becomes an errors row."""
     results: dict[int, tuple] = {}
     queue = list(range(len(tasks)))
     while queue:
-        pool = cf.ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=init_args)
+        pool = cf.ProcessPoolExecutor(
+            max_workers=workers, mp_context=_mp_context(), initializer=_init_worker, initargs=init_args
+        )
         futures = {pool.submit(_extract_one, *tasks[i]): i for i in queue}
         started: dict[cf.Future, float] = {}
         queue = []
@@ -252,7 +264,8 @@ def extract_latex_tree(
     tasks = [(str(p), _rel(p, root), ctx_of.get(p, 0)) for p in files]
     init_args = (contexts or [_merge([])], resolver, corpus, file_budget_s, max_file_bytes)
     n_workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
-    if n_workers <= 1 or len(tasks) <= 1:
+    total_bytes = sum(p.stat().st_size for p in files)
+    if n_workers <= 1 or len(tasks) <= 1 or total_bytes < SERIAL_BELOW_BYTES:
         _init_worker(*init_args)
         results = {i: _extract_one(*t) for i, t in enumerate(tasks)}
     else:
