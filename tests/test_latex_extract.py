@@ -76,6 +76,7 @@ def test_formulas(doc):
     unit = _by_label(doc)["lemma-unit"]
     eq = by_latex["\\label{equation-unit}\n\\Hom(A, B) = \\Spec R"]
     assert eq["display"] == "equation" and eq["statement_id"] == unit["statement_id"] and eq["role"] == "statement"
+    assert (eq["label"], eq["tag"]) == ("alpha-equation-unit", "T004")
     assert eq["latex_normalised"] == "\\mathop{\\mathrm{Hom}}\\nolimits(A, B) = \\operatorname{Spec} R"
     assert by_latex["\\pair{u} = 1"]["latex_normalised"] == "\\langle x, u \\rangle = 1"
     assert by_latex["\\pair[y]{u} = 0"]["latex_normalised"] == "\\langle y, u \\rangle = 0"

@@ -77,3 +77,15 @@ def test_slogan_and_cross_file_cites(stacks):
     adjoint = by_tag["07RB"]
     assert adjoint["file"] == "categories.tex" and adjoint["section_path"] == ["Adjoint functors"]
     assert adjoint["cites"] == ["0FWV"]
+
+
+def test_tagged_equation_0BQX(stacks):
+    result, _ = stacks
+    rows = [f for f in result.formulas.to_pylist() if f["tag"] == "0BQX"]
+    assert len(rows) == 1
+    (row,) = rows
+    assert (row["file"], row["display"], row["label"]) == ("duality.tex", "equation", "duality-equation-second-order-thickening")
+    assert row["latex_normalised"].startswith("0 \\to \\mathcal{I}/\\mathcal{I}^2 \\to \\mathcal{O}_Y/\\mathcal{I}^2")
+    assert row["role"] == "proof" and row["statement_id"] is not None
+    labelled = [f for f in result.formulas.to_pylist() if f["label"]]
+    assert len(labelled) == 688 and all(f["tag"] for f in labelled)

@@ -43,13 +43,15 @@ _INLINE = re.compile(r"\\.|[{}$]|\n[ \t\r]*\n", re.S)
 _DOLLARS = re.compile(r"\\.|\$\$|\$|\n[ \t\r]*\n", re.S)
 _PAREN_END = {"\\(": re.compile(r"\\.", re.S), "\\[": re.compile(r"\\.", re.S)}
 _LABEL = re.compile(r"\\label\s*\{[^{}]*\}")
+_LABEL_NAME = re.compile(r"\\label\s*\{([^{}]*)\}")
 _GAP_NOISE = re.compile(r"\\(?:noindent|medskip|smallskip|bigskip|par|newline|vskip\s*\S+|vspace\*?\s*\{[^}]*\})|\s")
 _WS = re.compile(r"\s+")
 _BLANK_RUN = re.compile(r"\n[ \t]*(?:\n[ \t]*){2,}")
 
 
 _FORMULA_COLUMNS = (
-    "formula_id", "node_id", "statement_id", "line", "position", "display", "latex", "latex_normalised", "role"
+    "formula_id", "node_id", "statement_id", "line", "position", "display", "latex", "latex_normalised", "role",
+    "label", "tag",
 )
 
 
@@ -202,6 +204,10 @@ class _Scanner:
         normalised = self.normalise(latex, start)
         cols["latex_normalised"].append((_LABEL.sub("", normalised) if "\\label" in normalised else normalised).strip())
         cols["role"].append(role)
+        label = _LABEL_NAME.search(latex) if display != "inline" and "\\label" in latex else None
+        full = self.resolver.full_label(label.group(1).strip(), self.stem) if label else None
+        cols["label"].append(full)
+        cols["tag"].append(self.resolver.tags.get(full) if full else None)
 
     def formula_columns(self) -> dict[str, list]:
         """The FORMULAS columns of this file (constant columns filled in)."""

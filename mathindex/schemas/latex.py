@@ -42,6 +42,8 @@ FORMULAS = pa.schema(
         pa.field("display", pa.string(), nullable=False),  # inline | display | environment name (align*)
         pa.field("latex", pa.string(), nullable=False),  # original text between the delimiters
         pa.field("latex_normalised", pa.string(), nullable=False),  # user macros expanded
-        pa.field("role", pa.string()),  # statement | proof | slogan; null outside statements
+        pa.field("role", pa.string()),  # statement | proof; null outside statements
+        pa.field("label", pa.string()),  # full label of a labelled display formula (\label inside it)
+        pa.field("tag", pa.string()),  # its tag through the tags file
     ]
 )
