@@ -135,3 +135,16 @@ def test_definitions_and_expansion():
     assert defs.theorems == [("conj", "Conjecture", None)] and defs.inputs == ["other"]
     macros = MacroSet({m.name: m for m in defs.macros})
     assert macros.expand("\\pp{\\Z}{2} + \\Zeta") == "\\mathbf{Z}^{2} + \\Zeta"
+
+
+def test_environment_shorthand_macros(tmp_path):
+    (tmp_path / "p.tex").write_text(
+        "\\def\\beq{\\begin{equation}}\\def\\eeq{\\end{equation}}\n"
+        "\\newcommand{\\bthm}{\\begin{theorem}}\\newcommand{\\ethm}{\\end{theorem}}\n"
+        "\\bthm\\label{t} Then \\beq x = 1 \\eeq holds. \\ethm\n"
+    )
+    result = extract_latex_tree(tmp_path, "p", workers=1)
+    assert result.errors.num_rows == 0, result.errors.to_pylist()
+    (row,) = result.statements.to_pylist()
+    assert (row["env"], row["label"], row["line_start"]) == ("theorem", "t", 3)
+    assert [(f["latex"], f["display"]) for f in result.formulas.to_pylist()] == [("x = 1", "equation")]

@@ -46,6 +46,7 @@ _LABEL = re.compile(r"\\label\s*\{[^{}]*\}")
 _LABEL_NAME = re.compile(r"\\label\s*\{([^{}]*)\}")
 _GAP_NOISE = re.compile(r"\\(?:noindent|medskip|smallskip|bigskip|par|newline|vskip\s*\S+|vspace\*?\s*\{[^}]*\})|\s")
 _WS = re.compile(r"\s+")
+_STRUCTURAL_BODY = re.compile(r"\s*(?:\\(?:begin|end)\s*\{[^{}]+\}|\\\[|\\\]|\$\$)\s*")
 _BLANK_RUN = re.compile(r"\n[ \t]*(?:\n[ \t]*){2,}")
 
 
@@ -137,6 +138,17 @@ class TexResult:
 def short_id(*parts: object) -> str:
     """First 16 hex chars of sha256 over the '|'-joined parts."""
     return hashlib.sha256("|".join(str(p) for p in parts).encode()).hexdigest()[:16]
+
+
+def expand_structural(text: str, macros: dict) -> str:
+    """text with argument-less macros that only open or close math or an environment
+    (`\\def\\beq{\\begin{equation}}`) replaced by their body, so the scanner sees the structure."""
+    names = {n: m.body.strip() for n, m in macros.items() if m.nargs == 0 and _STRUCTURAL_BODY.fullmatch(m.body)}
+    if not names:
+        return text
+    alt = "|".join(re.escape(n) for n in sorted(names, key=lambda n: (-len(n), n)))
+    pattern = re.compile(r"(\\(?:[gex]?def|let|(?:re)?newcommand\*?|providecommand\*?)\s*\{?\s*)?\\(" + alt + r")(?![a-zA-Z@])")
+    return pattern.sub(lambda m: m.group(0) if m.group(1) else names[m.group(2)], text)
 
 
 def blank_comment_envs(text: str, envs: frozenset) -> str:
@@ -463,6 +475,7 @@ def extract_tex_text(
     text: str, rel: str, corpus: str, ctx: DocContext, resolver: LabelResolver, budget_s: float = 30.0
 ) -> TexResult:
     """Statements, formulas and (line, reason) errors of one comment-stripped file text."""
+    text = expand_structural(text, ctx.macros)
     text = blank_comment_envs(text, ctx.comment_envs)
     scanner = _Scanner(text, rel, corpus, ctx, resolver, time.monotonic() + budget_s)
     try:

@@ -14,6 +14,7 @@ from lxml import etree
 
 from mathindex.latex.macros import KIND_WORDS, kind_of
 from mathindex.latex.tex import FileTimeout, TexResult, short_id
+from mathindex.latex.texscan import Lines
 
 MAX_XML_BYTES = 256 * 1024 * 1024
 _PROLOG_BYTES = 1024 * 1024
@@ -159,8 +160,10 @@ def _template_spans(text: str) -> list[tuple[int, int, str, str | None, int]]:
 def _wiki_page(sink: _Sink, title: str, text: str, base_line: int) -> None:
     """Statements (theorem-like templates and sections, ProofWiki `Definition:` pages) and formulas of a page."""
 
+    lines = Lines(text)
+
     def line_at(offset: int) -> int:
-        return base_line + text.count("\n", 0, offset)
+        return base_line + lines.line(offset) - 1
 
     headings = [(m.start(), m.end(), len(m.group(1)), m.group(2).strip()) for m in _WIKI_HEADING.finditer(text)]
     blocks: list[dict] = []  # start, end, kind, env, title, proof span
