@@ -41,7 +41,7 @@ _TOKEN = re.compile(
 _INLINE_FAST = re.compile(r"[^$\\\n]*+(?:(?:\\.|\n(?![ \t\r]*\n))[^$\\\n]*+)*+\$", re.S)
 _INLINE = re.compile(r"\\.|[{}$]|\n[ \t\r]*\n", re.S)
 _DOLLARS = re.compile(r"\\.|\$\$|\$|\n[ \t\r]*\n", re.S)
-_PAREN_END = {"\\(": re.compile(r"\\.", re.S), "\\[": re.compile(r"\\.", re.S)}
+_ESCAPE = re.compile(r"\\.", re.S)
 _LABEL = re.compile(r"\\label\s*\{[^{}]*\}")
 _LABEL_NAME = re.compile(r"\\label\s*\{([^{}]*)\}")
 _GAP_NOISE = re.compile(r"\\(?:noindent|medskip|smallskip|bigskip|par|newline|vskip\s*\S+|vspace\*?\s*\{[^}]*\})|\s")
@@ -265,7 +265,7 @@ class _Scanner:
 
     def bracket_math(self, start: int, opener: str) -> int:
         closer = "\\)" if opener == "\\(" else "\\]"
-        for m in _PAREN_END["\\("].finditer(self.text, start + 2, start + 200_000):
+        for m in _ESCAPE.finditer(self.text, start + 2, start + 200_000):
             tok = m.group(0)
             if tok == closer:
                 self.add_formula(start, self.text[start + 2 : m.start()], "inline" if opener == "\\(" else "display")
