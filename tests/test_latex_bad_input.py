@@ -116,3 +116,11 @@ def test_missing_tags_file_is_an_error_row(tmp_path):
     result = extract_latex_tree(tmp_path, "t", tmp_path / "no-such-tags", workers=1)
     assert result.statements.num_rows == 1
     assert "tags file unreadable" in result.errors.column("reason")[0].as_py()
+
+
+def test_errors_per_file_are_capped(tmp_path):
+    (tmp_path / "many.tex").write_text("\\begin{equation} a\n" * 1000 + GOOD)
+    result = extract_latex_tree(tmp_path, "m", workers=1)
+    reasons = result.errors.column("reason").to_pylist()
+    assert len(reasons) == 201 and reasons[-1] == "800 further errors in this file not listed"
+    assert result.statements.num_rows == 1

@@ -7,6 +7,7 @@ with simple user macros expanded, under hard limits on passes and output length.
 from __future__ import annotations
 
 import re
+import time
 import unicodedata
 from dataclasses import dataclass, field
 
@@ -218,13 +219,20 @@ def parse_definition(text: str, pos: int, cmd: str, star: str, defs: FileDefs) -
     return pos
 
 
-def scan_definitions(text: str) -> FileDefs:
-    """All definitions in one comment-stripped text; malformed ones become (offset, reason) errors."""
+def scan_definitions(text: str, budget_s: float = 30.0) -> FileDefs:
+    """All definitions in one comment-stripped text; malformed ones become (offset, reason) errors.
+    Past budget_s the scan stops with an error (definitions found so far are kept)."""
     defs = FileDefs()
     pos = 0
+    deadline = time.monotonic() + budget_s
+    count = 0
     while True:
         m = DEF_COMMAND.search(text, pos)
         if m is None:
+            return defs
+        count += 1
+        if count % 64 == 0 and time.monotonic() > deadline:
+            defs.errors.append((m.start(), f"definition scan stopped: time budget {budget_s:g} s exceeded"))
             return defs
         try:
             pos = parse_definition(text, m.end(), m.group(1), m.group(2), defs)

@@ -180,6 +180,7 @@ class _Scanner:
         self.errors: list[tuple[int | None, str]] = []
         self.last_closed: _Statement | None = None
         self.ticks = 0
+        self.no_end: dict[str, int] = {}  # env -> offset after which no \end{env} exists
 
     # -- helpers -------------------------------------------------------------------------------
     def error(self, offset: int | None, reason: str) -> None:
@@ -275,19 +276,27 @@ class _Scanner:
         self.error(start, f"math `{opener}` never closed by `{closer}`")
         return start + 2
 
+    def find_end(self, env: str, pos: int) -> re.Match | None:
+        """The next `\\end{env}` after pos; remembers a miss, so unclosed envs cost one scan each."""
+        if self.no_end.get(env, len(self.text) + 1) <= pos:
+            return None
+        found = re.compile(r"\\end\s*\{" + re.escape(env) + r"\}").search(self.text, pos)
+        if found is None:
+            self.no_end[env] = min(pos, self.no_end.get(env, pos))
+        return found
+
     # -- environments --------------------------------------------------------------------------
     def begin(self, m: re.Match, env: str) -> int:
         text = self.text
         if env in DISPLAY_ENVS:
-            close = re.compile(r"\\end\s*\{" + re.escape(env) + r"\}")
-            e = close.search(text, m.end())
+            e = self.find_end(env, m.end())
             if e is None:
                 self.error(m.start(), f"environment {env} never ends")
                 return m.end()
             self.add_formula(m.start(), text[m.end() : e.start()], env)
             return e.end()
         if env == SLOGAN_ENV:
-            e = re.compile(r"\\end\s*\{slogan\}").search(text, m.end())
+            e = self.find_end(SLOGAN_ENV, m.end())
             if e is None:
                 self.error(m.start(), "environment slogan never ends")
                 return m.end()

@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 
 STAGE = "extract_latex"
 MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_ERRORS_PER_FILE = 200  # past this, one summary row says how many more there were
 SERIAL_BELOW_BYTES = 1024 * 1024  # smaller corpora are extracted in-process: a pool would cost more
 
 
@@ -81,12 +82,12 @@ def _resolve_input(name: str, including: Path, root: Path) -> Path | None:
     return None
 
 
-def _scan_file_defs(path: Path, max_bytes: int) -> FileDefs:
-    return scan_definitions(strip_comments(_read_text(path, max_bytes)))
+def _scan_file_defs(path: Path, max_bytes: int, budget_s: float) -> FileDefs:
+    return scan_definitions(strip_comments(_read_text(path, max_bytes)), budget_s)
 
 
 def _contexts(
-    root: Path, files: list[Path], corpus: str, max_bytes: int, errors: list[dict]
+    root: Path, files: list[Path], corpus: str, max_bytes: int, budget_s: float, errors: list[dict]
 ) -> tuple[dict[Path, int], list[DocContext]]:
     """Document groups (connected by \\input) of the .tex files: (file -> context index, contexts)."""
     defs: dict[Path, FileDefs] = {}
@@ -106,7 +107,7 @@ def _contexts(
             continue
         seen.add(path)
         try:
-            defs[path] = _scan_file_defs(path, max_bytes)
+            defs[path] = _scan_file_defs(path, max_bytes, budget_s)
         except (OSError, ValueError) as exc:
             defs[path] = FileDefs()
             if path not in files:
@@ -178,7 +179,10 @@ def _extract_one(path_str: str, rel: str, ctx_index: int) -> tuple[pa.Table, pa.
             result = extract_tex_text(text, rel, corpus, ctx, _WORKER["resolver"], _WORKER["budget_s"])
     except (OSError, ValueError, RecursionError, MemoryError) as exc:
         return _tables([], [], [error_row(corpus, rel, None, STAGE, str(exc))])
-    errs = [error_row(corpus, rel, line, STAGE, reason) for line, reason in result.errors]
+    errs = [error_row(corpus, rel, line, STAGE, reason) for line, reason in result.errors[:MAX_ERRORS_PER_FILE]]
+    if len(result.errors) > MAX_ERRORS_PER_FILE:
+        extra = len(result.errors) - MAX_ERRORS_PER_FILE
+        errs.append(error_row(corpus, rel, None, STAGE, f"{extra} further errors in this file not listed"))
     return _tables(result.statements, result.formulas, errs)
 
 
@@ -260,7 +264,7 @@ def extract_latex_tree(
             errors.append(error_row(corpus, _rel(Path(tags_file), root), None, STAGE, f"tags file unreadable: {exc}"))
     stems = {p.stem for p in tex_files}
     resolver = LabelResolver(tags=tags, file_prefixed=labels_file_prefixed(tags, stems), stems=frozenset(stems))
-    ctx_of, contexts = _contexts(root, tex_files, corpus, max_file_bytes, errors)
+    ctx_of, contexts = _contexts(root, tex_files, corpus, max_file_bytes, file_budget_s, errors)
     tasks = [(str(p), _rel(p, root), ctx_of.get(p, 0)) for p in files]
     init_args = (contexts or [_merge([])], resolver, corpus, file_budget_s, max_file_bytes)
     n_workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
