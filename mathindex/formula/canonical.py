@@ -33,9 +33,10 @@ def to_spec(tree: tuple) -> tuple | None:
     """A SymPy-buildable spec of `tree`, or None when the tree does not convert (cheap)."""
     try:
         count = [0]
-        return _spec(tree, {}, count)
+        spec = _spec(tree, {}, count)
     except Unsupported:
         return None
+    return None if spec[0] in ("s", "n") else spec  # a lone symbol has nothing to normalise
 
 
 def _spec(node: tuple, bound: dict[str, str], count: list[int]) -> tuple:

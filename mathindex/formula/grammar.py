@@ -36,7 +36,7 @@ _TOKEN_RE = re.compile(
     r"\\begin\s*\{([A-Za-z*]+)\}"  # 1 env name
     r"|\\end\s*\{([A-Za-z*]+)\}"  # 2
     rf"|\\(?:{_TEXT_CMDS})\s*\{{([^{{}}]*)\}}"  # 3 text
-    r"|\\(?:mathrm|operatorname\*?|mathop|mathit|mathsf|mathtt|rm|it)\s*\{\s*([A-Za-z][A-Za-z ]*?)\s*\}"  # 4 named
+    r"|\\(?:mathrm|operatorname\*?|mathop|mathit|mathsf|mathtt|rm|it)\s*\{(?!\s*\\[A-Za-z])([^{}$^_]*)\}"  # 4 named
     r"|\\(?:label|tag\*?|hspace\*?|vspace\*?|phantom|hphantom|vphantom|color|eqref|ref|cite)\s*\{[^{}]*\}"
     r"|\\(?:mathbb|Bbb|mathbbm)\s*\{?\s*([A-Za-z0-9])\s*\}?"  # 5 blackboard
     r"|\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|Biggl|Biggr|big|Big|bigg|Bigg|middle)(?![A-Za-z])\s*(\.)?"  # 6 sizer
@@ -158,6 +158,40 @@ FONTS = frozenset(
     r"\boxed \mathpzc \EuScript \cal \bf \frak \scr \rm \it \sf \tt \pmb \mathring \mathsfit "
     r"\underbrace \overbrace \textup \mathopen \mathclose \mathpunct \mathinner \hbox \fbox".split()
 )
+# look-alike fonts share a class: a variable's font class is kept in its name ("cal:F") and in
+# its anonymised path label ("Vcal"), so \mathcal{F} and \mathscr{F} agree and F differs
+FONT_CLASS = {
+    "\\mathcal": "cal", "\\mathscr": "cal", "\\cal": "cal", "\\scr": "cal", "\\EuScript": "cal",
+    "\\mathpzc": "cal", "\\mathbf": "bf", "\\boldsymbol": "bf", "\\bm": "bf", "\\bf": "bf",
+    "\\pmb": "bf", "\\mathbold": "bf", "\\textbf": "bf", "\\mathfrak": "frak", "\\frak": "frak",
+    "\\mathsf": "sf", "\\sf": "sf", "\\mathsfit": "sf", "\\mathtt": "tt", "\\tt": "tt",
+}
+
+
+def with_font(node: tuple, cls: str) -> tuple:
+    """`node` with its plain variables put in font class `cls` (iterative; constants unchanged)."""
+    if node[0] == "#v":
+        return node if ":" in node[1] else ("#v", cls + ":" + node[1])
+    if node[0][0] == "#":
+        return node
+    results: list = []
+    stack: list = [(node, False)]
+    while stack:
+        n, done = stack.pop()
+        if n[0][0] == "#":
+            results.append(("#v", cls + ":" + n[1]) if n[0] == "#v" and ":" not in n[1] else n)
+            continue
+        if done:
+            k = len(n) - 1
+            kids = results[len(results) - k:]
+            del results[len(results) - k:]
+            results.append((n[0], *kids))
+            continue
+        stack.append((n, True))
+        stack.extend((c, False) for c in reversed(n[1:]))
+    return results[0]
+
+
 # infix tokens: token -> (left binding power, op, kind); kind: "l" left, "r" right, "rel", "seq"
 _REL = 10
 INFIX: dict[str, tuple[int, str, str]] = {}
@@ -267,12 +301,16 @@ def tokenize(src: str) -> list[str]:
             append("\\end{" + m.group(2) + "}")
         elif g == 3:
             body = m.group(3)
-            if body.isalpha() and len(body) > 1:  # \text{Supp}: a name, like \mathrm{Supp}
+            if body.isalpha():  # \text{Supp}, \text{d}: a name, like \mathrm{Supp}
                 append("\x00m" + body)
             else:  # \text{ for all }: words between formulas
                 append("\x00t" + " ".join(body.split()))
         elif g == 4:
-            append("\x00m" + m.group(4).replace(" ", ""))
+            body = m.group(4)
+            if not body.isalpha():  # \mathrm{ for all }, \mathit{Finite-}: words, like \text
+                append("\x00t" + " ".join(body.split()))
+            else:
+                append("\x00m" + body)
         elif g == 5:
             append("\\" + m.group(5) if len(m.group(5)) == 1 else m.group(5))
             out[-1] = "\x00b" + m.group(5)
@@ -606,9 +644,8 @@ class _Parser:
             node = (ACCENTS[t], self.arg())
         elif t in FONTS:
             a = self.arg()
-            if t in ("\\mathrm", "\\operatorname", "\\operatorname*", "\\mathop") and a[0] == "#v":
-                a = ("#c", a[1])
-            node = a
+            cls = FONT_CLASS.get(t, "")
+            node = with_font(a, cls) if cls else a
         elif t in ("\\overset", "\\underset", "\\stackrel"):
             over = self.arg()
             base = self.arg()

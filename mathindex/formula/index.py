@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from mathindex.formula import canonical as canon
 from mathindex.formula.api import analyse, looks_like_lean
-from mathindex.formula.grammar import COMMUTATIVE, from_json
+from mathindex.formula.grammar import COMMUTATIVE, from_json, tree_json
 from mathindex.formula.paths import path_tokens, symbols
 
 log = logging.getLogger(__name__)
@@ -31,7 +31,7 @@ FORMAT = "mathindex-formula-index/1"
 K1, B = 1.2, 0.75
 CANDIDATES = 300
 MAX_HASHED_NODES = 400
-W_BM25, W_STRUCT, W_SYMBOL, W_CANON = 1.0, 2.0, 0.6, 10.0
+W_BM25, W_STRUCT, W_SYMBOL, W_EXACT, W_CANON = 1.0, 2.0, 0.6, 1.0, 10.0
 QUERY_CANON_BUDGET_S = 0.5
 
 GROUPS_SCHEMA = pa.schema([
@@ -65,7 +65,8 @@ def subtree_keys(tree: tuple) -> tuple[list[int], list[int]]:
         tag = node[0]
         if tag[0] == "#":
             if tag == "#v":
-                results.append(("V", 1, (node[1],)))
+                name = node[1]
+                results.append(("V" + name[: name.index(":")] if ":" in name else "V", 1, (name,)))
             elif tag == "#e":
                 results.append(("_", 1, ()))
             else:
@@ -148,6 +149,7 @@ class FormulaIndex:
         self.hash_ptr, self.hash_val, self.hash_size = load("hash_ptr"), load("hash_val"), load("hash_size")
         self.sym_ptr, self.sym_val = load("sym_ptr"), load("sym_val")
         self.group_size = load("group_size")
+        self.exact = load("exact")
         vocab = pq.read_table(d / "vocab.parquet").column("token").to_pylist()
         self.vocab = {t: i for i, t in enumerate(vocab)}
         groups = pq.read_table(d / "groups.parquet", columns=["members"])
@@ -177,6 +179,7 @@ class FormulaIndex:
         hash_ptr, hash_val, hash_size = array("q", [0]), array("q"), array("i")
         sym_ptr, sym_val = array("q", [0]), array("q")
         group_size = array("i")
+        exact = array("q")
         canon_rows: list[tuple[str, int]] = []
         for batch in t.to_batches(max_chunksize=20_000):
             ids = batch.column("formula_id").to_pylist()
@@ -213,6 +216,7 @@ class FormulaIndex:
                 sym_val.extend(f.symbols)
                 sym_ptr.append(len(sym_val))
                 group_size.append(f.size)
+                exact.append(h64(ts))
                 if can:
                     canon_rows.append((can, g))
         del group_of
@@ -237,6 +241,7 @@ class FormulaIndex:
             "sym_ptr": np.frombuffer(sym_ptr, dtype=np.int64),
             "sym_val": np.frombuffer(sym_val, dtype=np.int64) if sym_val else np.zeros(0, np.int64),
             "group_size": np.frombuffer(group_size, dtype=np.int32) if group_size else np.zeros(0, np.int32),
+            "exact": np.frombuffer(exact, dtype=np.int64) if exact else np.zeros(0, np.int64),
         }
         for name, arr in arrays.items():
             _atomic_npy(out / f"{name}.npy", arr)
@@ -253,7 +258,8 @@ class FormulaIndex:
             schema=CANON_SCHEMA))
         meta = {"format": FORMAT, "formulas": t.num_rows, "groups": n, "tokens": len(vocab),
                 "postings": int(len(docs)), "k1": K1, "b": B,
-                "weights": {"bm25": W_BM25, "struct": W_STRUCT, "symbol": W_SYMBOL, "canonical": W_CANON}}
+                "weights": {"bm25": W_BM25, "struct": W_STRUCT, "symbol": W_SYMBOL, "exact": W_EXACT,
+                            "canonical": W_CANON}}
         tmp = out / "meta.json.tmp"
         tmp.write_text(json.dumps(meta, sort_keys=True, indent=1) + "\n", encoding="utf-8")
         os.replace(tmp, out / "meta.json")
@@ -319,6 +325,8 @@ class FormulaIndex:
         struct = self._struct(cand, f)
         sym = self._symbol(cand, f)
         total = W_BM25 * scores[cand] / best + W_STRUCT * struct + W_SYMBOL * sym
+        qexact = h64(json.dumps(tree_json(tree), ensure_ascii=False, separators=(",", ":")))
+        total = total + W_EXACT * (self.exact[cand] == qexact).astype(np.float32)
         if canon_groups:
             total = total + W_CANON * np.isin(cand, np.asarray(canon_groups)).astype(np.float32)
         order = np.lexsort((cand, -total))[:k]

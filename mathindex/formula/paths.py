@@ -13,7 +13,8 @@ def leaf_label(node: tuple) -> str | None:
     """The path label of a leaf: V for a variable, constants and numbers kept; None for empty."""
     tag = node[0]
     if tag == "#v":
-        return "V"
+        name = node[1]
+        return "V" + name[: name.index(":")] if ":" in name else "V"
     if tag == "#n":
         return "N" + node[1]
     if tag == "#c":
