@@ -15,7 +15,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
-from mathindex.lean import instances, names
 from mathindex.lean.scanner import STAGE, scan_file
 from mathindex.schemas.common import ERRORS, error_row
 from mathindex.schemas.lean import DECLARATIONS, DEPENDENCIES
@@ -154,17 +153,23 @@ def _save_cache(cache_dir: Path, version: str, shas: dict[str, str], raw: pa.Tab
     _write_table(d / "files.arrow", files)  # last: a cache is valid only once this exists
 
 
-def extract_raw(root: Path, corpus: str, cache_dir: Path | None = None, workers: int = 2) -> tuple[pa.Table, pa.Table]:
-    """Raw per-file rows (RAW schema) and errors for every `*.lean` under root, using the cache."""
-    root = Path(root)
-    tree = _scan_tree(root)
-    version = code_version() + hashlib.sha256(corpus.encode()).hexdigest()[:8]
+def file_hashes(root: Path) -> tuple[list[tuple[str, Path]], dict[str, str]]:
+    """Every `*.lean` file under root (sorted relative paths) and its content sha256."""
+    tree = _scan_tree(Path(root))
     shas: dict[str, str] = {}
     for rel, p in tree:
         try:
             shas[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
         except OSError:
             shas[rel] = ""
+    return tree, shas
+
+
+def extract_raw(root: Path, corpus: str, cache_dir: Path | None = None, workers: int = 2,
+                hashed: tuple[list[tuple[str, Path]], dict[str, str]] | None = None) -> tuple[pa.Table, pa.Table]:
+    """Raw per-file rows (RAW schema) and errors for every `*.lean` under root, using the cache."""
+    tree, shas = hashed or file_hashes(root)
+    version = _version(corpus)
     cached = _load_cache(cache_dir, version) if cache_dir else None
     keep: set[str] = set()
     parts_raw: list[pa.Table] = []
@@ -197,17 +202,57 @@ def extract_raw(root: Path, corpus: str, cache_dir: Path | None = None, workers:
     return raw, errs
 
 
+def _version(corpus: str) -> str:
+    return code_version() + hashlib.sha256(corpus.encode()).hexdigest()[:8]
+
+
+def _tree_key(corpus: str, shas: dict[str, str]) -> str:
+    h = hashlib.sha256(_version(corpus).encode())
+    for rel in sorted(shas):
+        h.update(f"{rel}\0{shas[rel]}\n".encode())
+    return h.hexdigest()[:24]
+
+
+def _read(path: Path) -> pa.Table:
+    return ipc.open_file(pa.memory_map(str(path))).read_all()
+
+
 def extract_lean_tree(root: Path, corpus: str, cache_dir: Path | None = None) -> LeanExtraction:
-    """Declarations, dependency edges and errors of every `*.lean` file under `root` (sorted)."""
+    """Declarations, dependency edges and errors of every `*.lean` file under `root` (sorted).
+    With `cache_dir`, per-file rows are reused by content hash, and a tree whose files all
+    match a previous run reuses that run's tables."""
     from mathindex.lean.finalise import finalise
 
-    raw, errs = extract_raw(Path(root), corpus, cache_dir)
+    hashed = file_hashes(Path(root))
+    final_dir = Path(cache_dir) / f"lean-final-{_tree_key(corpus, hashed[1])}" if cache_dir else None
+    if final_dir is not None and (final_dir / "done").exists():
+        try:
+            decls = _read(final_dir / "declarations.arrow")
+            deps = _read(final_dir / "dependencies.arrow")
+            errs = _read(final_dir / "errors.arrow")
+            if decls.schema == DECLARATIONS and deps.schema == DEPENDENCIES and errs.schema == ERRORS:
+                return LeanExtraction(decls, deps, errs)
+        except (OSError, pa.ArrowInvalid):
+            log.warning("unreadable final cache %s; extracting again", final_dir)
+    raw, errs = extract_raw(Path(root), corpus, cache_dir, hashed=hashed)
     decls, deps, more_errs = finalise(raw, corpus)
+    del raw
     if more_errs.num_rows:
         errs = pa.concat_tables([errs, more_errs]).sort_by(
             [("file", "ascending"), ("line", "ascending"), ("reason", "ascending")]
         )
+    if final_dir is not None:
+        for old in Path(cache_dir).glob("lean-final-*"):
+            if old != final_dir and (old / "done").exists():
+                for f in old.iterdir():
+                    f.unlink()
+                old.rmdir()
+        final_dir.mkdir(parents=True, exist_ok=True)
+        _write_table(final_dir / "declarations.arrow", decls)
+        _write_table(final_dir / "dependencies.arrow", deps)
+        _write_table(final_dir / "errors.arrow", errs)
+        (final_dir / "done").write_text("ok\n")
     return LeanExtraction(decls, deps, errs)
 
 
-__all__ = ["LeanExtraction", "extract_lean_tree", "extract_raw", "extract_file", "module_name", "names", "instances"]
+__all__ = ["LeanExtraction", "extract_lean_tree", "extract_raw", "extract_file", "module_name"]

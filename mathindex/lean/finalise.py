@@ -65,9 +65,13 @@ def finalise(raw: pa.Table, corpus: str) -> tuple[pa.Table, pa.Table, pa.Table]:
     instance_of_group: dict[tuple[str, str], str] = {}
     taken: set[str] = set(exists_set)
     for i, h in enumerate(inst_json):
-        if h is None or origins[i] != "instance_name":
+        if h is None or origins[i] not in ("instance_name", "deriving"):
             continue
         hint = json.loads(h)
+        if "resolve_type" in hint:  # `deriving instance C for T`: T as written, resolve it now
+            tname, tns, topens = hint.pop("resolve_type")
+            cls = hint["type"].split(" ", 1)[0]
+            hint["type"] = f"{cls} _root_.{resolve(tname, tns, topens, lookup.exists) or tname}"
         try:
             base = instance_name(hint, modules[i], lookup)
         except (ValueError, IndexError, KeyError, RecursionError) as exc:
@@ -92,7 +96,8 @@ def finalise(raw: pa.Table, corpus: str) -> tuple[pa.Table, pa.Table, pa.Table]:
         src = srcs[i] or None
         if resolves[i]:
             name, ns, opens = json.loads(resolves[i])
-            src = resolve(name, ns, opens, lookup.exists)
+            # a name the corpus does not declare comes from outside (Lean core): take it as written
+            src = resolve(name, ns, opens, lookup.exists) or name.removeprefix("_root_.")
         elif not src:
             src = instance_of_group.get((files[i], groups[i]))
         src_of[i] = src
@@ -124,7 +129,7 @@ def finalise(raw: pa.Table, corpus: str) -> tuple[pa.Table, pa.Table, pa.Table]:
     flat = pc.list_flatten(deps_list)
     parents = pc.list_parent_indices(deps_list)
     src_names = pc.take(table["full_name"], parents)
-    resolved = pc.is_in(flat, value_set=pa.array(sorted(exists_set), pa.string()))
+    resolved = pc.is_in(flat, value_set=pa.array(list(exists_set), pa.string()))
     deps = pa.table(
         {
             "corpus": pa.array([corpus] * len(flat), pa.string()),

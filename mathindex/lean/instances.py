@@ -4,7 +4,7 @@ Follows `Lean.Elab.Command.NameGen.mkBaseNameWithSuffix`: "inst" + the words of 
 (each constant's last name component, capitalised; sorts as Type/Prop/Sort; arrows as Forall) +
 "Of" + words for each binder the type does not depend on; every constant (and every constant that
 is a prefix of the current namespace) is mentioned once. A module suffix is added when no
-mentioned constant is from the current module (`_mathlib` when one is from the same project).
+mentioned constant is from the current project (Lean ≥ 4.2x: `_<project>`, e.g. `_mathlib`).
 Without an elaborator, which binders the type depends on is a heuristic (see `_dependent`).
 """
 
@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mathindex.lean.scanner import KEYWORDS, NAME, _LOCALISH, split_top
+from mathindex.lean.scanner import KEYWORDS, NAME, _LOCALISH, _matching, split_top
 
 # notation -> constants it elaborates to (in visiting order), and whether it needs instances
 _NOTATION: dict[str, tuple[tuple[str, ...], bool]] = {
@@ -99,40 +99,100 @@ class _Namer:
         last = last.strip("«»")
         return last[:1].upper() + last[1:]
 
-    def words(self, text: str) -> str:
-        """Name words of a type expression, in order; arrows (top level) become Forall."""
+    def words(self, text: str, omit_top: bool = False) -> str:
+        """Name words of a type expression in visiting order: arrows become Forall, binder
+        constructs (∀, fun) contribute their body, bracketed groups are visited in place.
+        `omit_top`: leading foralls whose domain gives no word are dropped (binder types)."""
+        text = text.strip()
+        m = _BINDER_HEAD.match(text)
+        if m:
+            body_at = _binder_body(text, m.end())
+            if body_at is not None:
+                self.locals.update(_binder_names(text[m.end():body_at[0]]))
+                rest = self.words(text[body_at[1]:], omit_top)
+                return ("Forall" + rest) if m.group(1) in ("∀", "Π") and not omit_top else rest
         arrows = split_top(text.replace("→", "\x00"), "\x00") if "→" in text else [text]
         if len(arrows) > 1:
             out = ""
             for part in arrows[:-1]:
-                out += "Forall" + self.words(part)
+                p = part.strip()
+                if p.startswith("(") and ":" in p and p.endswith(")"):  # (x : T) → ...: dependent
+                    self.locals.update(_binder_names(p[1:-1].split(":")[0]))
+                    w = ""
+                else:
+                    w = self.words(part)
+                if omit_top and not w:
+                    continue
+                omit_top = False
+                out += "Forall" + w
             return out + self.words(arrows[-1])
-        out = []
-        for m in _TOKEN.finditer(text):
+        out: list[str] = []
+        pos = 0
+        while True:
+            m = _TOKEN_OR_PAREN.search(text, pos)
+            if m is None:
+                break
             tok = m.group()
-            if tok in _NOTATION:
-                for c in _NOTATION[tok][0]:
-                    out.append(self.word(c, c.split(".")[-1]))
-            elif tok.rstrip("*") in _SORTS:
-                s = _SORTS[tok.rstrip("*")]
-                out.append("" if s in self.seen else s)
-                self.seen.add(s)
-            elif tok.isdigit():
-                out.append(self.word("OfNat.ofNat", "OfNat"))
-            elif tok in KEYWORDS or tok in self.locals:
+            pos = m.end()
+            if tok == "(":
+                end = _matching(text, m.start())
+                if end < 0:
+                    continue
+                out.append(self.words(text[m.end():end]))
+                pos = end + 1
                 continue
-            else:
-                head = tok.split(".")[0]
-                if head in self.locals or (_LOCALISH.match(head) and "." in tok):
-                    if "." in tok:  # x.foo: a projection or dot-call on a local
-                        last = tok.split(".")[-1]
-                        out.append(self.word("." + last, last))
-                    continue
-                if _LOCALISH.match(tok):
-                    continue
-                key, last = self.const_key(tok)
-                out.append(self.word(key, last))
+            if tok == ")":
+                continue
+            out.append(self.token_word(tok))
         return "".join(out)
+
+    def token_word(self, tok: str) -> str:
+        if tok in _NOTATION:
+            return "".join(self.word(c, c.split(".")[-1]) for c in _NOTATION[tok][0])
+        if tok.rstrip("*") in _SORTS:
+            s = _SORTS[tok.rstrip("*")]
+            seen = s in self.seen
+            self.seen.add(s)
+            return "" if seen else s
+        if tok.isdigit():
+            return self.word("OfNat.ofNat", "OfNat")
+        if tok in KEYWORDS or tok in self.locals:
+            return ""
+        head = tok.split(".")[0]
+        if head in self.locals or (_LOCALISH.match(head) and "." in tok):
+            last = tok.split(".")[-1]  # x.foo: a projection or dot-call on a local
+            return self.word("." + last, last) if "." in tok else ""
+        if _LOCALISH.match(tok):
+            return ""
+        key, last = self.const_key(tok)
+        return self.word(key, last)
+
+
+_BINDER_HEAD = re.compile(r"(∀|Π|fun|λ)\s+")
+_TOKEN_OR_PAREN = re.compile(r"[()]|" + _TOKEN.pattern)
+
+
+def _binder_body(text: str, start: int) -> tuple[int, int] | None:
+    """(end of binders, start of body) of `∀ x y, body` or `fun x => body`; None if not found."""
+    depth = 0
+    for i in range(start, len(text)):
+        ch = text[i]
+        if ch in "([{⦃⟨":
+            depth += 1
+        elif ch in ")]}⦄⟩":
+            depth -= 1
+        elif depth == 0:
+            if ch == ",":
+                return i, i + 1
+            if ch == "↦":
+                return i, i + 1
+            if text.startswith("=>", i):
+                return i, i + 2
+    return None
+
+
+def _binder_names(text: str) -> set[str]:
+    return {w.strip("()[]{}⦃⦄") for w in re.split(r"[\s:]+", text.split(":")[0]) if w.strip("()[]{}⦃⦄")}
 
 
 def _needs(text: str, namer: _Namer) -> bool:
@@ -188,17 +248,15 @@ def instance_name(hint: dict, module: str, lookup: Lookup) -> str:
         bracket, names, btype = binders[i]
         if not btype or _dependent(i, binders, typ, namer):
             continue
-        w = namer.words(btype)
+        w = namer.words(btype, omit_top=True)
         if w:
             ofs.append("Of" + w)
     name = "inst" + concl + "".join(reversed(ofs))
     project = module.split(".")[0]
     mods = [lookup.module_of(c) for c in namer.consts]
-    if any(m == module for m in mods):
-        return name
     if any(m is not None and m.split(".")[0] == project for m in mods):
-        return name + "_" + _decap(project)
-    return name + "".join("_" + _decap(p) for p in module.split("."))
+        return name  # mentions a constant of this project (or module): no suffix
+    return name + "_" + _decap(project)
 
 
 def _decap(s: str) -> str:

@@ -6,6 +6,8 @@ case changes, translate word by word, then fix known abbreviations), with short 
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 
 def _table(spec: str) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
@@ -145,6 +147,9 @@ def _apply_words(parts: list[str], words: dict[str, list[str]]) -> list[str]:
 
 
 def _fix_abbreviations(parts: list[str], abbrev: dict[str, str]) -> str:
+    joined = "".join(parts).lower()
+    if not any(k in joined for k in _lower_keys(id(abbrev), abbrev)):
+        return "".join(parts)  # no abbreviation can match: the common case, answered fast
     out: list[str] = []
     pending = list(parts)
     acc: list[str] = []
@@ -167,6 +172,15 @@ def _fix_abbreviations(parts: list[str], abbrev: dict[str, str]) -> str:
     return "".join(out)
 
 
+_KEYS: dict[int, tuple[str, ...]] = {}
+
+
+def _lower_keys(key: int, abbrev: dict[str, str]) -> tuple[str, ...]:
+    if key not in _KEYS:
+        _KEYS[key] = tuple(k.lower() for k in abbrev)
+    return _KEYS[key]
+
+
 def guess_name(component: str, words: dict[str, list[str]], abbrev: dict[str, str]) -> str:
     """Translate one name component (e.g. `mul_one` -> `add_zero`), keeping `'` separators."""
     return "'".join(
@@ -175,11 +189,13 @@ def guess_name(component: str, words: dict[str, list[str]], abbrev: dict[str, st
     )
 
 
+@lru_cache(maxsize=1 << 17)
 def additive_name(component: str) -> str:
     """`@[to_additive]`'s guess for one name component."""
     return guess_name(component, ADDITIVE_WORDS, ADDITIVE_ABBREVIATIONS)
 
 
+@lru_cache(maxsize=1 << 17)
 def dual_name(component: str) -> str:
     """`@[to_dual]`'s guess for one name component."""
     return guess_name(component, DUAL_WORDS, DUAL_ABBREVIATIONS)

@@ -23,7 +23,7 @@ _NAME_U = re.compile(NAME.pattern + r"(?:\.\{[^}\n]*\})?")
 _CMD_START = re.compile(r"^(?:@\[|[A-Za-z_#])", re.M)
 _WS = re.compile(r"\s*")
 _MODIFIER = re.compile(
-    r"(private|protected|noncomputable|partial|unsafe|nonrec|scoped|local|public|meta)\b\s*"
+    r"(private|protected|noncomputable|partial|unsafe|nonrec|scoped|local|public|meta)\b(?:\[[^\]\n]*\])?\s*"
 )
 _WORD = re.compile(r"#?[A-Za-z_][\w!?]*")
 _BRACKET = re.compile(r"[\[\]]")
@@ -90,29 +90,54 @@ def clean_name(name: str) -> str:
             inner = p[1:-1] if p.startswith("«") else p
             out.append(inner if re.fullmatch(r"[^\W\d][\w'!?]*", inner) else "«" + inner + "»")
         name = ".".join(out)
-    return re.sub(r"\.\{[^}]*\}$", "", name)
+    return re.sub(r"\.\{[^}]*\}$", "", name) if ".{" in name else name
+
+
+_DERIVING = re.compile(r"(?<![\w.])deriving\s+((?:[\w.']+\s*,\s*)*[\w.']+)")
+_DERIVING_CMD = re.compile(r"instance\s+((?:[\w.']+\s*,\s*)*[\w.']+)\s+for\s+((?:[\w.'«»]+\s*,\s*)*[\w.'«»]+)")
+_BINDER_NAMES = re.compile(r"[({⦃\[]\s*([^(){}\[\]⦃⦄:]+?)\s*:(?!=)")
+_IDENT_FREE = re.compile(r"(?<![.'])" + NAME.pattern)
+_BR = re.compile(r"[(\[{⟨⦃)\]}⟩⦄]")
+_BR_OR_COMMA = re.compile(r"[(\[{⟨⦃)\]}⟩⦄,]")
+_BR_OR_COLON = re.compile(r"[(\[{⟨⦃)\]}⟩⦄]|:(?!=)")
+_HEAD_NAME = re.compile(r"\s*" + _ATOM + r"\s*")
 
 
 def idents(text: str) -> list[str]:
     """Identifiers in code text, in order, as written (with dots)."""
-    return [m.group() for m in NAME.finditer(text) if m.start() == 0 or text[m.start() - 1] not in ".'"]
+    return _IDENT_FREE.findall(text)
 
 
 def split_top(text: str, sep: str = ",") -> list[str]:
     """Split `text` at `sep` characters outside brackets."""
-    out, depth, cur = [], 0, []
-    for ch in text:
+    if sep not in text:
+        return [text]
+    pat = _BR_OR_COMMA if sep == "," else re.compile("[" + re.escape(_OPEN + _CLOSE + sep) + "]")
+    out, depth, last = [], 0, 0
+    for m in pat.finditer(text):
+        ch = m.group()
         if ch in _OPEN:
             depth += 1
         elif ch in _CLOSE:
             depth -= 1
-        if ch == sep and depth == 0:
-            out.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    out.append("".join(cur))
+        elif depth == 0:
+            out.append(text[last : m.start()])
+            last = m.end()
+    out.append(text[last:])
     return out
+
+
+def _matching(text: str, pos: int) -> int:
+    """Offset of the bracket closing the one at `pos`, or -1."""
+    depth = 0
+    for m in _BR.finditer(text, pos):
+        if m.group() in _OPEN:
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return m.start()
+    return -1
 
 
 def parse_binders(text: str) -> tuple[list[VarBinder], int]:
@@ -127,17 +152,8 @@ def parse_binders(text: str) -> tuple[list[VarBinder], int]:
         opener = text[pos]
         if text.startswith("{{", pos):
             opener = "⦃"
-        depth, i = 0, pos
-        while i < n:
-            ch = text[i]
-            if ch in _OPEN:
-                depth += 1
-            elif ch in _CLOSE:
-                depth -= 1
-                if depth == 0:
-                    break
-            i += 1
-        if i >= n:
+        i = _matching(text, pos)
+        if i < 0:
             return out, pos
         inner = text[pos + 1 : i].strip()
         if opener == "⦃" and inner.startswith("{") and inner.endswith("}"):
@@ -145,7 +161,7 @@ def parse_binders(text: str) -> tuple[list[VarBinder], int]:
         pos = i + 1
         head, colon, typ = _split_colon(inner)
         if opener == "[":
-            if colon and re.fullmatch(r"\s*" + _ATOM + r"\s*", head):
+            if colon and _HEAD_NAME.fullmatch(head):
                 names: tuple[str, ...] = (head.strip(),)
             else:
                 names, typ = (), inner
@@ -158,13 +174,14 @@ def parse_binders(text: str) -> tuple[list[VarBinder], int]:
 
 def _split_colon(inner: str) -> tuple[str, bool, str]:
     depth = 0
-    for i, ch in enumerate(inner):
+    for m in _BR_OR_COLON.finditer(inner):
+        ch = m.group()
         if ch in _OPEN:
             depth += 1
         elif ch in _CLOSE:
             depth -= 1
-        elif ch == ":" and depth == 0 and not inner.startswith(":=", i):
-            return inner[:i], True, inner[i + 1 :]
+        elif depth == 0:
+            return inner[: m.start()], True, inner[m.end() :]
     return inner, False, ""
 
 
@@ -177,6 +194,29 @@ def format_binder(b: VarBinder, names: tuple[str, ...] | None = None) -> str:
     if not b.type:
         return f"{b.bracket}{' '.join(names)}{close}"
     return f"{b.bracket}{' '.join(names)} : {b.type}{close}"
+
+
+class _VarState:
+    """Variables in scope, precomputed once per change of scope, variable, include or omit."""
+
+    def __init__(self, binders: list[VarBinder], included: set[str], omitted: set[str]):
+        self.binders = binders
+        self.omitted = omitted
+        self.memo: dict[frozenset[str], tuple[str, set[str]]] = {}
+        self.latest: dict[str, int] = {}
+        for i, b in enumerate(binders):
+            for n in b.names:
+                self.latest[n] = i
+        self.deps = {n: [d for d in binders[i].idents if d in self.latest and d not in omitted and d != n]
+                     for n, i in self.latest.items()}
+        self.included_named = [n for n in included if n in self.latest and n not in omitted]
+        self.insts = [
+            (i, frozenset(x for x in b.idents if x in self.latest))
+            for i, b in enumerate(binders)
+            if b.bracket == "[" and "[" + b.type + "]" not in omitted
+            and not any(n in omitted for n in b.names)
+            and (not b.names or self.latest.get(b.names[0]) == i)
+        ]
 
 
 @dataclass
@@ -206,6 +246,8 @@ class FileScanner:
         self.pending_omit: set[str] = set()
         self.pending_open: list[str] = []
         self.local_names: set[str] = set()
+        self._vstate: _VarState | None = None
+        self.last_type: tuple[dict, str] | None = None
 
     # -- helpers -----------------------------------------------------------------------------
     def line_of(self, off: int) -> int:
@@ -263,10 +305,6 @@ class FileScanner:
             except (ValueError, IndexError, KeyError, RecursionError) as exc:  # defensive: bad input
                 self.error(a, f"could not parse command: {type(exc).__name__}: {exc}")
             a = None
-        if len(self.scopes) > 1 and not b.problems:
-            open_ = [s.kind + (" " + s.name if s.name else "") for s in self.scopes[1:]]
-            if any(s.kind != "section" or s.name for s in self.scopes[1:]):
-                self.error(len(t), "scopes not closed at end of file: " + ", ".join(open_))
         if recognised == 0 and self.raw.strip():
             self.error(0, "no Lean command found; not a Lean source file?")
         return self.decls, self.deps, self.errors
@@ -277,7 +315,7 @@ class FileScanner:
         if not t.startswith("@[", a) and not _MODIFIER.match(t, a):
             return False
         h = self.header(a, z, quiet=True, prefix_only=True)
-        return h is not None and not t[h.rest:z].strip()
+        return h is None or not t[h.rest:z].strip()  # None: attribute list goes on below
 
     def header(self, a: int, z: int, quiet: bool = False, prefix_only: bool = False) -> Header | None:
         t = self.text
@@ -326,20 +364,27 @@ class FileScanner:
         kw = h.keyword
         t = self.text
         body = t[h.rest : z]
+        if kw in ("namespace", "section", "end", "mutual", "variable", "include", "omit"):
+            self._vstate = None
         if kw in ("namespace", "section", "end", "mutual"):
             name_m = NAME.match(body)
-            name = name_m.group() if name_m and not body.startswith("in") else ""
+            name = name_m.group() if name_m else ""
+            parts = clean_name(name).split(".") if name else []
             if kw == "namespace":
                 if not name:
                     self.error(a, "namespace without a name")
                     return 1
-                self.scopes.append(Scope("namespace", name, clean_name(name).split(".")))
+                for p in parts:
+                    self.scopes.append(Scope("namespace", p, [p]))
             elif kw == "section":
-                self.scopes.append(Scope("section", name, []))
+                if not parts:
+                    self.scopes.append(Scope("section", "", []))
+                for p in parts:
+                    self.scopes.append(Scope("section", p, []))
             elif kw == "mutual":
                 self.scopes.append(Scope("mutual", "", []))
             else:
-                self.end_scope(a, name)
+                self.end_scope(a, parts)
             return 1
         if kw in DECL_KINDS or kw.startswith("class "):
             self.declaration(a, z, h)
@@ -372,6 +417,30 @@ class FileScanner:
             else:
                 self.scopes[-1].opens.extend(opened)
             return 1
+        if kw == "deriving":
+            m = _DERIVING_CMD.match(body)
+            if m is None and self.last_type is not None:  # a `deriving C` line below a type
+                mc = re.match(r"((?:[\w.']+\s*,\s*)*[\w.']+)", body)
+                if mc:
+                    self.derived(self.last_type[0], [c.strip() for c in mc.group(1).split(",")],
+                                 [self.last_type[1]])
+            if m:
+                line = self.line_of(a)
+                base = {
+                    "corpus": self.corpus, "kind": "instance", "signature": "", "type": None,
+                    "docstring": None, "attributes": [], "module": self.module, "file": self.file,
+                    "line_start": line, "line_end": self.line_of(max(a, a + len(t[a:z].rstrip()) - 1)),
+                    "is_private": False, "is_protected": False,
+                    "statement_group": _sha(f"{self.corpus}\0{self.file}\0{line}"), "variables": "",
+                }
+                types = [x.strip() for x in m.group(2).split(",")]
+                ns, opens = self.namespace, self.opens()
+                self.derived(base, [c.strip() for c in m.group(1).split(",")],
+                             [n for n in types])
+                for r in self.decls:
+                    if r.get("origin") == "deriving" and r["line_start"] == line and r.get("_inst"):
+                        r["_inst"]["resolve_type"] = [r["_inst"]["type"].split(" ", 1)[1].removeprefix("_root_."), ns, opens]
+            return 1
         if kw == "attribute":
             self.attribute_command(a, z, h)
             return 1
@@ -380,24 +449,26 @@ class FileScanner:
             return 1
         if kw and (kw[0] == "#" or kw in _OTHER_COMMANDS):
             return 1
-        if kw == "" and (h.attrs or h.modifiers):
-            self.error(a, "attributes or modifiers without a command")
         return 0
 
     def clear_pending(self) -> None:
+        if self.pending_vars or self.pending_include or self.pending_omit:
+            self._vstate = None
         self.pending_vars = []
         self.pending_include = set()
         self.pending_omit = set()
         self.pending_open = []
 
-    def end_scope(self, off: int, name: str) -> None:
-        if len(self.scopes) == 1:
-            self.error(off, f"`end {name}` without an open namespace or section")
-            return
-        top = self.scopes[-1]
-        if name and top.kind != "mutual" and clean_name(name) != clean_name(top.name):
-            self.error(off, f"`end {name}` closes `{top.kind} {top.name}`")
-        self.scopes.pop()
+    def end_scope(self, off: int, parts: list[str]) -> None:
+        """`end A.B` closes one scope per name component (checking names); `end` closes one."""
+        for p in reversed(parts or [""]):
+            if len(self.scopes) == 1:
+                self.error(off, f"`end {'.'.join(parts)}` without an open namespace or section")
+                return
+            top = self.scopes[-1]
+            if top.kind != "mutual" and p != top.name:
+                self.error(off, f"`end {'.'.join(parts)}` closes `{top.kind} {top.name}`")
+            self.scopes.pop()
 
     def update_variables(self, binders: list[VarBinder]) -> None:
         """A `variable` command: new binders, or binder updates such as `variable {α}`."""
@@ -470,12 +541,16 @@ class FileScanner:
         line_start, line_end = self.line_of(a), self.line_of(max(a, seg_end - 1))
         group = _sha(f"{self.corpus}\0{self.file}\0{line_start}")
         binders_text = t[pos:colon] if colon is not None else t[pos:sig_end]
-        own_binders, _ = parse_binders(binders_text)
-        bound = {n for bnd in own_binders for n in bnd.names}
+        if written is None:
+            own_binders, _ = parse_binders(binders_text)
+            bound = {n for bnd in own_binders for n in bnd.names}
+        else:
+            own_binders = []
+            bound = {n for m in _BINDER_NAMES.finditer(binders_text) for n in m.group(1).split()}
         for mb in _BINDER_INTRO.finditer(sig):
             bound.update(x.strip("()[]{}⦃⦄") for x in mb.group(1).split())
         sig_idents = idents(sig)
-        variables, var_names = self.used_variables(set(sig_idents), kw)
+        variables, var_names = self.used_variables(set(sig_idents) - bound, kw)
         doc = self.doc_before(a)
         is_private = "private" in h.modifiers
         is_protected = "protected" in h.modifiers
@@ -514,17 +589,41 @@ class FileScanner:
                                    _deps=[full], docstring=None))
         if not full:
             return
+        if kw in ("structure", "inductive", "class inductive", "coinductive"):
+            m = _DERIVING.search(t, sig_end, z)
+            if m:
+                self.derived(base, [c.strip() for c in m.group(1).split(",")], [full])
         if kw in ("structure", "class") and term in ("where", ":=", "") :
             self.structure_members(base, full, sig_end, term, z)
+            self.last_type = (base, full)
         elif kw in ("inductive", "class inductive", "coinductive"):
             for m in _CTOR_LINE.finditer(t, sig_end, z):
-                ctor = clean_name(m.group(1))
+                eol = t.find("\n", m.start(1))
+                eol = z if eol < 0 or eol > z else eol
                 line = self.line_of(m.start(1))
-                self.decls.append(dict(base, full_name=f"{full}.{ctor}", kind="constructor",
-                                       origin="constructor", line_start=line, line_end=line,
-                                       docstring=self.doc_before(m.start()), is_protected=False,
-                                       signature=" ".join(t[m.start(1): t.find("\n", m.start(1)) if t.find("\n", m.start(1)) > 0 else z].split()),
-                                       type=None, _deps=[]))
+                for k, part in enumerate(split_top(t[m.start(1):eol], "|")):
+                    nm = NAME.match(part.strip())
+                    if not nm:
+                        continue
+                    ctor = clean_name(nm.group())
+                    self.decls.append(dict(base, full_name=f"{full}.{ctor}", kind="constructor",
+                                           origin="constructor", line_start=line, line_end=line,
+                                           docstring=self.doc_before(m.start()) if k == 0 else None,
+                                           is_protected=False, signature=" ".join(part.split()),
+                                           type=None, _deps=[]))
+        self.last_type = (base, full)
+
+    def derived(self, base: dict, classes: list[str], types: list[str]) -> None:
+        """Instances made by `deriving C` (named by the instance-name rule, e.g. instReprFoo)."""
+        for typ in types:
+            for c in classes:
+                if not c:
+                    continue
+                hint = {"ns": self.namespace, "opens": self.opens(), "binders": [],
+                        "type": f"{c} _root_.{typ}"}
+                self.decls.append(dict(base, full_name="", kind="instance", origin="deriving",
+                                       signature=f": {c} {typ}", type=f"{c} {typ}", docstring=None,
+                                       attributes=[], is_protected=False, _inst=hint, _deps=[c, typ]))
 
     def structure_members(self, base: dict, full: str, sig_end: int, term: str, z: int) -> None:
         t = self.text
@@ -665,48 +764,58 @@ class FileScanner:
                 "statement_group": group, "variables": "", "_deps": target[:1],
             })
 
+    def var_state(self) -> "_VarState":
+        if self._vstate is None:
+            self._vstate = _VarState(
+                [v for sc in self.scopes for v in sc.variables] + self.pending_vars,
+                set().union(*(sc.included for sc in self.scopes)) | self.pending_include,
+                set().union(*(sc.omitted for sc in self.scopes)) | self.pending_omit,
+            )
+        return self._vstate
+
     def used_variables(self, mentioned: set[str], kw: str) -> tuple[str, set[str]]:
         """The `variable` binders a statement uses: mentioned ones and their dependencies,
         included ones, instance binders over used variables; minus omitted ones."""
-        binders = [v for s in self.scopes for v in s.variables] + self.pending_vars
-        if not binders:
+        st = self.var_state()
+        if not st.binders:
             return "", set()
-        included = set().union(*(s.included for s in self.scopes)) | self.pending_include
-        omitted = set().union(*(s.omitted for s in self.scopes)) | self.pending_omit
-        latest: dict[str, int] = {}
-        for i, b in enumerate(binders):
-            for n in b.names:
-                latest[n] = i
-        used: set[str] = {n for n in latest if (n in mentioned or n in included) and n not in omitted}
+        key = frozenset(mentioned.intersection(st.latest))
+        hit = st.memo.get(key)
+        if hit is None:
+            hit = st.memo[key] = self._used_variables(st, key)
+        return hit
+
+    def _used_variables(self, st: "_VarState", mentioned: frozenset[str]) -> tuple[str, set[str]]:
+        latest, omitted = st.latest, st.omitted
+        todo = [n for n in mentioned if n in latest and n not in omitted] + st.included_named
+        used: set[str] = set()
+        while todo:
+            n = todo.pop()
+            if n in used:
+                continue
+            used.add(n)
+            todo.extend(d for d in st.deps[n] if d not in used)
+        used_inst: set[int] = set()
         changed = True
         while changed:
             changed = False
-            for n in list(used):
-                if n not in latest:
-                    continue
-                for dep in binders[latest[n]].idents:
-                    if dep in latest and dep not in used and dep not in omitted:
-                        used.add(dep)
-                        changed = True
-            for b in binders:
-                if b.bracket == "[":
-                    key = b.names[0] if b.names else "[" + b.type + "]"
-                    vs = {x for x in b.idents if x in latest}
-                    if key not in used and key not in omitted and "[" + b.type + "]" not in omitted and vs <= used and (vs or True):
-                        if b.names:
-                            latest.setdefault(b.names[0], binders.index(b))
-                        used.add(key)
-                        changed = True
+            for idx, vs in st.insts:
+                if idx not in used_inst and vs <= used:
+                    used_inst.add(idx)
+                    changed = True
+                    for n in st.binders[idx].names:
+                        if latest.get(n) == idx and n not in used:
+                            used.add(n)
         out = []
-        for i, b in enumerate(binders):
-            if b.bracket == "[" and not b.names:
-                if "[" + b.type + "]" in used:
+        for i, b in enumerate(st.binders):
+            if b.bracket == "[":
+                if i in used_inst:
                     out.append(format_binder(b))
                 continue
             keep = tuple(n for n in b.names if n in used and latest.get(n) == i)
             if keep:
                 out.append(format_binder(b, keep))
-        return " ".join(out), {n for n in used if not n.startswith("[")}
+        return " ".join(out), used
 
     def instance_hint(self, binders: list[VarBinder], binders_text: str, typ: str) -> dict:
         """Raw material for Lean's instance-name rule: namespace, opens, binder and type text."""
