@@ -83,28 +83,22 @@ def _hang(path_str: str, rel: str, ctx_index: int):
 
     if rel == "hang.tex":
         time.sleep(3600)
-    return tree._extract_one_real(path_str, rel, ctx_index)
+    return tree._extract_one(path_str, rel, ctx_index)
 
 
-def test_a_hung_worker_is_killed_and_the_rest_goes_on(tmp_path, monkeypatch):
-    import multiprocessing
-
+def test_a_hung_worker_is_killed_and_the_rest_goes_on(tmp_path):
     from mathindex.latex import tree
 
-    if multiprocessing.get_start_method(allow_none=True) not in (None, "fork"):
-        import pytest
-
-        pytest.skip("needs the fork start method to patch the worker function")
     for name in ("a.tex", "hang.tex", "z.tex"):
         (tmp_path / name).write_text(GOOD)
-    monkeypatch.setattr(tree, "_extract_one_real", tree._extract_one, raising=False)
-    monkeypatch.setattr(tree, "_extract_one", _hang)
     start = time.monotonic()
     result = tree._run_pool(
+        _hang,
         [(str(tmp_path / n), n, 0) for n in ("a.tex", "hang.tex", "z.tex")],
         ([tree._merge([])], tree.LabelResolver({}, False, frozenset()), "h", 1.0, 1 << 20),
         workers=2,
         hard_s=1.5,
+        failed=lambda rel, reason: tree._failed_tables("h", rel, reason),
     )
     assert time.monotonic() - start < 20
     assert result[0][0].num_rows == 1 and result[2][0].num_rows == 1

@@ -13,6 +13,7 @@ import multiprocessing
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,9 +88,17 @@ def _scan_file_defs(path: Path, max_bytes: int, budget_s: float) -> FileDefs:
 
 
 def _contexts(
-    root: Path, files: list[Path], corpus: str, max_bytes: int, budget_s: float, errors: list[dict]
+    root: Path,
+    files: list[Path],
+    corpus: str,
+    max_bytes: int,
+    budget_s: float,
+    errors: list[dict],
+    prescanned: dict[Path, FileDefs] | None = None,
 ) -> tuple[dict[Path, int], list[DocContext]]:
-    """Document groups (connected by \\input) of the .tex files: (file -> context index, contexts)."""
+    """Document groups (connected by \\input) of the .tex files: (file -> context index, contexts).
+    Definitions come from `prescanned` where given (pass 1 in the pool), else are scanned here."""
+    prescanned = prescanned or {}
     defs: dict[Path, FileDefs] = {}
     parent: dict[Path, Path] = {}
 
@@ -107,7 +116,7 @@ def _contexts(
             continue
         seen.add(path)
         try:
-            defs[path] = _scan_file_defs(path, max_bytes, budget_s)
+            defs[path] = prescanned[path] if path in prescanned else _scan_file_defs(path, max_bytes, budget_s)
         except (OSError, ValueError) as exc:
             defs[path] = FileDefs()
             if path not in files:
@@ -200,15 +209,31 @@ def _mp_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
 
 
-def _run_pool(tasks: list[tuple[str, str, int]], init_args: tuple, workers: int, hard_s: float) -> dict[int, tuple]:
-    """Runs every task in a process pool; a task past hard_s (its worker hung) becomes an errors row."""
+def _defs_one(path_str: str, rel: str, ctx_index: int) -> FileDefs | None:
+    """Pass 1 of one file in a worker; None when unreadable (pass 2 reports the file)."""
+    try:
+        return _scan_file_defs(Path(path_str), _WORKER["max_bytes"], _WORKER["budget_s"])
+    except (OSError, ValueError):
+        return None
+
+
+def _failed_tables(corpus: str, rel: str, reason: str) -> tuple[pa.Table, pa.Table, pa.Table]:
+    return _tables([], [], [error_row(corpus, rel, None, STAGE, reason)])
+
+
+def _run_pool(
+    fn: Callable, tasks: list[tuple[str, str, int]], init_args: tuple, workers: int, hard_s: float,
+    failed: Callable[[str, str], object],
+) -> dict[int, object]:
+    """fn(*task) for every task in a process pool; a task whose worker died or ran past hard_s
+    (hung) gets failed(rel, reason) instead, and the other tasks go on in a fresh pool."""
     results: dict[int, tuple] = {}
     queue = list(range(len(tasks)))
     while queue:
         pool = cf.ProcessPoolExecutor(
             max_workers=workers, mp_context=_mp_context(), initializer=_init_worker, initargs=init_args
         )
-        futures = {pool.submit(_extract_one, *tasks[i]): i for i in queue}
+        futures = {pool.submit(fn, *tasks[i]): i for i in queue}
         started: dict[cf.Future, float] = {}
         queue = []
         pending = set(futures)
@@ -220,8 +245,7 @@ def _run_pool(tasks: list[tuple[str, str, int]], init_args: tuple, workers: int,
                 try:
                     results[i] = fut.result()
                 except Exception as exc:  # a worker died (killed, out of memory): record, go on
-                    corpus = init_args[2]
-                    results[i] = _tables([], [], [error_row(corpus, tasks[i][1], None, STAGE, f"worker failed: {exc!r}")])
+                    results[i] = failed(tasks[i][1], f"worker failed: {exc!r}")
             now = time.monotonic()
             for fut in pending:
                 if fut.running():
@@ -230,9 +254,8 @@ def _run_pool(tasks: list[tuple[str, str, int]], init_args: tuple, workers: int,
             if stuck:
                 break
         if stuck:
-            corpus = init_args[2]
             for i in stuck:
-                results[i] = _tables([], [], [error_row(corpus, tasks[i][1], None, STAGE, f"hard time limit {hard_s:g} s exceeded")])
+                results[i] = failed(tasks[i][1], f"hard time limit {hard_s:g} s exceeded")
             queue = [futures[f] for f in pending if futures[f] not in stuck]
             for proc in list((pool._processes or {}).values()):  # noqa: SLF001 - only way to stop a hung worker
                 proc.kill()
@@ -264,16 +287,28 @@ def extract_latex_tree(
             errors.append(error_row(corpus, _rel(Path(tags_file), root), None, STAGE, f"tags file unreadable: {exc}"))
     stems = {p.stem for p in tex_files}
     resolver = LabelResolver(tags=tags, file_prefixed=labels_file_prefixed(tags, stems), stems=frozenset(stems))
-    ctx_of, contexts = _contexts(root, tex_files, corpus, max_file_bytes, file_budget_s, errors)
-    tasks = [(str(p), _rel(p, root), ctx_of.get(p, 0)) for p in files]
-    init_args = (contexts or [_merge([])], resolver, corpus, file_budget_s, max_file_bytes)
     n_workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
     total_bytes = sum(p.stat().st_size for p in files)
-    if n_workers <= 1 or len(tasks) <= 1 or total_bytes < SERIAL_BELOW_BYTES:
+    in_process = n_workers <= 1 or len(files) <= 1 or total_bytes < SERIAL_BELOW_BYTES
+    hard_s = 2 * file_budget_s + 10
+    prescanned: dict[Path, FileDefs] = {}
+    if not in_process and tex_files:
+        scan_args = ([], resolver, corpus, file_budget_s, max_file_bytes)
+        scanned = _run_pool(
+            _defs_one, [(str(p), _rel(p, root), 0) for p in tex_files], scan_args, n_workers, hard_s,
+            failed=lambda rel, reason: None,
+        )
+        prescanned = {p: d for i, p in enumerate(tex_files) if isinstance(d := scanned[i], FileDefs)}
+    ctx_of, contexts = _contexts(root, tex_files, corpus, max_file_bytes, file_budget_s, errors, prescanned)
+    tasks = [(str(p), _rel(p, root), ctx_of.get(p, 0)) for p in files]
+    init_args = (contexts or [_merge([])], resolver, corpus, file_budget_s, max_file_bytes)
+    if in_process:
         _init_worker(*init_args)
         results = {i: _extract_one(*t) for i, t in enumerate(tasks)}
     else:
-        results = _run_pool(tasks, init_args, n_workers, hard_s=2 * file_budget_s + 10)
+        results = _run_pool(
+            _extract_one, tasks, init_args, n_workers, hard_s, failed=lambda rel, reason: _failed_tables(corpus, rel, reason)
+        )
     parts = [results[i] for i in range(len(tasks))]
     log.info("extracted %d files under %s", len(tasks), root)
     return LatexExtraction(
