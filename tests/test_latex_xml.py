@@ -78,8 +78,10 @@ def test_jats_article_with_external_dtd_not_loaded():
     assert errors == []
     (thm,) = statements
     assert (thm["kind"], thm["title"], thm["label"], thm["section_path"]) == ("theorem", "Main", "thm1", ["Results"])
-    got = [(f["latex"], f["display"]) for f in formulas]
-    assert got == [("a < b", "inline"), ("a + c < b + c", "display"), ("z^2", "inline")]
+    assert thm["proof"] == "Add $c$, see Lemma 2." and thm["cites"] == ["lem2"]
+    got = [(f["latex"], f["display"], f["role"]) for f in formulas]
+    assert got == [("a < b", "inline", "statement"), ("a + c < b + c", "display", "statement"),
+                   ("c", "inline", "proof"), ("z^2", "inline", None)]
 
 
 @pytest.mark.parametrize("text", [BILLION_LAUGHS, XXE], ids=["billion-laughs", "external-entity"])

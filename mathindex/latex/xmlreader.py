@@ -324,7 +324,8 @@ class _Walker:
                     self.walk(child)
             self.sections.pop()
             return
-        if name in _STATEMENTS:
+        is_proof = name == "proof" or (name == "statement" and (elem.get("content-type") or "").lower() == "proof")
+        if name in _STATEMENTS and not is_proof:
             env, kind = _kind_of_statement(elem)
             title_el = next((c for c in elem if _local(c.tag) in ("title", "caption")), None)
             labels = (elem.get("labels") or "").split()
@@ -342,7 +343,7 @@ class _Walker:
                     self.walk(child)
             self.owner = saved
             return
-        if name == "proof" and self.last is not None:
+        if is_proof and self.last is not None:
             stmt = self.last
             stmt["proof"] = self.text_of(elem)
             refs = [r.get("labelref", "").removeprefix("LABEL:") or r.get("rid", "") for r in elem.iter()
