@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 from mathindex.search.text import tokens
 
 log = logging.getLogger(__name__)
+logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG
 NODE_FILE = "nodes.parquet"
 
 
