@@ -28,6 +28,8 @@ _RAW_EXTRA = [
     pa.field("_twin_src", pa.string()),
     pa.field("_twin_tgt", pa.string()),
     pa.field("_resolve", pa.string()),  # JSON [name, namespace, opens] for `attribute [...] name`
+    pa.field("_ns", pa.string()),  # namespace and opens (JSON) in force, to resolve dependencies
+    pa.field("_opens", pa.string()),
 ]
 RAW = pa.schema([f for f in DECLARATIONS if f.name != "decl_id"] + _RAW_EXTRA)
 _FILES = pa.schema([pa.field("file", pa.string(), nullable=False), pa.field("sha256", pa.string(), nullable=False)])
@@ -92,6 +94,8 @@ def extract_file(data: bytes, corpus: str, rel: str) -> tuple[list[dict], list[d
         d["_twin_src"] = twin[0] if twin else None
         d["_twin_tgt"] = (twin[2] + ":" + twin[1]) if twin else None
         d["_resolve"] = json.dumps(resolve, ensure_ascii=False) if resolve else None
+        d["_ns"] = d.get("_ns", "")
+        d["_opens"] = json.dumps(d.get("_opens") or [], ensure_ascii=False) if d["_deps"] else "[]"
         rows.append(d)
     return rows, errors + errs
 

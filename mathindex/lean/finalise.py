@@ -125,17 +125,37 @@ def finalise(raw: pa.Table, corpus: str) -> tuple[pa.Table, pa.Table, pa.Table]:
     table = table.filter(named)
     decls = table.select(DECLARATIONS.names).cast(DECLARATIONS)
 
+    deps = _dependencies(table, corpus, lookup)
+    return decls, deps, pa.Table.from_pylist(errors, schema=ERRORS)
+
+
+def _dependencies(table: pa.Table, corpus: str, lookup: Lookup) -> pa.Table:
+    """One row per (declaration, mentioned constant): resolved to a full name of the corpus
+    through the namespace and `open`s in force where possible, else as written."""
     deps_list = table["_deps"]
-    flat = pc.list_flatten(deps_list)
-    parents = pc.list_parent_indices(deps_list)
-    src_names = pc.take(table["full_name"], parents)
-    resolved = pc.is_in(flat, value_set=pa.array(list(exists_set), pa.string()))
-    deps = pa.table(
+    parents = pc.list_parent_indices(deps_list).to_numpy()
+    flat = pc.list_flatten(deps_list).to_pylist()
+    ns_col = table["_ns"].to_pylist()
+    opens_col = table["_opens"].to_pylist()
+    memo: dict[tuple[str, str, str], str | None] = {}
+    opens_memo: dict[str, list[str]] = {}
+    targets: list[str] = []
+    resolved: list[bool] = []
+    for target, p in zip(flat, parents):
+        key = (target, ns_col[p], opens_col[p])
+        full = memo.get(key, False)
+        if full is False:
+            opens = opens_memo.get(key[2])
+            if opens is None:
+                opens = opens_memo[key[2]] = json.loads(key[2]) if key[2] else []
+            full = memo[key] = resolve(target, key[1], opens, lookup.exists)
+        targets.append(full or target)
+        resolved.append(full is not None)
+    return pa.table(
         {
-            "corpus": pa.array([corpus] * len(flat), pa.string()),
-            "full_name": src_names,
-            "target": flat,
-            "resolved": resolved,
+            "corpus": pa.array([corpus] * len(targets), pa.string()),
+            "full_name": pc.take(table["full_name"], pa.array(parents, pa.int64())),
+            "target": pa.array(targets, pa.string()),
+            "resolved": pa.array(resolved, pa.bool_()),
         }
     ).cast(DEPENDENCIES)
-    return decls, deps, pa.Table.from_pylist(errors, schema=ERRORS)

@@ -141,7 +141,14 @@ class _Namer:
                 out.append(self.words(text[m.end():end]))
                 pos = end + 1
                 continue
-            if tok == ")":
+            if tok == ")" or tok in ("=>", "↦"):
+                continue
+            if tok in ("fun", "λ", "∀", "Π"):  # a binder construct: its body runs to the group end
+                body_at = _binder_body(text, m.end())
+                if body_at is not None:
+                    self.locals.update(_binder_names(text[m.end():body_at[0]]))
+                    out.append(("Forall" if tok in ("∀", "Π") else "") + self.words(text[body_at[1]:]))
+                    break
                 continue
             out.append(self.token_word(tok))
         return "".join(out)
@@ -169,7 +176,7 @@ class _Namer:
 
 
 _BINDER_HEAD = re.compile(r"(∀|Π|fun|λ)\s+")
-_TOKEN_OR_PAREN = re.compile(r"[()]|" + _TOKEN.pattern)
+_TOKEN_OR_PAREN = re.compile(r"[()]|=>|↦|∀|Π|" + _TOKEN.pattern)
 
 
 def _binder_body(text: str, start: int) -> tuple[int, int] | None:

@@ -172,6 +172,17 @@ def parse_binders(text: str) -> tuple[list[VarBinder], int]:
         out.append(VarBinder(names, opener, typ.strip(), frozenset(idents(typ))))
 
 
+_BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|\{[^{}]*\}|⦃[^⦃⦄]*⦄")
+
+
+def parse_binders_anywhere(text: str) -> list[VarBinder]:
+    """Binder groups anywhere in `text` (for `include`/`omit`, which mix names and binders)."""
+    out: list[VarBinder] = []
+    for m in _BRACKETED.finditer(text):
+        out.extend(parse_binders(m.group())[0])
+    return out
+
+
 def _split_colon(inner: str) -> tuple[str, bool, str]:
     depth = 0
     for m in _BR_OR_COLON.finditer(inner):
@@ -398,11 +409,12 @@ class FileScanner:
                 self.update_variables(binders)
             return 1
         if kw in ("include", "omit"):
-            names = set(idents(body))
-            for bnd in parse_binders(body)[0]:
+            names: set[str] = set()
+            for bnd in parse_binders_anywhere(body):
                 names.update(bnd.names)
-                if not bnd.names:
+                if bnd.bracket == "[":
                     names.add("[" + bnd.type + "]")
+            names.update(idents(_BRACKETED.sub(" ", body)))
             names.discard("in")
             is_in = bool(_IN_SUFFIX.search(body.strip()))
             if kw == "include":
@@ -564,6 +576,7 @@ class FileScanner:
             "attributes": h.attrs, "module": self.module, "file": self.file,
             "line_start": line_start, "line_end": line_end, "is_private": is_private,
             "is_protected": is_protected, "statement_group": group, "variables": variables,
+            "_ns": self.namespace, "_opens": self.opens(),
         }
         row = dict(base, full_name=full or "", origin="source")
         if full is None:
@@ -586,7 +599,7 @@ class FileScanner:
             self.twin_from_attr(row, base, attr, span)
         if kw == "irreducible_def" and full:
             self.decls.append(dict(base, full_name=full + "_def", kind="theorem", origin="irreducible_def",
-                                   _deps=[full], docstring=None))
+                                   signature="", type=None, _deps=[full], docstring=None))
         if not full:
             return
         if kw in ("structure", "inductive", "class inductive", "coinductive"):
@@ -664,13 +677,14 @@ class FileScanner:
                 if indent != base_indent:
                     continue
                 line = self.line_of(m.start(2))
-                fsig = " ".join(t[m.end(2):line_end].split())
+                fsig = " ".join(split_top(t[m.end(2):line_end].replace(":=", "\x00"), "\x00")[0].split())
+                protected = bool(re.match(r"[ \t]*protected\b", t[m.start(1):m.start(2)]))
                 for fname in m.group(2).split():
                     self.decls.append(dict(base, full_name=f"{full}.{clean_name(fname)}", kind="field",
                                            origin="field", line_start=line, line_end=line, docstring=doc,
                                            signature=fsig,
                                            type=fsig[1:].strip() if fsig.startswith(":") else None,
-                                           is_protected=False, _deps=[]))
+                                           is_protected=protected, _deps=[]))
             if mk:
                 ctor = clean_name(mk.group(1))
         self.decls.append(dict(base, full_name=f"{full}.{ctor}", kind="constructor", origin="constructor",
