@@ -15,7 +15,9 @@ import random
 import time
 from pathlib import Path
 
-from formula_common import quantile, stacks_formulas
+import pyarrow as pa
+import pyarrow.parquet as pq
+from formula_common import ROOT, quantile, stacks_formulas
 
 from mathindex.formula import analyse
 from mathindex.formula.grammar import ParseError, parse_latex
@@ -25,6 +27,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cache", type=Path, default=None, help="Parquet cache of the formulas table")
     ap.add_argument("--baseline-sample", type=int, default=5000)
+    ap.add_argument("--lean-dir", type=Path, default=None,
+                    help="also measure the grammar on Lean statement types under this directory")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     formulas, extract_s = stacks_formulas(args.cache)
@@ -92,6 +96,8 @@ def main() -> None:
         "sample_ratio_latex2mathml_over_grammar": quantile(base, 0.5) / max(quantile(ours, 0.5), 1e-9),
         "top_reasons": reasons.most_common(8),
     }
+    if args.lean_dir is not None:
+        res["lean"] = lean_coverage(args.lean_dir)
     if args.json:
         print(json.dumps(res, indent=1))
         return
@@ -108,6 +114,40 @@ def main() -> None:
           f"{res['sample_latex2mathml_median_ms']:.4f} ms vs grammar {res['sample_grammar_median_ms']:.4f} ms "
           f"(ratio {res['sample_ratio_latex2mathml_over_grammar']:.1f}x)")
     print("grammar rejections:", ", ".join(f"{r} ({c})" for r, c in reasons.most_common(6)))
+    if "lean" in res:
+        lc = res["lean"]
+        print(f"Lean statement types under {args.lean_dir}: {lc['types']} types, grammar "
+              f"{100 * lc['grammar_share']:.2f}% ({lc['internal_errors']} internal errors), median {lc['median_ms']:.4f} ms, p95 {lc['p95_ms']:.4f} ms")
+
+
+def lean_coverage(root: Path) -> dict:
+    """Grammar share and parse time over the `type` of every declaration the Lean scanner finds."""
+    from mathindex.formula.grammar import parse_lean
+    from mathindex.lean import extract_lean_tree
+
+    cache = ROOT / "build/bench" / ("lean_types_" + root.name + ".parquet")
+    if cache.exists():
+        types = pq.read_table(cache).column("type").to_pylist()
+    else:
+        decls = extract_lean_tree(root, "lean").declarations
+        types = [" ".join(t.split()) for t in decls.column("type").to_pylist() if t]
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table({"type": types}), cache)
+    ok = internal = 0
+    times: list[float] = []
+    for s in types:
+        t0 = time.perf_counter()
+        try:
+            parse_lean(s)
+            ok += 1
+        except ParseError:
+            pass
+        except Exception:  # noqa: BLE001 - counted: analyse() turns these into a fallback
+            internal += 1
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    return {"types": len(types), "grammar_share": ok / max(len(types), 1), "internal_errors": internal,
+            "median_ms": quantile(times, 0.5) * 1e3, "p95_ms": quantile(times, 0.95) * 1e3}
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import time
 
 import pyarrow as pa
 
@@ -39,8 +38,9 @@ def analyse(text: str, lean: bool = False) -> tuple[tuple, str, str, str | None]
         return tree, "grammar", "ok", None
     except ParseError as exc:
         reason = f"grammar: {exc}"
-    except RecursionError:  # cannot happen by construction (MAX_DEPTH); kept as a guard
-        reason = "grammar: recursion"
+    except Exception as exc:  # noqa: BLE001 - a grammar bug must not stop a build; it is reported
+        log.debug("grammar failed on %r", text[:200], exc_info=True)
+        reason = f"grammar: internal {type(exc).__name__}: {exc}"
     if not lean:
         try:
             return mathml_tree(text), "mathml", "fallback", reason
@@ -87,60 +87,48 @@ def _source_text(row: dict) -> str:
 def parse_formulas(formulas: pa.Table, budget_s: float = 2.0) -> tuple[pa.Table, pa.Table]:
     """FORMULA_TREES rows (one per input formula_id, in input order) and ERRORS rows.
 
-    Canonical forms run in batches in one killable SymPy worker; a formula past `budget_s` is
-    recorded as `timeout` and the rest of the batch goes on in a fresh worker."""
+    Streams the input in batches (each batch becomes a table before the next is read). Canonical
+    forms run in one killable SymPy worker; a formula past `budget_s` is recorded as `timeout`
+    and the rest of the batch goes on in a fresh worker."""
     cols = [c for c in ("formula_id", "corpus", "file", "line", "latex", "latex_normalised", "source")
             if c in formulas.column_names]
-    rows_out: list[dict] = []
+    parts: list[pa.Table] = []
     errors: list[dict] = []
-    pending: list[tuple[int, tuple]] = []
     worker = canon.CanonicalWorker()
     try:
-        for batch in formulas.select(cols).to_batches(max_chunksize=10_000):
-            for row in batch.to_pylist():
+        for batch in formulas.select(cols).to_batches(max_chunksize=CANONICAL_BATCH):
+            inputs = batch.to_pylist()
+            rows: list[dict] = []
+            pending: list[tuple[int, tuple]] = []
+            for row in inputs:
                 text = _source_text(row)
-                lean = row.get("source") == "lean"
-                t0 = time.perf_counter()
-                tree, parser, status, reason = analyse(text, lean=lean)
-                elapsed = time.perf_counter() - t0
+                tree, parser, status, reason = analyse(text, lean=row.get("source") == "lean")
                 if reason is not None:
                     errors.append(error_row(row.get("corpus") or "", row.get("file") or "",
                                             row.get("line"), STAGE, f"{row['formula_id']}: {reason}"))
-                if elapsed > budget_s:
-                    log.warning("formula %s took %.2f s to parse", row["formula_id"], elapsed)
                 spec = canon.to_spec(tree) if parser == "grammar" else None
-                idx = len(rows_out)
-                rows_out.append({
+                if spec is not None:
+                    pending.append((len(rows), spec))
+                rows.append({
                     "formula_id": row["formula_id"], "parser": parser, "status": status,
                     "tree": json.dumps(tree_json(tree), ensure_ascii=False, separators=(",", ":")),
                     "tree_text": tree_text(tree), "path_tokens": path_tokens(tree),
                     "canonical": None, "canonical_status": "unsupported",
                 })
-                if spec is not None:
-                    pending.append((idx, spec))
-                if len(pending) >= CANONICAL_BATCH:
-                    _fill_canonical(worker, pending, rows_out, errors, formulas, budget_s)
-                    pending = []
-        _fill_canonical(worker, pending, rows_out, errors, formulas, budget_s)
+            for idx, cstatus, value in worker.run(pending, budget_s) if pending else ():
+                rows[idx]["canonical_status"] = cstatus
+                if cstatus == "ok":
+                    rows[idx]["canonical"] = value
+                else:
+                    src = inputs[idx]
+                    errors.append(error_row(src.get("corpus") or "", src.get("file") or "",
+                                            src.get("line"), "canonical_form",
+                                            f"{src['formula_id']}: {cstatus}: {value}"))
+            parts.append(table(rows, FORMULA_TREES))
     finally:
         worker.close()
-    return table(rows_out, FORMULA_TREES), table(errors, ERRORS)
-
-
-def _fill_canonical(worker: canon.CanonicalWorker, pending: list[tuple[int, tuple]],
-                    rows_out: list[dict], errors: list[dict], formulas: pa.Table,
-                    budget_s: float) -> None:
-    if not pending:
-        return
-    for idx, status, value in worker.run(pending, budget_s):
-        row = rows_out[idx]
-        row["canonical_status"] = status
-        if status == "ok":
-            row["canonical"] = value
-        else:
-            src = formulas.slice(idx, 1).to_pylist()[0]
-            errors.append(error_row(src.get("corpus") or "", src.get("file") or "", src.get("line"),
-                                    "canonical_form", f"{row['formula_id']}: {status}: {value}"))
+    trees = pa.concat_tables(parts) if parts else table([], FORMULA_TREES)
+    return trees, table(errors, ERRORS)
 
 
 def lean_formulas(declarations: pa.Table) -> pa.Table:

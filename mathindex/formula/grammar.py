@@ -50,9 +50,9 @@ _TOKEN_RE = re.compile(
 )
 _LEAN_TOKEN_RE = re.compile(
     r"([A-Za-z_\u03b1-\u03c9\u0391-\u03a9][A-Za-z0-9_'!?\u03b1-\u03c9\u0391-\u03a9\u2080-\u2089]*"
-    r"(?:\.[A-Za-z_\u03b1-\u03c9][A-Za-z0-9_'!?\u03b1-\u03c9\u2080-\u2089]*)*)"  # 1 identifier
+    r"(?:\.(?:[A-Za-z_\u03b1-\u03c9][A-Za-z0-9_'!?\u03b1-\u03c9\u2080-\u2089]*|[0-9]+(?![0-9.])))*)"  # 1 identifier
     r"|([0-9]+(?:\.[0-9]+)?)"  # 2 number
-    r"|(:=|=>|->|<->|<=|>=|!=|\.\.|\^\^)"  # 3 ascii digraph
+    r"|(:=|=>|->|<->|<=|>=|!=|\.\.|\^\^|<\||\|>)"  # 3 ascii digraph
     r"|(\s+)"  # 4
     r"|(.)",  # 5
     re.S,
@@ -237,6 +237,8 @@ for _t in ("\\lor", "\\vee", "||"):
     INFIX[_t] = (5, "or", "l")
 INFIX["\\vee"] = (20, "vee", "l")
 INFIX[":"] = (7, "typed", "r")
+INFIX["<|"] = (8, "pipe", "r")  # Lean `f <| x`: application, built as apply in led
+INFIX["|>"] = (8, "rpipe", "l")
 INFIX["\\colon"] = (7, "typed", "r")
 INFIX[","] = (1, "seq", "seq")
 INFIX[";"] = (1, "seq", "seq")
@@ -329,7 +331,7 @@ def tokenize_lean(src: str) -> list[str]:
         g = m.lastindex
         if g == 1:
             t = m.group(1)
-            if t in ("fun", "λ"):
+            if t == "fun":
                 append("\\lambda_kw")
             elif t in ("in",):
                 append("\\in")
@@ -343,6 +345,11 @@ def tokenize_lean(src: str) -> list[str]:
                     "<->": "\\iff", ":=": ":=", "..": "\\ldots", "^^": "^"}.get(t, t))
         elif g == 5:
             t = m.group(5)
+            if t == "\u2191":  # ↑ coercion: noise for search
+                continue
+            if t == "{" or t == "}":  # Lean braces: sets and implicit binders, never TeX groups
+                append("\\" + t)
+                continue
             if t in "\u207b":  # superscript minus (of ⁻¹)
                 append("\\inv")
                 continue
@@ -432,7 +439,7 @@ class _Parser:
                 self.i += 1
                 left = self.led(t, inf, left, stops)
                 continue
-            if t[0] == "\x00" and t[1] == "t" and len(t) > 3:
+            if t[:2] == "\x00t" and len(t) > 3:
                 # words between formulas: `a = 0 \text{ for } i > 0`
                 if rbp >= 2:
                     break
@@ -449,6 +456,10 @@ class _Parser:
                 self.i += 1
                 left = ("prime" if t == "'" else "factorial" if t == "!" else "inv" if t == "\\inv"
                         else "dagger", left)
+                continue
+            if (t == "\\|" or (t == "|" and self.lean)) and t not in stops and JUXT_BP > rbp:
+                right = self.expr(JUXT_BP, stops)  # `max ‖q‖ ‖r‖`: a norm opens here
+                left = self.juxt(left, right)
                 continue
             if t in CLOSERS or t == "&" or t == "\\\\" or t.startswith("\\end{") or t == "|" or t == "\\|":
                 if t == "|" and self.i + 1 < self.n and self.toks[self.i + 1] in ("_", "^"):
@@ -521,6 +532,10 @@ class _Parser:
             right = right[1]
         if op == "sub":
             return _flat("add", left, ("neg", right))
+        if op == "pipe":
+            return (*left, right) if left[0] == "apply" else ("apply", left, right)
+        if op == "rpipe":
+            return ("apply", right, left)
         if op in _SWAP:
             op = _SWAP[op]
             node = (op, right, left)
@@ -584,6 +599,8 @@ class _Parser:
         if c == "\x00":
             kind, body = t[1], t[2:]
             if kind == "l":
+                if body == "if":
+                    return self.ite(stops)
                 node = self.lean_ident(body)
             elif kind == "t":
                 node = ("#t", body)
@@ -754,14 +771,29 @@ class _Parser:
             return ("#c", parts[-1])
         node = _lean_atom(parts[0])
         for field in parts[1:]:
+            field = {"1": "fst", "2": "snd"}.get(field, field)
             node = ("apply", ("#c", field), node)
         return node
+
+    def ite(self, stops: frozenset) -> tuple:
+        """Lean `if c then a else b` (also `if h : c then ...`)."""
+        cond = self.expr(0, _THEN)
+        self.expect("\x00lthen")
+        yes = self.expr(0, _ELSE)
+        self.expect("\x00lelse")
+        no = self.expr(2, stops)
+        return ("ite", cond, yes, no)
 
     def set_braces(self) -> tuple:
         elem = self.expr(0, _SETB_STOPS)
         t = self.peek()
         if t in ("\\mid", "|", ":", "\\colon"):
             self.i += 1
+            if self.lean and t == ":":  # Lean `{b : B | p b}`
+                typ = self.expr(0, _SETB_STOPS)
+                elem = ("typed", elem, typ)
+                if self.peek() in ("|", "\\mid"):
+                    self.i += 1
             cond = self.expr(0, _SETB_COND_STOPS)
             self.expect("\\}", RDOT)
             return ("setb", elem, cond)
@@ -816,17 +848,18 @@ class _Parser:
             j += 1
         return False
 
-    def lean_binders(self) -> tuple:
-        """Binders up to the comma: `x y : T`, `(x : T)`, `{x}`, `[C x]`, `d ∈ s`, `x < n`."""
+    def lean_binders(self, ends: frozenset = frozenset({","})) -> tuple:
+        """Binders up to the comma (or `=>`/`↦` of a lambda): `x y : T`, `(x : T)`, `{x}`,
+        `[C x]`, `d ∈ s`, `x < n`."""
         names: list[tuple] = []
         conds: list[tuple] = []
         while True:
             t = self.peek()
-            if t is None or t == ",":
+            if t is None or t in ends:
                 break
-            if t in ("(", "{", "[", "\u2983"):
+            if t in ("(", "{", "[", "\u2983", "\\{"):
                 self.i += 1
-                close = {"(": ")", "{": "}", "[": "]", "\u2983": "\u2984"}[t]
+                close = {"(": ")", "{": "}", "[": "]", "\u2983": "\u2984", "\\{": "\\}"}[t]
                 inner = self.expr(0, frozenset({close}))
                 self.expect(close)
                 conds.append(inner)
@@ -834,16 +867,16 @@ class _Parser:
             if t in INFIX and t not in (",",):
                 lbp, op, kind = INFIX[t]
                 self.i += 1
-                right = self.expr(lbp if kind != "r" else lbp - 1, _COMMA_STOPS)
-                var = names.pop() if names else EMPTY
+                right = self.expr(lbp if kind != "r" else lbp - 1, ends)
                 if op == "typed":
                     conds.append(("typed", *names, right) if names else right)
                     names = []
                 else:
+                    var = names.pop() if names else EMPTY
                     conds.append((_SWAP.get(op, op), var, right) if op not in _SWAP else (_SWAP[op], right, var))
                 continue
             self.i += 1
-            node = self.nud(t, _COMMA_STOPS, scripts=False)
+            node = self.nud(t, ends, scripts=False)
             names.append(node)
         items = conds + names
         if not items:
@@ -852,7 +885,7 @@ class _Parser:
 
     def binder(self, op: str, stops: frozenset) -> tuple:
         if self.lean or self._lean_binder_ahead():
-            b = self.lean_binders()
+            b = self.lean_binders(_LAMBDA_ENDS if op == "lambda" else _COMMA_STOPS)
             if self.peek() == ",":
                 self.i += 1
             if op == "lambda" and self.peek() in ("=>", "\\mapsto"):
@@ -1013,6 +1046,9 @@ _NORM_STOPS = frozenset({"\\|", RDOT})
 _SETB_STOPS = frozenset({"\\}", "\\mid", "|", ":", "\\colon", RDOT})
 _SETB_COND_STOPS = frozenset({"\\}", RDOT})
 _COMMA_STOPS = frozenset({","})
+_THEN = frozenset({"\x00lthen"})
+_ELSE = frozenset({"\x00lelse"})
+_LAMBDA_ENDS = frozenset({",", "=>", "\\mapsto"})
 _QUANT_STOPS = frozenset({",", ":", "\\colon", "."})
 _TOP_STOPS = frozenset()
 
@@ -1111,14 +1147,14 @@ def parse_latex(src: str) -> tuple:
     """The operator tree of a LaTeX formula; raises ParseError when the grammar rejects it."""
     if len(src) > MAX_CHARS:
         raise ParseError(f"formula longer than {MAX_CHARS} characters")
-    return parse_tokens(tokenize(src), lean=False)
+    return parse_tokens(tokenize(src.replace("\x00", "")), lean=False)
 
 
 def parse_lean(src: str) -> tuple:
     """The operator tree of a Lean statement type, in the same vocabulary as parse_latex."""
     if len(src) > MAX_CHARS:
         raise ParseError(f"statement longer than {MAX_CHARS} characters")
-    return parse_tokens(tokenize_lean(src), lean=True)
+    return parse_tokens(tokenize_lean(src.replace("\x00", "")), lean=True)
 
 
 # ----------------------------------------------------------------------------------------------
