@@ -38,3 +38,23 @@ def quantile(sorted_values: list[float], q: float) -> float:
         return float("nan")
     i = min(len(sorted_values) - 1, max(0, int(round(q * (len(sorted_values) - 1)))))
     return sorted_values[i]
+
+
+MATHLIB = Path("/work/corpora/mathlib4")
+MATHLIBQR = Path("/work/shared/bench/mathlibqr-dev.json")
+
+
+def mathlib_declarations(cache: Path | None = None) -> pa.Table:
+    """Mathlib declarations (name, type, place) via mathindex.lean.extract_lean_tree, cached."""
+    cols = ["full_name", "type", "signature", "corpus", "file", "line_start"]
+    if cache is not None and cache.exists():
+        return pq.read_table(cache)
+    if not (MATHLIB / "Mathlib").exists():
+        raise SystemExit(f"{MATHLIB}/Mathlib is absent: this benchmark needs Mathlib")
+    from mathindex.lean import extract_lean_tree
+
+    decls = extract_lean_tree(MATHLIB / "Mathlib", "mathlib").declarations.select(cols)
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(decls, cache)
+    return decls

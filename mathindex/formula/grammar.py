@@ -90,7 +90,7 @@ UNICODE = {
     "\u2245": "\\cong", "\u227a": "\\prec", "\u227b": "\\succ", "\u2a7d": "\\le", "\u2a7e": "\\ge",
     "\u2194": "\\iff", "\u27f6": "\\to", "\u27f9": "\\implies", "\u2a2f": "\\times", "\u2020": "\\dagger",
     "\u2032": "'", "\u21aa": "\\hookrightarrow", "\u21a0": "\\twoheadrightarrow", "\u2983": "{",
-    "\u2984": "}", "\u2a01": "\\bigoplus", "\u2a02": "\\bigotimes", "\u2a06": "\\bigsqcup",
+    "\u2984": "}", "\u2a01": "\\bigoplus", "\u2a02": "\\bigotimes", "\u2a06": "\\sup", "\u2a05": "\\inf", "\u22c1": "\\bigvee", "\u22c0": "\\bigwedge",
 }
 BLACKBOARD = {"\\N": "N", "\\Z": "Z", "\\Q": "Q", "\\R": "R", "\\C": "C", "\\NN": "N", "\\ZZ": "Z",
               "\\QQ": "Q", "\\RR": "R", "\\CC": "C", "\\F": "F", "\\FF": "F", "\\PP": "P", "\\A": "A"}
