@@ -166,26 +166,34 @@ def _rel(path: Path, root: Path) -> str:
 
 
 # -- worker side -------------------------------------------------------------------------------
-_WORKER: dict = {}
+class _ThreadState(threading.local):
+    """Worker state, per thread: two in-process extractions on a thread pool (Prefect's) must
+    not see each other's macros, tags or corpus name."""
+
+    def __init__(self) -> None:
+        self.d: dict = {}
+
+
+_STATE = _ThreadState()
 
 
 def _init_worker(contexts: list[DocContext], resolver: LabelResolver, corpus: str, budget_s: float, max_bytes: int):
-    _WORKER.update(contexts=contexts, resolver=resolver, corpus=corpus, budget_s=budget_s, max_bytes=max_bytes)
+    _STATE.d.update(contexts=contexts, resolver=resolver, corpus=corpus, budget_s=budget_s, max_bytes=max_bytes)
 
 
 def _extract_one(path_str: str, rel: str, ctx_index: int) -> tuple[pa.Table, pa.Table, pa.Table]:
     """One file's three tables; every failure becomes an errors row."""
-    corpus = _WORKER["corpus"]
+    corpus = _STATE.d["corpus"]
     path = Path(path_str)
     try:
         if rel.endswith(".xml"):
             from mathindex.latex.xmlreader import extract_xml_file
 
-            result = extract_xml_file(path, rel, corpus, _WORKER["budget_s"])
+            result = extract_xml_file(path, rel, corpus, _STATE.d["budget_s"])
         else:
-            text = strip_comments(_read_text(path, _WORKER["max_bytes"]))
-            ctx = _WORKER["contexts"][ctx_index]
-            result = extract_tex_text(text, rel, corpus, ctx, _WORKER["resolver"], _WORKER["budget_s"])
+            text = strip_comments(_read_text(path, _STATE.d["max_bytes"]))
+            ctx = _STATE.d["contexts"][ctx_index]
+            result = extract_tex_text(text, rel, corpus, ctx, _STATE.d["resolver"], _STATE.d["budget_s"])
     except (OSError, ValueError, RecursionError, MemoryError) as exc:
         return _tables([], [], [error_row(corpus, rel, None, STAGE, str(exc))])
     errs = [error_row(corpus, rel, line, STAGE, reason) for line, reason in result.errors[:MAX_ERRORS_PER_FILE]]
@@ -212,7 +220,7 @@ def _mp_context() -> multiprocessing.context.BaseContext:
 def _defs_one(path_str: str, rel: str, ctx_index: int) -> FileDefs | None:
     """Pass 1 of one file in a worker; None when unreadable (pass 2 reports the file)."""
     try:
-        return _scan_file_defs(Path(path_str), _WORKER["max_bytes"], _WORKER["budget_s"])
+        return _scan_file_defs(Path(path_str), _STATE.d["max_bytes"], _STATE.d["budget_s"])
     except (OSError, ValueError):
         return None
 
