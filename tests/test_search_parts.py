@@ -48,7 +48,7 @@ def test_identifier_resolver():
 def _statements():
     return pa.table({
         "node_id": ["tex:c:s1", "tex:c:s2"], "statement_id": ["s1", "s2"], "kind": ["lemma", "theorem"],
-        "corpus": ["c", "c"], "title": [None, "Main"], "label": ["lemma-a", None], "tag": ["0ABC", None],
+        "corpus": ["c", "c"], "title": [None, "Main"], "label": ["lemma-a", None], "full_label": ["a-lemma-a", None], "tag": ["0ABC", None],
         "file": ["a.tex", "a.tex"], "line_start": pa.array([1, 9], pa.int32()), "body": ["Let $x$ be", "Every"],
     })  # fmt: skip
 
@@ -66,7 +66,7 @@ def test_build_nodes_names_and_aliases():
     by_id = {n["node_id"]: n for n in nodes}
     assert len(nodes) == 4  # the duplicate A.b keeps its first occurrence
     assert by_id["lean:A.b"]["file"] == "x.lean" and by_id["lean:A.b"]["aliases"] == ["0ABC"]
-    assert by_id["tex:c:s1"]["name"] == "0ABC" and by_id["tex:c:s1"]["aliases"] == ["lemma-a", "0ABC"]
+    assert by_id["tex:c:s1"]["name"] == "0ABC" and by_id["tex:c:s1"]["aliases"] == ["lemma-a", "a-lemma-a", "0ABC"]
     assert by_id["tex:c:s2"]["name"] == "s2" and by_id["tex:c:s2"]["title"] == "Main"
 
 

@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from mathindex.embed.rules import name_words, strip_header
 from mathindex.schemas.embed import EMBEDDING_TEXTS
+from mathindex.search.nodes import hit_name
 
 log = logging.getLogger(__name__)
 
@@ -88,11 +89,12 @@ def embedding_texts(
                 if row is not None:
                     rows.setdefault((node_id, facet), row)
     if statements is not None and statements.num_rows:
-        cols = [_col(statements, c) for c in ("node_id", "statement_id", "kind", "title", "label", "tag", "body", "body_normalised", "slogan")]
+        label_col = "full_label" if "full_label" in statements.column_names else "label"
+        cols = [_col(statements, c) for c in ("node_id", "statement_id", "kind", "title", label_col, "tag", "body", "body_normalised", "slogan")]
         for node_id, sid, kind, title, label, tag, body, body_norm, slogan in zip(*cols):
             if not node_id:
                 continue
-            name = tag or label or sid or node_id
+            name = hit_name(tag, label, sid or node_id)  # the same name as the node's (search.nodes)
             for facet, text in latex_facets(kind, title, body_norm or body, slogan):
                 row = _row(node_id, name, facet, text)
                 if row is not None:

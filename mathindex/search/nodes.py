@@ -17,7 +17,7 @@ def lean_node_id(full_name: str) -> str:
 
 
 def hit_name(tag: str | None, label: str | None, statement_id: str) -> str:
-    """A LaTeX statement's hit name: its tag, else its label, else its statement id."""
+    """A LaTeX statement's hit name: its tag, else its corpus-unique label, else its statement id."""
     return tag or label or statement_id
 
 
@@ -44,19 +44,19 @@ def build_nodes(declarations: pa.Table | None, statements: pa.Table | None) -> p
                 "aliases": tags,
             }
     if statements is not None and statements.num_rows:
-        cols = ["node_id", "statement_id", "kind", "corpus", "title", "label", "tag", "file", "line_start", "body"]
+        cols = ["node_id", "statement_id", "kind", "corpus", "title", "label", "full_label", "tag", "file", "line_start", "body"]
         for s in statements.select(cols).to_pylist():
             rows.setdefault(
                 s["node_id"],
                 {
                     "node_id": s["node_id"],
-                    "name": hit_name(s["tag"], s["label"], s["statement_id"]),
+                    "name": hit_name(s["tag"], s["full_label"] or s["label"], s["statement_id"]),
                     "kind": s["kind"],
                     "corpus": s["corpus"],
                     "title": s["title"] or " ".join((s["body"] or "").split())[:300],
                     "file": s["file"],
                     "line": s["line_start"],
-                    "aliases": [a for a in (s["label"], s["tag"]) if a],
+                    "aliases": list(dict.fromkeys(a for a in (s["label"], s["full_label"], s["tag"]) if a)),
                 },
             )
     return table([rows[k] for k in sorted(rows)], NODES)
