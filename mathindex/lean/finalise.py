@@ -53,8 +53,9 @@ def finalise(raw: pa.Table, corpus: str) -> tuple[pa.Table, pa.Table, pa.Table]:
     for n, m in zip(full, modules):
         if n and n not in module_of:
             module_of[n] = m
-    needy = pc.or_(pc.match_substring(raw["signature"], "["), pc.match_substring(raw["variables"], "["))
-    needs = set(pc.filter(raw["full_name"], needy).to_pylist())
+    typeish = raw.filter(pc.is_in(raw["kind"], pa.array(["class", "structure", "def", "abbrev", "inductive"])))
+    needy = pc.or_(pc.match_substring(typeish["signature"], "["), pc.match_substring(typeish["variables"], "["))
+    needs = set(pc.filter(typeish["full_name"], needy).to_pylist())
     lookup = Lookup(exists_set.__contains__, module_of.get, needs.__contains__)
     errors: list[dict] = []
 
@@ -125,11 +126,11 @@ def finalise(raw: pa.Table, corpus: str) -> tuple[pa.Table, pa.Table, pa.Table]:
     table = table.filter(named)
     decls = table.select(DECLARATIONS.names).cast(DECLARATIONS)
 
-    deps = _dependencies(table, corpus, lookup)
+    deps = _dependencies(table, corpus, lookup, exists_set)
     return decls, deps, pa.Table.from_pylist(errors, schema=ERRORS)
 
 
-def _dependencies(table: pa.Table, corpus: str, lookup: Lookup) -> pa.Table:
+def _dependencies(table: pa.Table, corpus: str, lookup: Lookup, names: set[str]) -> pa.Table:
     """One row per (declaration, mentioned constant): resolved to a full name of the corpus
     through the namespace and `open`s in force where possible, else as written."""
     deps_list = table["_deps"]
@@ -137,18 +138,25 @@ def _dependencies(table: pa.Table, corpus: str, lookup: Lookup) -> pa.Table:
     flat = pc.list_flatten(deps_list).to_pylist()
     ns_col = table["_ns"].to_pylist()
     opens_col = table["_opens"].to_pylist()
-    memo: dict[tuple[str, str, str], str | None] = {}
-    opens_memo: dict[str, list[str]] = {}
+    # a target whose last component ends no corpus name cannot resolve
+    lasts = {n.rpartition(".")[2] for n in names}
+    contexts: dict[tuple[str, str], tuple[list[str], dict[str, str | None]]] = {}
     targets: list[str] = []
     resolved: list[bool] = []
+    exists = lookup.exists
     for target, p in zip(flat, parents):
-        key = (target, ns_col[p], opens_col[p])
-        full = memo.get(key, False)
+        if target.rpartition(".")[2] not in lasts:
+            targets.append(target)
+            resolved.append(False)
+            continue
+        ctx = (ns_col[p], opens_col[p])
+        entry = contexts.get(ctx)
+        if entry is None:
+            entry = contexts[ctx] = (json.loads(ctx[1]) if ctx[1] else [], {})
+        memo = entry[1]
+        full = memo.get(target, False)
         if full is False:
-            opens = opens_memo.get(key[2])
-            if opens is None:
-                opens = opens_memo[key[2]] = json.loads(key[2]) if key[2] else []
-            full = memo[key] = resolve(target, key[1], opens, lookup.exists)
+            full = memo[target] = resolve(target, ctx[0], entry[0], exists)
         targets.append(full or target)
         resolved.append(full is not None)
     return pa.table(

@@ -35,7 +35,9 @@ class Blanked:
 
 
 def _spaces(segment: str) -> str:
-    return _NOT_NL.sub(" ", segment)
+    if "\n" not in segment:
+        return " " * len(segment)
+    return "\n".join(" " * len(line) for line in segment.split("\n"))
 
 
 def _block_end(text: str, start: int) -> int:

@@ -30,6 +30,9 @@ _BRACKET = re.compile(r"[\[\]]")
 _SIG_TOK = re.compile(
     r"[(\[{⟨⦃]|[)\]}⟩⦄]|:=|:(?!=)|(?<![\w.'])(?:where|deriving)(?![\w'!?])|\n[ \t]*\|"
 )
+_SIG_END = re.compile(r":=|:(?!=)|(?<![\w.'])(?:where|deriving)(?![\w'!?])|\n[ \t]*\|")
+_OPENERS = re.compile(r"[(\[{⟨⦃]")
+_CLOSERS = re.compile(r"[)\]}⟩⦄]")
 _OPEN = "([{⟨⦃"
 _CLOSE = ")]}⟩⦄"
 _PRIORITY = re.compile(r"\(\s*priority\s*:=[^)]*\)\s*")
@@ -261,6 +264,14 @@ class FileScanner:
         self.last_type: tuple[dict, str] | None = None
 
     # -- helpers -----------------------------------------------------------------------------
+    def code_end(self, a: int, z: int) -> int:
+        """Offset just past the last non-blank character of [a, z) (a when there is none)."""
+        lo = max(a, z - 512)
+        w = self.text[lo:z].rstrip()
+        if w or lo == a:
+            return lo + len(w)
+        return a + len(self.text[a:z].rstrip())
+
     def line_of(self, off: int) -> int:
         return bisect.bisect_left(self.nl, off) + 1
 
@@ -309,26 +320,25 @@ class FileScanner:
                 break
             a = starts[i] if a is None else a
             z = starts[i + 1]
-            if self.only_prefix(a, z) and i + 2 < len(starts):
-                continue  # attributes or modifiers on their own line: the command goes on
+            h = self.header(a, z, quiet=True)
+            if (h is None or h.keyword == "") and i + 2 < len(starts) and (h is None or not t[h.rest:z].strip()):
+                continue  # attributes or modifiers on their own line(s): the command goes on below
+            if h is None:
+                self.error(a, "unterminated attribute list")
+                a = None
+                continue
             try:
-                recognised += self.command(a, z)
+                recognised += self.command(a, z, h)
             except (ValueError, IndexError, KeyError, RecursionError) as exc:  # defensive: bad input
                 self.error(a, f"could not parse command: {type(exc).__name__}: {exc}")
             a = None
-        if recognised == 0 and self.raw.strip():
+        if recognised == 0 and t.strip():  # some code, yet no command: not Lean
             self.error(0, "no Lean command found; not a Lean source file?")
         return self.decls, self.deps, self.errors
 
-    def only_prefix(self, a: int, z: int) -> bool:
-        """True when [a, z) holds only attributes and modifiers (the command continues below)."""
-        t = self.text
-        if not t.startswith("@[", a) and not _MODIFIER.match(t, a):
-            return False
-        h = self.header(a, z, quiet=True, prefix_only=True)
-        return h is None or not t[h.rest:z].strip()  # None: attribute list goes on below
-
-    def header(self, a: int, z: int, quiet: bool = False, prefix_only: bool = False) -> Header | None:
+    def header(self, a: int, z: int, quiet: bool = False) -> Header | None:
+        """Attributes, modifiers and keyword of the command in [a, z); keyword "" when the
+        segment ends before one; None when an attribute list is not closed inside it."""
         t = self.text
         pos = a
         attrs: list[str] = []
@@ -355,7 +365,7 @@ class FileScanner:
                 break
             mods.append(m.group(1))
             pos = m.end()
-        if prefix_only:
+        if pos >= z:
             return Header(attrs, spans, mods, "", pos)
         m = _WORD.match(t, pos)
         if not m:
@@ -368,10 +378,7 @@ class FileScanner:
             pos = _WS.match(t, m2.end()).end()
         return Header(attrs, spans, mods, kw, pos)
 
-    def command(self, a: int, z: int) -> int:
-        h = self.header(a, z)
-        if h is None:
-            return 0
+    def command(self, a: int, z: int, h: Header) -> int:
         kw = h.keyword
         t = self.text
         body = t[h.rest : z]
@@ -441,7 +448,7 @@ class FileScanner:
                 base = {
                     "corpus": self.corpus, "kind": "instance", "signature": "", "type": None,
                     "docstring": None, "attributes": [], "module": self.module, "file": self.file,
-                    "line_start": line, "line_end": self.line_of(max(a, a + len(t[a:z].rstrip()) - 1)),
+                    "line_start": line, "line_end": self.line_of(max(a, self.code_end(a, z) - 1)),
                     "is_private": False, "is_protected": False,
                     "statement_group": _sha(f"{self.corpus}\0{self.file}\0{line}"), "variables": "",
                 }
@@ -504,26 +511,30 @@ class FileScanner:
     def scan_signature(self, start: int, z: int) -> tuple[int, int | None, str]:
         """End of the signature starting at `start` (top-level `:=`, `where`, `|` or `deriving`),
         the offset of its top-level `:` (or None), and the terminator found."""
+        t = self.text
         depth = 0
+        last = start
         colon = None
-        for m in _SIG_TOK.finditer(self.text, start, z):
+        for m in _SIG_END.finditer(t, start, z):
+            if m.start() > last:
+                seg = t[last : m.start()]
+                depth += len(_OPENERS.findall(seg)) - len(_CLOSERS.findall(seg))
+            last = m.start()
+            if depth > 0:
+                continue
             tok = m.group()
-            c = tok[0]
-            if c in _OPEN:
-                depth += 1
-            elif c in _CLOSE:
-                depth = max(0, depth - 1)
-            elif depth == 0:
-                if tok == ":":
-                    if colon is None:
-                        colon = m.start()
-                elif tok == ":=":
-                    return m.start(), colon, ":="
-                elif tok.strip().startswith("|"):
-                    return m.start(), colon, "|"
-                else:
-                    return m.start(), colon, tok
-        return z, colon, "" if depth == 0 else "unbalanced"
+            if tok == ":":
+                if colon is None:
+                    colon = m.start()
+                continue
+            if tok == ":=":
+                return m.start(), colon, ":="
+            if tok[-1] == "|":
+                return m.start(), colon, "|"
+            return m.start(), colon, tok
+        seg = t[last:z]
+        depth += len(_OPENERS.findall(seg)) - len(_CLOSERS.findall(seg))
+        return z, colon, "" if depth <= 0 else "unbalanced"
 
     def declaration(self, a: int, z: int, h: Header) -> None:
         t = self.text
@@ -549,7 +560,7 @@ class FileScanner:
             self.error(a, f"unbalanced brackets in the signature of `{written or kw}` (truncated?)")
         sig = " ".join(t[pos:sig_end].split())
         typ = " ".join(t[colon + 1 : sig_end].split()) if colon is not None else None
-        seg_end = a + len(t[a:z].rstrip())
+        seg_end = self.code_end(a, z)
         line_start, line_end = self.line_of(a), self.line_of(max(a, seg_end - 1))
         group = _sha(f"{self.corpus}\0{self.file}\0{line_start}")
         binders_text = t[pos:colon] if colon is not None else t[pos:sig_end]
@@ -739,7 +750,7 @@ class FileScanner:
                 base = {
                     "corpus": self.corpus, "kind": "theorem", "signature": "", "type": None,
                     "docstring": None, "attributes": [attr], "module": self.module, "file": self.file,
-                    "line_start": line, "line_end": self.line_of(max(a, a + len(t[a:z].rstrip()) - 1)),
+                    "line_start": line, "line_end": self.line_of(max(a, self.code_end(a, z) - 1)),
                     "is_private": False, "is_protected": False,
                     "statement_group": _sha(f"{self.corpus}\0{self.file}\0{line}"), "variables": "",
                 }
@@ -762,7 +773,7 @@ class FileScanner:
         head = body.split(":=")[0]
         names = idents(head.strip().strip("⟨⟩"))
         line_start = self.line_of(a)
-        seg_end = a + len(t[a:z].rstrip())
+        seg_end = self.code_end(a, z)
         target = idents(body.split(":=", 1)[1]) if ":=" in body else []
         group = _sha(f"{self.corpus}\0{self.file}\0{line_start}")
         for n in names:
