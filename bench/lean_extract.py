@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import resource
 import statistics
@@ -54,6 +55,13 @@ def independent_count(files: list[Path]) -> int:
     return n
 
 
+def cpu_seconds() -> float:
+    """User+system CPU of this process and its reaped children (the extraction workers)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def peak_rss_mb() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -70,16 +78,18 @@ def main() -> None:
     files = sorted(root.rglob("*.lean"))
     print(f"root {root}: {len(files)} .lean files")
 
-    scans, colds, warms = [], [], []
+    scans, colds, warms, scan_cpu, cold_cpu = [], [], [], [], []
     result = None
     for _ in range(args.repeats):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), cpu_seconds()
         bare_scan(files)
         scans.append(time.perf_counter() - t0)
+        scan_cpu.append(cpu_seconds() - c0)
         with tempfile.TemporaryDirectory() as cache:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), cpu_seconds()
             result = extract_lean_tree(root, "mathlib", Path(cache))
             colds.append(time.perf_counter() - t0)
+            cold_cpu.append(cpu_seconds() - c0)
             t0 = time.perf_counter()
             again = extract_lean_tree(root, "mathlib", Path(cache))
             warms.append(time.perf_counter() - t0)
@@ -104,6 +114,11 @@ def main() -> None:
     print(f"{'bare regex scan s (median)':<38}{scan:>14.2f}")
     print(f"{'cold extraction s (median)':<38}{cold:>14.2f}")
     print(f"{'ratio cold / bare scan':<38}{cold / scan:>14.2f}")
+    sc, cc = statistics.median(scan_cpu), statistics.median(cold_cpu)
+    print(f"{'bare regex scan CPU s (median)':<38}{sc:>14.2f}")
+    print(f"{'cold extraction CPU s, all processes':<38}{cc:>14.2f}")
+    print(f"{'ratio CPU cold / CPU bare scan':<38}{cc / sc:>14.2f}")
+    print(f"{'load average (1 min) at the end':<38}{os.getloadavg()[0]:>14.2f}")
     print(f"{'cached rerun s (median)':<38}{warm:>14.2f}")
     print(f"{'ratio cached / bare scan':<38}{warm / scan:>14.2f}")
     print(f"{'cached rerun identical':<38}{str(same):>14}")
