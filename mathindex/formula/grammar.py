@@ -86,11 +86,11 @@ UNICODE = {
     "\u2191": "\\uparrow", "\u207b\u00b9": "\\inv", "\u2115": "\\N", "\u2124": "\\Z", "\u211a": "\\Q",
     "\u211d": "\\R", "\u2102": "\\C", "\u2225": "\\parallel", "\u22a5": "\\perp", "\u22a2": "\\vdash",
     "\u2202": "\\partial", "\u2207": "\\nabla", "\u03bb": "\\lambda", "\u2218": "\\circ",
-    "\u2026": "\\ldots", "\u22ef": "\\cdots", "\u226a": "\\ll", "\u226b": "\\gg", "\u2241": "\\nsim",
+    "\u2026": "\\ldots", "\u22ef": "\\cdots", "\u226a": "\\ll", "\u2241": "\\nsim",
     "\u2245": "\\cong", "\u227a": "\\prec", "\u227b": "\\succ", "\u2a7d": "\\le", "\u2a7e": "\\ge",
     "\u2194": "\\iff", "\u27f6": "\\to", "\u27f9": "\\implies", "\u2a2f": "\\times", "\u2020": "\\dagger",
     "\u2032": "'", "\u21aa": "\\hookrightarrow", "\u21a0": "\\twoheadrightarrow", "\u2983": "{",
-    "\u2984": "}", "\u2a01": "\\bigoplus", "\u2a02": "\\bigotimes", "\u2a06": "\\sup", "\u2a05": "\\inf", "\u22c1": "\\bigvee", "\u22c0": "\\bigwedge",
+    "\u2984": "}", "\u27ea": "\\langle", "\u27eb": "\\rangle", "\u226b": "\\gg", "\u2a01": "\\bigoplus", "\u2a02": "\\bigotimes", "\u2a06": "\\sup", "\u2a05": "\\inf", "\u22c1": "\\bigvee", "\u22c0": "\\bigwedge",
 }
 BLACKBOARD = {"\\N": "N", "\\Z": "Z", "\\Q": "Q", "\\R": "R", "\\C": "C", "\\NN": "N", "\\ZZ": "Z",
               "\\QQ": "Q", "\\RR": "R", "\\CC": "C", "\\F": "F", "\\FF": "F", "\\PP": "P", "\\A": "A"}
@@ -239,6 +239,7 @@ INFIX["\\vee"] = (20, "vee", "l")
 INFIX[":"] = (7, "typed", "r")
 INFIX["<|"] = (8, "pipe", "r")  # Lean `f <| x`: application, built as apply in led
 INFIX["|>"] = (8, "rpipe", "l")
+INFIX["\\ggg_comp"] = (30, "rcompose", "l")  # Lean `≫`
 INFIX["\\colon"] = (7, "typed", "r")
 INFIX[","] = (1, "seq", "seq")
 INFIX[";"] = (1, "seq", "seq")
@@ -345,6 +346,9 @@ def tokenize_lean(src: str) -> list[str]:
                     "<->": "\\iff", ":=": ":=", "..": "\\ldots", "^^": "^"}.get(t, t))
         elif g == 5:
             t = m.group(5)
+            if t == "\u226b":  # ≫: composition in diagrammatic order
+                append("\\ggg_comp")
+                continue
             if t == "\u2191":  # ↑ coercion: noise for search
                 continue
             if t == "{" or t == "}":  # Lean braces: sets and implicit binders, never TeX groups
@@ -495,7 +499,7 @@ class _Parser:
         if head[0] == "#c" and head[1][:1].isalpha() and len(head[1]) > 1 and head[1] not in (
                 "inf", "dots", "empty", "partial", "nabla", "hbar", "aleph"):
             return ("apply", left, *(right[1:] if right[0] == "tuple" else (right,)))
-        if right[0] == "tuple" and head[0] == "#v" and head[1] in FUNCTION_LETTERS:
+        if right[0] == "tuple" and head[0] == "#v":  # C(X, Y): application to several arguments
             return ("apply", left, *right[1:])
         if right[0] == "paren" and head[0] == "#v" and head[1] in FUNCTION_LETTERS:
             return ("apply", left, right[1])
@@ -536,6 +540,8 @@ class _Parser:
             return (*left, right) if left[0] == "apply" else ("apply", left, right)
         if op == "rpipe":
             return ("apply", right, left)
+        if op == "rcompose":  # f ≫ g = g ∘ f
+            return _flat("compose", right, left)
         if op in _SWAP:
             op = _SWAP[op]
             node = (op, right, left)
@@ -633,7 +639,7 @@ class _Parser:
                 node = ("restrict", inner)
             else:
                 self.expect(t)
-                node = ("abs" if t == "|" else "norm", inner)
+                node = ("abs", inner)  # |x| and ‖x‖: one magnitude operator for search
         elif t in ("\\langle", "\\lfloor", "\\lceil"):
             close = {"\\langle": "\\rangle", "\\lfloor": "\\rfloor", "\\lceil": "\\rceil"}[t]
             inner = self.expr(0, frozenset({close, RDOT}))
@@ -767,7 +773,7 @@ class _Parser:
         parts = name.split(".")
         if len(parts) == 1:
             return _lean_atom(name)
-        if parts[0][:1].isupper():  # Nat.card, Finset.sum: a qualified constant
+        if parts[0][:1].isupper() and len(parts[0]) > 1:  # Nat.card, Finset.sum: a qualified constant
             return ("#c", parts[-1])
         node = _lean_atom(parts[0])
         for field in parts[1:]:

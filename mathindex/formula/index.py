@@ -70,7 +70,7 @@ def subtree_keys(tree: tuple) -> tuple[list[int], list[int]]:
             elif tag == "#e":
                 results.append(("_", 1, ()))
             else:
-                results.append((tag[1] + (node[1] if len(node) > 1 else ""), 1, ()))
+                results.append((tag[1] + (node[1].lower() if len(node) > 1 else ""), 1, ()))
             continue
         if not done:
             stack.append((node, True))

@@ -17,8 +17,8 @@ def leaf_label(node: tuple) -> str | None:
         return "V" + name[: name.index(":")] if ":" in name else "V"
     if tag == "#n":
         return "N" + node[1]
-    if tag == "#c":
-        return "C" + node[1]
+    if tag == "#c":  # Re / re, Hom / hom: names compared without case
+        return "C" + node[1].lower()
     if tag == "#t":
         return "T"
     return None
