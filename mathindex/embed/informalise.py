@@ -329,6 +329,8 @@ def informalise(
     names = _column(declarations, "full_name")
     decl_ids = _column(declarations, "decl_id")
     kinds, sigs = _column(declarations, "kind"), _column(declarations, "signature")
+    # `variable` binders in scope that the statement uses, when the extractor provides them
+    sigs = [f"{v} {s}" if v.strip() else s for v, s in zip(_column(declarations, "variables"), sigs)]
     types, docs = _column(declarations, "type"), _column(declarations, "docstring")
     levels = dependency_levels(names, dependencies)
     deps_of: dict[str, list[str]] = {}

@@ -43,7 +43,13 @@ NAME_WORDS = {
     "floor": "floor", "ceil": "ceiling", "fract": "fractional part", "dist": "distance",
     "ball": "ball", "closure": "closure", "interior": "interior", "frontier": "frontier",
     "isOpen": "is open", "isClosed": "is closed", "isCompact": "is compact",
+    "nnreal": "nonnegative real", "ennreal": "extended nonnegative real", "ereal": "extended real",
+    "natIso": "natural isomorphism", "natTrans": "natural transformation",
 }
+# Acronym-like humps that camelCase splitting would tear apart.
+NAME_PARTS = {"SMul": "Smul", "NNReal": "Nnreal", "ENNReal": "Ennreal", "EReal": "Ereal",
+              "NNRat": "Nnrat", "VAdd": "Vadd", "ZMod": "Zmod", "SNorm": "Snorm", "NNNorm": "Nnnorm"}
+NAME_PARTS_RE = re.compile("|".join(sorted(NAME_PARTS, key=len, reverse=True)))
 
 # Lean / Mathlib notation -> English, applied to statement text (longest symbols first).
 SYMBOL_WORDS = [
@@ -57,7 +63,8 @@ SYMBOL_WORDS = [
     ("≃", " is equivalent to "), ("≅", " is isomorphic to "), ("⊤", " top "), ("⊥", " bottom "),
     ("⊔", " sup "), ("⊓", " inf "), ("√", " square root of "), ("‖", " norm "),
     ("∞", " infinity "), ("≈", " approximately equals "), ("≡", " is congruent to "),
-    ("∂", " derivative "), ("⟪", " inner product "), ("⟫", " "), ("ℕ", " natural numbers "),
+    ("∂", " derivative "), ("⥤", " functor to "), ("⟶", " morphism to "), ("≫", " then "),
+    ("⋙", " composed with "), ("𝟙", " identity "), ("⟪", " inner product "), ("⟫", " "), ("ℕ", " natural numbers "),
     ("ℤ", " integers "), ("ℚ", " rationals "), ("ℝ", " real numbers "),
     ("ℂ", " complex numbers "), ("⇑", ""), ("↑", ""), ("=", " equals "),
 ]
@@ -88,6 +95,7 @@ def name_words(full_name: str) -> str:
         if part in NAME_WORDS:
             out.append(NAME_WORDS[part])
             continue
+        part = NAME_PARTS_RE.sub(lambda m: NAME_PARTS[m.group(0)], part)
         for word in CAMEL_RE.findall(part):
             out.append(NAME_WORDS.get(word.lower(), word.lower()))
     return " ".join(w for w in out if w)
@@ -167,6 +175,8 @@ def english(expr: str) -> str:
     s = re.sub(r"∃\s*([^,]+?)\s*,", lambda m: f" there exists {m.group(1)} such that ", s)
     s = re.sub(r"\b(?:fun|λ)\s+([^=↦]+?)\s*(?:=>|↦)", lambda m: f" the function sending {m.group(1)} to ", s)
     s = re.sub(r"\(\s*↑?\s*([\w.']+)\s*:\s*([^()]+?)\s*\)", lambda m: f"({m.group(1)} as {TYPE_WORDS.get(m.group(2), m.group(2))})", s)
+    s = re.sub(r"‖([^‖]+)‖", lambda m: f" the norm of {m.group(1)} ", s)
+    s = re.sub(r"\|([^|{}]+)\|", lambda m: f" the absolute value of {m.group(1)} ", s)
     for sym, word in SYMBOL_WORDS:
         s = s.replace(sym, word)
     return " ".join(s.split())
