@@ -141,3 +141,30 @@ def test_describe_formula_keys() -> None:
     assert d["tree"]["op"] == "eq" and d["tree"]["comm"] is True
     assert d["canonical_status"] == "ok"
     assert d["canonical"] == "Identity(a**2 + 2*a*b + b**2)"
+
+
+@pytest.mark.parametrize(
+    ("lean", "latex"),
+    [
+        ("⨆ i, ⨅ j, f i j ≤ ⨅ j, ⨆ i, f i j", r"\sup_i \inf_j f(i, j) \le \inf_j \sup_i f(i, j)"),
+        ("f f.lfp = f.lfp", r"f(\mathrm{lfp}\,f) = \mathrm{lfp}\,f"),
+        ("‖⟪x, y⟫‖ ≤ ‖x‖ * ‖y‖", r"|\langle x, y \rangle| \le \|x\| \cdot \|y\|"),
+    ],
+)
+def test_lean_and_latex_meet_in_one_tree(lean: str, latex: str) -> None:
+    assert parse_lean(lean) == parse_latex(latex)
+
+
+@pytest.mark.parametrize(
+    ("src", "expected"),
+    [
+        ("f ≫ g = h", "(eq (compose g f) h)"),
+        ("{b : B | b ^ n = 1}", "(setb (typed b B) (eq (pow b n) 1))"),
+        ("if n = 0 then 0 else f n", "(ite (eq n 0) 0 (apply f n))"),
+        ("HasSum (fun n : ℤ ↦ f n) a", "(apply 'HasSum (lambda (typed n 'bbZ) (apply f n)) a)"),
+        ("Function.Injective <| algebraMap A B", "(apply 'Injective (apply 'algebraMap A B))"),
+        ("f i.1 i.2", "(apply f (apply 'fst i) (apply 'snd i))"),
+    ],
+)
+def test_lean_constructs(src: str, expected: str) -> None:
+    assert tree_text(parse_lean(src)) == expected
