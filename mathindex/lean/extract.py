@@ -95,7 +95,7 @@ def extract_file(data: bytes, corpus: str, rel: str) -> tuple[list[dict], list[d
         d["_twin_tgt"] = (twin[2] + ":" + twin[1]) if twin else None
         d["_resolve"] = json.dumps(resolve, ensure_ascii=False) if resolve else None
         d["_ns"] = d.get("_ns", "")
-        d["_opens"] = json.dumps(d.get("_opens") or [], ensure_ascii=False) if d["_deps"] else "[]"
+        d["_opens"] = d.get("_opens") or "[]"
         rows.append(d)
     return rows, errors + errs
 

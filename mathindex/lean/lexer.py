@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass, field
 
 # `--` line comment, `/-` block comment, `"` string, or a char literal such as '"' or '\''.
-_START = re.compile(r"--|/-|\"|(?<![\w'!?.])'(?:\\.|[^\\'\n])'")
+_START = re.compile(r"--|/-|\"|'(?:\\.|[^\\'\n])'")  # no look-behind: keeps the fast scan
+_IDENT_TAIL = re.compile(r"[\w'!?.]")
 _BLOCK = re.compile(r"/-|-/")
 _STRING_END = re.compile(r'(?:[^"\\]|\\.)*"', re.S)
 _NOT_NL = re.compile(r"[^\n]")
@@ -65,6 +66,10 @@ def blank(text: str) -> Blanked:
             break
         tok = m.group()
         s = m.start()
+        if tok[0] == "'" and s > 0 and _IDENT_TAIL.match(text, s - 1):
+            out.append(text[pos : s + 1])  # a prime ending a name, not a char literal
+            pos = s + 1
+            continue
         out.append(text[pos:s])
         if tok == "--":
             e = text.find("\n", s)

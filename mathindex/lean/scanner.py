@@ -8,6 +8,7 @@ twins) carry raw hints in `_`-prefixed keys that `mathindex.lean.finalise` resol
 from __future__ import annotations
 
 import bisect
+import json
 import re
 import time
 from dataclasses import dataclass, field
@@ -262,6 +263,7 @@ class FileScanner:
         self.local_names: set[str] = set()
         self._vstate: _VarState | None = None
         self.last_type: tuple[dict, str] | None = None
+        self._opens_cache: str | None = None
 
     # -- helpers -----------------------------------------------------------------------------
     def code_end(self, a: int, z: int) -> int:
@@ -384,6 +386,8 @@ class FileScanner:
         body = t[h.rest : z]
         if kw in ("namespace", "section", "end", "mutual", "variable", "include", "omit"):
             self._vstate = None
+        if kw in ("namespace", "section", "end", "mutual", "open"):
+            self._opens_cache = None
         if kw in ("namespace", "section", "end", "mutual"):
             name_m = NAME.match(body)
             name = name_m.group() if name_m else ""
@@ -471,6 +475,8 @@ class FileScanner:
         return 0
 
     def clear_pending(self) -> None:
+        if self.pending_open:
+            self._opens_cache = None
         if self.pending_vars or self.pending_include or self.pending_omit:
             self._vstate = None
         self.pending_vars = []
@@ -587,7 +593,7 @@ class FileScanner:
             "attributes": h.attrs, "module": self.module, "file": self.file,
             "line_start": line_start, "line_end": line_end, "is_private": is_private,
             "is_protected": is_protected, "statement_group": group, "variables": variables,
-            "_ns": self.namespace, "_opens": self.opens(),
+            "_ns": self.namespace, "_opens": self.opens_json(),
         }
         row = dict(base, full_name=full or "", origin="source")
         if full is None:
@@ -766,6 +772,12 @@ class FileScanner:
 
     def opens(self) -> list[str]:
         return [o for s in self.scopes for o in s.opens] + self.pending_open
+
+    def opens_json(self) -> str:
+        """`opens()` as JSON, cached until a scope, `open` or pending `open` changes."""
+        if self._opens_cache is None:
+            self._opens_cache = json.dumps(self.opens(), ensure_ascii=False)
+        return self._opens_cache
 
     def alias(self, a: int, z: int, h: Header, pos: int) -> None:
         t = self.text
