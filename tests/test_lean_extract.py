@@ -117,6 +117,7 @@ def test_dependencies(fixture_run: LeanExtraction) -> None:
     deps = {(d["full_name"], d["target"]): d["resolved"] for d in fixture_run.dependencies.to_pylist()}
     assert deps[("Demo.Order.Box.left_eq", "Demo.Order.Box")] is True
     assert deps[("Demo.Order.mul_one_thing", "Nat")] is False
+    assert deps[("Demo.Order.Box.left_eq", "Demo.Order.Box.left")] is True  # x.left with x : Box α
     assert not any(t in ("x", "a", "h") for _, t in deps)
 
 

@@ -99,6 +99,8 @@ def clean_name(name: str) -> str:
 
 _DERIVING = re.compile(r"(?<![\w.])deriving\s+((?:[\w.']+\s*,\s*)*[\w.']+)")
 _DERIVING_CMD = re.compile(r"instance\s+((?:[\w.']+\s*,\s*)*[\w.']+)\s+for\s+((?:[\w.'«»]+\s*,\s*)*[\w.'«»]+)")
+_UNIVERSE = re.compile(r"\b(Type|Sort)\s*(?:\*|_|\([^()]*\)|[\w.]+(?:\s*\+\s*\d+)?)")
+_BINDER_TYPED = re.compile(r"[({⦃\[]\s*([^(){}\[\]⦃⦄:]+?)\s*:(?!=)\s*([^\s(){}\[\]⦃⦄,]*)")
 _BINDER_NAMES = re.compile(r"[({⦃\[]\s*([^(){}\[\]⦃⦄:]+?)\s*:(?!=)")
 _IDENT_FREE = re.compile(r"(?<![.'])" + NAME.pattern)
 _BR = re.compile(r"[(\[{⟨⦃)\]}⟩⦄]")
@@ -110,6 +112,21 @@ _HEAD_NAME = re.compile(r"\s*" + _ATOM + r"\s*")
 def idents(text: str) -> list[str]:
     """Identifiers in code text, in order, as written (with dots)."""
     return _IDENT_FREE.findall(text)
+
+
+def mentions(text: str) -> set[str]:
+    """Identifiers in `text` plus the heads of dotted ones (`G.Adj` mentions `G`)."""
+    ids = set(_IDENT_FREE.findall(text))
+    ids.update([i.split(".", 1)[0] for i in ids if "." in i])
+    return ids
+
+
+def type_head(typ: str) -> str | None:
+    """The constant a binder type is headed by (`SimpleGraph V` -> `SimpleGraph`), if any."""
+    m = NAME.match(typ.strip())
+    if not m or m.group() in KEYWORDS or _LOCALISH.match(m.group()):
+        return None
+    return m.group()
 
 
 def split_top(text: str, sep: str = ",") -> list[str]:
@@ -173,7 +190,7 @@ def parse_binders(text: str) -> tuple[list[VarBinder], int]:
             names = tuple(head.split())
         else:
             names, typ = tuple(inner.split()), ""
-        out.append(VarBinder(names, opener, typ.strip(), frozenset(idents(typ))))
+        out.append(VarBinder(names, opener, typ.strip(), frozenset(mentions(_UNIVERSE.sub(r"\1", typ)))))
 
 
 _BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|\{[^{}]*\}|⦃[^⦃⦄]*⦄")
@@ -225,6 +242,7 @@ class _VarState:
         self.deps = {n: [d for d in binders[i].idents if d in self.latest and d not in omitted and d != n]
                      for n, i in self.latest.items()}
         self.included_named = [n for n in included if n in self.latest and n not in omitted]
+        self.heads = {n: type_head(binders[i].type) for n, i in self.latest.items()}
         self.insts = [
             (i, frozenset(x for x in b.idents if x in self.latest))
             for i, b in enumerate(binders)
@@ -575,11 +593,19 @@ class FileScanner:
             bound = {n for bnd in own_binders for n in bnd.names}
         else:
             own_binders = []
-            bound = {n for m in _BINDER_NAMES.finditer(binders_text) for n in m.group(1).split()}
+            bound = set()
+        heads: dict[str, str | None] = {}
+        for m in _BINDER_TYPED.finditer(binders_text):
+            head = type_head(m.group(2))
+            for n in m.group(1).split():
+                bound.add(n)
+                heads[n] = head
         for mb in _BINDER_INTRO.finditer(sig):
             bound.update(x.strip("()[]{}⦃⦄") for x in mb.group(1).split())
         sig_idents = idents(sig)
-        variables, var_names = self.used_variables(set(sig_idents) - bound, kw)
+        mentioned = set(sig_idents)
+        mentioned.update([i.split(".", 1)[0] for i in sig_idents if "." in i])
+        variables, var_names = self.used_variables(mentioned - bound, kw)
         doc = self.doc_before(a)
         is_private = "private" in h.modifiers
         is_protected = "protected" in h.modifiers
@@ -599,13 +625,31 @@ class FileScanner:
         if full is None:
             row["origin"] = "instance_name"
             row["_inst"] = self.instance_hint(own_binders, binders_text, typ or "")
-        deps = [d for d in dict.fromkeys(sig_idents) if d not in bound and d not in var_names
-                and d not in KEYWORDS and not _LOCALISH.match(d) and d.split(".")[0] not in bound]
+        deps = self.dependencies(sig_idents, bound, var_names, heads)
         row["_deps"] = deps
         self.decls.append(row)
         if full:
             self.local_names.add(full)
         self.generated(row, base, h, kw, sig_end, term, z, written)
+
+    def dependencies(self, sig_idents: list[str], bound: set[str], var_names: set[str],
+                     heads: dict[str, str | None]) -> list[str]:
+        """Constants a statement mentions, as written; `x.f` on a local `x : T …` becomes `T.f`."""
+        out: dict[str, None] = {}
+        for d in sig_idents:
+            if d in KEYWORDS:
+                continue
+            head, dot, rest = d.partition(".")
+            if head in bound or head in var_names:
+                if not dot:
+                    continue
+                t = heads.get(head) if head in heads else self.var_state().heads.get(head)
+                if t:
+                    out[t + "." + rest] = None
+                continue
+            if not _LOCALISH.match(d):
+                out[d] = None
+        return list(out)
 
     def generated(self, row: dict, base: dict, h: Header, kw: str, sig_end: int, term: str,
                   z: int, written: str | None) -> None:
