@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 
 import pyarrow as pa
 
@@ -28,6 +29,7 @@ log = logging.getLogger(__name__)
 
 STAGE = "parse_formula"
 CANONICAL_BATCH = 2_000
+_SORT_ONLY = re.compile(r"^(?:Prop|Sort\*?|Type\*?|Type _|(?:Type|Sort) [\w.+ ()]+)$")
 _LEAN_HINT = frozenset("∀∃∑∏→↔∧∨¬ℕℤℚℝℂ∣⁻")
 
 
@@ -141,9 +143,8 @@ def lean_formulas(declarations: pa.Table) -> pa.Table:
     position: dict[str, int] = {}
     for batch in declarations.select(cols).to_batches(max_chunksize=10_000):
         for d in batch.to_pylist():
-            text = d.get("type") or ""
-            text = " ".join(text.split())
-            if not text:
+            text = " ".join((d.get("type") or "").split())
+            if not text or _SORT_ONLY.match(text):  # `Prop`, `Type u`: no statement to search
                 continue
             corpus, file = d.get("corpus") or "", d.get("file") or ""
             pos = position.get(file, 0)

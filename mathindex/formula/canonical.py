@@ -73,11 +73,16 @@ def _spec(node: tuple, bound: dict[str, str], count: list[int]) -> tuple:
         return ("pow", _spec(node[1], bound, count), _spec(exp, bound, count))
     if tag == "sqrt":
         return ("pow", _spec(node[1], bound, count), ("frac", ("n", "1"), ("n", "2")))
+    if (tag in _RELATIONS or tag == "and") and count[0] > 1:
+        raise Unsupported("relation below the root")
     if tag in _RELATIONS and len(node) == 3:
         return ("rel", _RELATIONS[tag], _spec(node[1], bound, count), _spec(node[2], bound, count))
-    if tag == "eq" and len(node) > 3:
+    if tag == "eq" and len(node) > 3:  # a = b = c: Eq(a, b) and Eq(a, c)
         first = _spec(node[1], bound, count)
         return ("and", *(("rel", "Eq", first, _spec(c, bound, count)) for c in node[2:]))
+    if tag == "and" and all(c[0] in _RELATIONS and len(c) == 3 for c in node[1:]):  # a < b <= c
+        return ("and", *(("rel", _RELATIONS[c[0]], _spec(c[1], bound, count), _spec(c[2], bound, count))
+                         for c in node[1:]))
     if tag in _BOUND_OPS:
         lo, hi, body = node[1], node[2], node[3]
         if lo[0] != "eq" or len(lo) != 3 or lo[1][0] != "#v" or hi[0] == "#e":

@@ -171,7 +171,7 @@ class FormulaIndex:
         out.mkdir(parents=True, exist_ok=True)
         t = trees.select(["formula_id", "tree", "path_tokens", "canonical"])
         t = t.sort_by([("formula_id", "ascending")])
-        group_of: dict[str, int] = {}
+        group_of: dict[bytes, int] = {}  # 128-bit digest of the tree JSON -> group
         members: list[list[str]] = []
         vocab: dict[str, int] = {}
         co_term, co_doc, co_tf = array("I"), array("I"), array("I")
@@ -187,12 +187,13 @@ class FormulaIndex:
             toks = batch.column("path_tokens").to_pylist()
             cans = batch.column("canonical").to_pylist()
             for fid, ts, tk, can in zip(ids, tree_s, toks, cans):
-                g = group_of.get(ts)
+                key = hashlib.blake2b(ts.encode("utf-8"), digest_size=16).digest()
+                g = group_of.get(key)
                 if g is not None:
                     members[g].append(fid)
                     continue
                 g = len(members)
-                group_of[ts] = g
+                group_of[key] = g
                 members.append([fid])
                 tree = from_json(json.loads(ts))
                 f = features(tree, tk)
