@@ -56,7 +56,15 @@ def finalise(raw: pa.Table, corpus: str) -> tuple[pa.Table, pa.Table, pa.Table]:
     typeish = raw.filter(pc.is_in(raw["kind"], pa.array(["class", "structure", "def", "abbrev", "inductive"])))
     needy = pc.or_(pc.match_substring(typeish["signature"], "["), pc.match_substring(typeish["variables"], "["))
     needs = set(pc.filter(typeish["full_name"], needy).to_pylist())
-    lookup = Lookup(exists_set.__contains__, module_of.get, needs.__contains__)
+    prop_classes = set(pc.filter(typeish["full_name"], pc.and_(
+        pc.equal(typeish["kind"], "class"), pc.match_substring_regex(typeish["signature"], r":\s*Prop$"))).to_pylist())
+    texts: dict[str, str] = {}
+    for n, sig, var in zip(pc.filter(typeish["full_name"], needy).to_pylist(),
+                           pc.filter(typeish["signature"], needy).to_pylist(),
+                           pc.filter(typeish["variables"], needy).to_pylist()):
+        texts.setdefault(n, sig + " " + var)
+    lookup = Lookup(exists_set.__contains__, module_of.get, needs.__contains__,
+                    prop_classes.__contains__, lambda n: texts.get(n, ""))
     errors: list[dict] = []
 
     inst_json = raw["_inst"].to_pylist()

@@ -40,11 +40,13 @@ _NOTATION: dict[str, tuple[tuple[str, ...], bool]] = {
     "∅": (("EmptyCollection.emptyCollection",), True), "ᵒᵈ": (("OrderDual",), False),
     "ᵐᵒᵖ": (("MulOpposite",), False), "ᵃᵒᵖ": (("AddOpposite",), False), "ᵒᵖ": (("Opposite",), False),
     "[X]": (("Polynomial",), True), "C(": (("ContinuousMap",), True),
+    "⟶": (("Quiver.Hom",), True), "⥤": (("CategoryTheory.Functor",), True),
+    "≅": (("CategoryTheory.Iso",), True), "≌": (("CategoryTheory.Equivalence",), True),
 }
 _SORTS = {"Type": "Type", "Prop": "Prop", "Sort": "Sort"}
 _TOKEN = re.compile(
     r"ℝ≥0∞|ℝ≥0|ℕ∞|ℕ\+|ℕ|ℤ|ℚ|ℝ|ℂ|⊕'|→ₗ|≃ₗ|→ₐ|≃ₐ|→L|→₀|≃ₜ|→ᵇ|→\+\*|≃\+\*|→\*|→\+|≃\*|≃\+|≃o|→o|↪o|↪|≃|"
-    r"ᵒᵈ|ᵐᵒᵖ|ᵃᵒᵖ|ᵒᵖ|\[X\]|C\(|[×⊕≤<≥>=≠∈∉⊆∧∨↔¬+*/•^∣⊤⊥∅-]|\d+|"
+    r"ᵒᵈ|ᵐᵒᵖ|ᵃᵒᵖ|ᵒᵖ|\[X\]|C\(|⟶|⥤|≅|≌|[×⊕≤<≥>=≠∈∉⊆∧∨↔¬+*/•^∣⊤⊥∅-]|\d+|"
     r"(?:Type|Sort)\*?|Prop|" + NAME.pattern
 )
 _LOWER_WORD = re.compile(r"[a-z]")
@@ -57,6 +59,8 @@ class Lookup:
     exists: Callable[[str], bool]
     module_of: Callable[[str], str | None]
     needs_instances: Callable[[str], bool]
+    is_prop_class: Callable[[str], bool] = lambda name: False
+    binder_text: Callable[[str], str] = lambda name: ""
 
 
 def resolve(name: str, namespace: str, opens: list[str], exists: Callable[[str], bool]) -> str | None:
@@ -230,6 +234,19 @@ def _dependent(i: int, binders: list, typ: str, namer: _Namer) -> bool:
         if any(n in _mentions(x) for x in later for n in names):
             return True
     if bracket != "[":
+        return False
+    head = NAME.match(btype.strip())
+    cls = resolve(head.group(), namer.ns, namer.opens, namer.lookup.exists) if head else None
+    if cls and namer.lookup.is_prop_class(cls):
+        # a Prop-valued mixin (IsScalarTower, Fact, ...): used only where a later constant asks for it
+        tag = "[" + cls.rpartition(".")[2]
+        for x in later:
+            for m in _TOKEN.finditer(x):
+                tok = m.group()
+                if NAME.fullmatch(tok) and tok not in namer.locals and not _LOCALISH.match(tok):
+                    full = resolve(tok, namer.ns, namer.opens, namer.lookup.exists)
+                    if full and full != cls and tag in namer.lookup.binder_text(full):
+                        return True
         return False
     vars_ = {v for v in _mentions(btype) if v in namer.locals or _LOCALISH.match(v)}
     for x in later:

@@ -18,7 +18,7 @@ from mathindex.schemas.common import error_row
 
 STAGE = "extract_lean"
 
-_ATOM = r"(?:«[^»\n]*»|[^\W\dλΠΣ][\w'!?]*)"
+_ATOM = r"(?:«[^»\n]*»|[^\W\dλΠΣ¹²³⁰-⁹₀-₉][\w'!?]*)"
 NAME = re.compile(_ATOM + r"(?:\." + _ATOM + r")*")
 _NAME_U = re.compile(NAME.pattern + r"(?:\.\{[^}\n]*\})?")
 _CMD_START = re.compile(r"^(?:@\[|[A-Za-z_#])", re.M)
