@@ -40,7 +40,7 @@ def text(src: str) -> str:
         (r"\mathbb{Z}/n\mathbb{Z}", "(frac 'bbZ (mul n 'bbZ))"),
         (r"\operatorname{Hom}(X, Y)", "(apply 'Hom X Y)"),
         (r"H^i(X, \mathcal{F}) = 0 \text{ for } i > 0",
-         "(textsep (eq (mul (pow H i) (tuple X cal:F)) 0) \"for\" (lt 0 i))"),
+         "(textsep (eq (apply (pow H i) X cal:F) 0) \"for\" (lt 0 i))"),
     ],
 )
 def test_operator_trees(src: str, expected: str) -> None:

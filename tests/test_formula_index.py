@@ -117,3 +117,18 @@ def test_index_bytes_are_deterministic(parsed, tmp_path: Path) -> None:
     FormulaIndex.build(trees.take(list(reversed(range(trees.num_rows)))), f, tmp_path / "b")
     for p in sorted((tmp_path / "a").iterdir()):
         assert p.read_bytes() == (tmp_path / "b" / p.name).read_bytes(), p.name
+
+
+def test_parse_formulas_survives_bad_input_in_bounded_time() -> None:
+    import time
+
+    bad = ["x + " * 25_000, "{" * 10_000 + "x" + "}" * 10_000, r"\foo{a}{b}\bar", r"\left( x",
+           "\x00\x01", r"\frac12"]
+    t0 = time.perf_counter()
+    trees, errors = parse_formulas(formulas_table(bad), budget_s=1.0)
+    assert time.perf_counter() - t0 < 20.0
+    assert trees.num_rows == len(bad)
+    statuses = trees.column("status").to_pylist()
+    assert statuses[0] in ("ok", "error") and statuses[1] == "error" and statuses[3] != "ok"
+    assert statuses[5] == "ok"
+    assert errors.num_rows >= 2

@@ -495,7 +495,9 @@ class _Parser:
             if left[0] in ("#v", "#c") or left[0] in ("sub",):
                 return ("apply", left, right)
             return _flat("mul", left, right)
-        head = left[1] if left[0] == "sub" else left
+        head = left
+        while head[0] in ("sub", "pow", "prime") and len(head) > 1:  # \Ext^1_A(M, N), f'(x)
+            head = head[1]
         if head[0] == "#c" and head[1][:1].isalpha() and len(head[1]) > 1 and head[1] not in (
                 "inf", "dots", "empty", "partial", "nabla", "hbar", "aleph"):
             return ("apply", left, *(right[1:] if right[0] == "tuple" else (right,)))
