@@ -56,6 +56,7 @@ def main() -> None:
     FormulaIndex.build(trees, formulas, args.index_dir)
     build_s = time.perf_counter() - t0
     idx = FormulaIndex.open(args.index_dir)
+    idx.wait_ready(60)
     name_of = dict(zip(formulas.column("formula_id").to_pylist(),
                        (n[len("lean:"):] for n in formulas.column("node_id").to_pylist())))
     targets = json.loads(MATHLIBQR.read_text(encoding="utf-8"))

@@ -68,6 +68,7 @@ def main() -> None:
     t0 = time.perf_counter()
     idx = FormulaIndex.open(args.index_dir)
     open_s = time.perf_counter() - t0
+    idx.wait_ready(60)  # latencies below are steady-state: SymPy already loaded in its worker
     group_of = {fid: g for g, members in enumerate(idx.members) for fid in members}
 
     # the sample: distinct formulas the grammar parses, formula-like (suite's rule)

@@ -88,6 +88,7 @@ def test_index_finds_variants(parsed, tmp_path: Path) -> None:
     f, trees, _ = parsed
     FormulaIndex.build(trees, f, tmp_path / "fx")
     idx = FormulaIndex.open(tmp_path / "fx")
+    assert idx.wait_ready(60)
     ids = f.column("formula_id").to_pylist()
     cases = {
         r"\sum_{k \mid m} \phi(k) = m": 0,  # renamed variables

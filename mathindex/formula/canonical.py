@@ -12,6 +12,7 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from multiprocessing.connection import Connection
@@ -159,6 +160,7 @@ def _worker_main(rx: Connection, tx: Connection) -> None:
     """Worker loop: receives lists of (index, spec), answers (index, status, canonical) per item."""
     import sympy as sp
 
+    tx.send(("ready",))
     while True:
         try:
             batch = rx.recv()
@@ -178,15 +180,22 @@ class CanonicalWorker:
     """A killable SymPy worker process; `run` evaluates a batch with a budget per formula.
 
     The worker is a fresh interpreter (`python -c`, not fork: safe beside threads, and it never
-    re-imports the caller's main module) talking over two pipes."""
+    re-imports the caller's main module) talking over two pipes. It says `ready` once SymPy is
+    imported; the per-formula budget only starts counting after that."""
 
     def __init__(self) -> None:
         self._proc: subprocess.Popen | None = None
         self._tx: Connection | None = None
         self._rx: Connection | None = None
+        self._ready = False
         self.starts = 0
+        self.lock = threading.Lock()
 
-    def _start(self) -> None:
+    def start(self) -> None:
+        """Starts the worker process if none is running (returns at once; SymPy loads meanwhile)."""
+        if self._alive():
+            return
+        self._kill()
         r1, w1 = os.pipe()  # parent -> child
         r2, w2 = os.pipe()  # child -> parent
         root = str(Path(__file__).resolve().parents[2])
@@ -201,7 +210,17 @@ class CanonicalWorker:
             os.close(w2)
         self._tx = Connection(w1, readable=False)
         self._rx = Connection(r2, writable=False)
+        self._ready = False
         self.starts += 1
+
+    def ready(self, wait_s: float = 0.0) -> bool:
+        """True once the running worker has imported SymPy (waits up to wait_s for it)."""
+        if not self._alive():
+            return False
+        if not self._ready:
+            got = self._recv(wait_s) if wait_s > 0 else (self._rx.recv() if self._rx.poll() else None)
+            self._ready = got == ("ready",)
+        return self._ready
 
     def _alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
@@ -214,6 +233,7 @@ class CanonicalWorker:
             self._tx.close()
             self._rx.close()
         self._proc = self._tx = self._rx = None
+        self._ready = False
 
     def close(self) -> None:
         """Stops the worker process."""
@@ -242,12 +262,12 @@ class CanonicalWorker:
         """Yields (index, status, canonical-or-reason) for every item, in input order."""
         pending = list(items)
         while pending:
-            if not self._alive():
+            self.start()
+            if not self.ready(start_budget_s):
                 self._kill()
-                self._start()
-                first_budget = budget_s + start_budget_s  # the fresh process imports SymPy first
-            else:
-                first_budget = budget_s
+                for idx, _spec in pending:
+                    yield idx, "error", "the SymPy worker did not start"
+                return
             try:
                 self._tx.send(pending)
             except OSError:
@@ -255,15 +275,13 @@ class CanonicalWorker:
                 continue
             done = 0
             for pos, (idx, _spec) in enumerate(pending):
-                limit = first_budget if pos == 0 else budget_s
-                got = self._recv(limit)
+                got = self._recv(budget_s)
+                done = pos + 1
                 if got is None:
                     self._kill()
                     yield idx, "timeout", f"SymPy took longer than {budget_s:g} s"
-                    done = pos + 1
                     break
                 yield got
-                done = pos + 1
             pending = pending[done:]
 
     def _recv(self, limit: float) -> tuple | None:
@@ -293,14 +311,19 @@ def shared_worker() -> CanonicalWorker:
 
 
 def canonical_forms(specs: Iterable[tuple | None], budget_s: float,
-                    worker: CanonicalWorker | None = None) -> list[tuple[str, str | None]]:
-    """(canonical_status, canonical) per spec; None specs are `unsupported` without SymPy."""
+                    worker: CanonicalWorker | None = None,
+                    wait_ready: bool = True) -> list[tuple[str, str | None]]:
+    """(canonical_status, canonical) per spec; None specs are `unsupported` without SymPy.
+    With wait_ready=False a worker still loading SymPy is not waited for (all `unsupported`)."""
     specs = list(specs)
     out: list[tuple[str, str | None]] = [("unsupported", None)] * len(specs)
     items = [(i, s) for i, s in enumerate(specs) if s is not None]
     if not items:
         return out
     w = worker or shared_worker()
-    for idx, status, value in w.run(items, budget_s):
-        out[idx] = (status, value if status == "ok" else None)
+    with w.lock:
+        if not wait_ready and not (w.ready() or (w.start() or w.ready())):
+            return out  # query time: never wait for SymPy to load; the next query will have it
+        for idx, status, value in w.run(items, budget_s):
+            out[idx] = (status, value if status == "ok" else None)
     return out

@@ -159,6 +159,8 @@ class FormulaIndex:
         for c, g in zip(canon_t.column("canonical").to_pylist(), canon_t.column("group").to_pylist()):
             self.canonical.setdefault(c, []).append(g)
         self.n_groups = len(self.members)
+        if self.canonical:
+            canon.shared_worker().start()  # SymPy loads while the first query is parsed
 
     # -- build ---------------------------------------------------------------------------------
 
@@ -271,6 +273,13 @@ class FormulaIndex:
         """Opens a built index directory."""
         return cls(Path(out_dir))
 
+    def wait_ready(self, timeout_s: float = 30.0) -> bool:
+        """Waits until query-time canonical keys are available (SymPy loaded in its worker)."""
+        w = canon.shared_worker()
+        with w.lock:
+            w.start()
+            return w.ready(timeout_s)
+
     # -- search --------------------------------------------------------------------------------
 
     def search(self, query_latex: str, k: int = 10) -> list[tuple[str, float]]:
@@ -296,7 +305,8 @@ class FormulaIndex:
         if use_canonical and parser == "grammar":
             spec = canon.to_spec(tree)
             if spec is not None:
-                [(cstatus, cform)] = canon.canonical_forms([spec], QUERY_CANON_BUDGET_S)
+                [(cstatus, cform)] = canon.canonical_forms([spec], QUERY_CANON_BUDGET_S,
+                                                           wait_ready=False)
                 if cstatus == "ok":
                     canon_groups = self.canonical.get(cform, [])
         scores = np.zeros(self.n_groups, dtype=np.float32)
