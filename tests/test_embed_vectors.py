@@ -152,3 +152,13 @@ def test_index_from_real_embeddings(embedder, tmp_path):
     ids, _ = VectorIndex.open(tmp_path, embedder).search(q, 2)
     assert set(ids[0].tolist()) == {text_id("n0", "f"), text_id("n1", "f")}
     assert index.count == 6
+
+
+def test_worker_processes_give_the_same_vectors(embedder):
+    pooled = SentenceTransformerEmbedder(workers=2, parallel_min=1, batch_tokens=512, progress=False)
+    try:
+        ours = pooled.encode(TEXTS)
+    finally:
+        pooled.close()
+    bare = embedder.model.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True)
+    assert (ours * bare).sum(axis=1).min() >= 0.9999

@@ -39,12 +39,6 @@ def embedder_info(embedder: Any) -> dict:
     return {"name": embedder.name, "revision": embedder.revision, "dim": int(embedder.dim)}
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def _hnsw(index):
     import faiss
 
@@ -121,15 +115,19 @@ class VectorIndex:
         }
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
-        _atomic_write_bytes(out_dir / INDEX_FILE, data)
-        ids_table = pa.table({"row": np.arange(len(ids), dtype=np.int64), "text_id": ids}, schema=VECTOR_IDS)
-        tmp = out_dir / f".{IDS_FILE}.tmp"
-        pq.write_table(ids_table, tmp)
-        os.replace(tmp, out_dir / IDS_FILE)
-        # the build time is not deterministic; keep it out of the sidecar so rebuilds compare equal
         log.info("built %s vectors in %.1f s; recall@10 %.4f at efSearch %d", len(ids), build_s, recall, chosen)
-        sidecar.pop("build_seconds")
-        _atomic_write_bytes(out_dir / SIDECAR_FILE, (json.dumps(sidecar, indent=2, sort_keys=True) + "\n").encode())
+        sidecar.pop("build_seconds")  # wall-clock time stays out of the files, so rebuilds compare equal
+        # every file goes to a temporary first; renames come last, the sidecar (what `open` reads) last of all
+        ids_table = pa.table({"row": np.arange(len(ids), dtype=np.int64), "text_id": ids}, schema=VECTOR_IDS)
+        tmp_ids = out_dir / f".{IDS_FILE}.tmp"
+        pq.write_table(ids_table, tmp_ids)
+        tmp_index = out_dir / f".{INDEX_FILE}.tmp"
+        tmp_index.write_bytes(data)
+        tmp_side = out_dir / f".{SIDECAR_FILE}.tmp"
+        tmp_side.write_text(json.dumps(sidecar, indent=2, sort_keys=True) + "\n")
+        os.replace(tmp_index, out_dir / INDEX_FILE)
+        os.replace(tmp_ids, out_dir / IDS_FILE)
+        os.replace(tmp_side, out_dir / SIDECAR_FILE)
         return cls(out_dir, sidecar, index)
 
     @staticmethod
