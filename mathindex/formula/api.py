@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 STAGE = "parse_formula"
 CANONICAL_BATCH = 2_000
 _SORT_ONLY = re.compile(r"^(?:Prop|Sort\*?|Type\*?|Type _|(?:Type|Sort) [\w.+ ()]+)$")
+_LEAN_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_']*\.[A-Za-z_]|[A-Za-z]{4,}")
 _LEAN_HINT = frozenset("∀∃∑∏→↔∧∨¬ℕℤℚℝℂ∣⁻")
 
 
@@ -54,8 +55,30 @@ def analyse(text: str, lean: bool = False) -> tuple[tuple, str, str, str | None]
 
 
 def looks_like_lean(text: str) -> bool:
-    """True for a Lean term (unicode binders/types and no backslash macros)."""
-    return "\\" not in text and any(ch in _LEAN_HINT for ch in text)
+    """True for a Lean term: no backslash macros, and unicode binders/types, a dotted name or
+    a word of four or more letters (`lfp`-style names would be juxtaposed letters in LaTeX)."""
+    if "\\" in text:
+        return False
+    return any(ch in _LEAN_HINT for ch in text) or bool(_LEAN_WORD.search(text))
+
+
+_PIECE = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]|`([^`]+)`", re.S)
+
+
+def query_pieces(query: str) -> list[tuple[str, bool]]:
+    """The formulas of a query as (text, is_lean): its `$…$`, `\\(…\\)`, `\\[…\\]` and backtick
+    pieces (at most three, longest first), or the whole query when it has none."""
+    found: list[tuple[str, bool]] = []
+    for m in _PIECE.finditer(query):
+        groups = m.groups()
+        text = next((g for g in groups if g), "").strip()
+        if text:
+            found.append((text, True if groups[4] else looks_like_lean(text)))
+    if not found:
+        text = query.strip().strip("$").strip()
+        return [(text, looks_like_lean(text))] if text else []
+    found.sort(key=lambda p: -len(p[0]))
+    return found[:3]
 
 
 def describe_formula(latex: str) -> dict:

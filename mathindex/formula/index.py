@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mathindex.formula import canonical as canon
-from mathindex.formula.api import analyse, looks_like_lean
+from mathindex.formula.api import analyse, query_pieces
 from mathindex.formula.grammar import COMMUTATIVE, from_json, tree_json
 from mathindex.formula.paths import path_tokens, symbols
 
@@ -296,10 +296,21 @@ class FormulaIndex:
                       rescore: bool = True) -> list[tuple[int, float]]:
         """(group, score), best first: groups of identical formulas ranked by the full score
         (`rescore=False`: BM25 over path tokens alone, the baseline the re-score is measured by)."""
-        text = query_latex.strip().strip("$").strip()
-        if not text or self.n_groups == 0:
+        pieces = query_pieces(query_latex)
+        if not pieces or self.n_groups == 0:
             return []
-        tree, parser, _status, _reason = analyse(text, lean=looks_like_lean(text))
+        if len(pieces) == 1:
+            return self._search_piece(pieces[0][0], pieces[0][1], k, use_canonical, rescore)
+        total: dict[int, float] = {}
+        for text, lean in pieces:  # a mixed query: the scores of its formulas add up
+            for g, s in self._search_piece(text, lean, max(3 * k, 30), use_canonical, rescore):
+                total[g] = total.get(g, 0.0) + s
+        ranked = sorted(total.items(), key=lambda gs: (-gs[1], gs[0]))[:k]
+        return [(g, round(s, 6)) for g, s in ranked]
+
+    def _search_piece(self, text: str, lean: bool, k: int, use_canonical: bool,
+                      rescore: bool) -> list[tuple[int, float]]:
+        tree, parser, _status, _reason = analyse(text, lean=lean)
         f = features(tree)
         canon_groups: list[int] = []
         if use_canonical and parser == "grammar":
