@@ -32,7 +32,7 @@ def test_tables_follow_their_schemas(fixture_run: LeanExtraction) -> None:
     assert fixture_run.dependencies.schema == DEPENDENCIES
     assert fixture_run.errors.schema == ERRORS
     assert fixture_run.errors.num_rows == 0
-    assert fixture_run.declarations.num_rows == 47
+    assert fixture_run.declarations.num_rows == 48
 
 
 def test_module_names_and_files(by_name: dict[str, dict]) -> None:
@@ -58,7 +58,7 @@ def test_kinds_signature_type_docstring(by_name: dict[str, dict]) -> None:
     assert row["signature"] == ": a ≤ a" and row["type"] == "a ≤ a"
     assert row["docstring"] == "uses a and b"
     assert row["attributes"] == ["simp"]
-    assert (row["line_start"], row["line_end"]) == (42, 43)
+    assert (row["line_start"], row["line_end"]) == (43, 44)
     assert by_name["Demo.Order.f"]["signature"] == ": Nat → Nat"  # stops at the `|` arms
     assert by_name["Demo.Order.only_lattice"]["kind"] == "lemma"
     assert by_name["Demo.Order.constantValue"]["kind"] == "irreducible_def"
@@ -81,6 +81,7 @@ def test_fields_constructors_parents(by_name: dict[str, dict]) -> None:
         ("Demo.Order.Box.top", "field"), ("Demo.Order.Box.hidden", "field"),
         ("Demo.Order.Box.toInhabited", "parent_projection"), ("Demo.Order.Box.mk'", "constructor"),
         ("Demo.Order.Joinish.join", "field"), ("Demo.Order.Joinish.mk", "constructor"),
+        ("Demo.Order.Joinish.join_self", "field"),
         ("Demo.Order.Shape.circle", "constructor"), ("Demo.Order.Shape.line", "constructor"),
     ]:
         assert by_name[name]["origin"] == origin, name

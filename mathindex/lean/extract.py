@@ -8,6 +8,7 @@ import json
 import logging
 import os
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -187,16 +188,20 @@ def extract_raw(root: Path, corpus: str, cache_dir: Path | None = None, workers:
     todo = [(rel, str(p)) for rel, p in tree if rel not in keep]
     log.info("lean extraction: %d files, %d from cache, %d to scan", len(tree), len(keep), len(todo))
     chunks = [(corpus, todo[i : i + CHUNK_FILES]) for i in range(0, len(todo), CHUNK_FILES)]
+    done = 0
     if workers > 1 and len(chunks) > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            for r, e in pool.map(_extract_chunk, chunks):
-                parts_raw.append(r)
-                parts_err.append(e)
-    else:
-        for c in chunks:
-            r, e = _extract_chunk(c)
-            parts_raw.append(r)
-            parts_err.append(e)
+        try:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                for r, e in pool.map(_extract_chunk, chunks):
+                    parts_raw.append(r)
+                    parts_err.append(e)
+                    done += 1
+        except (BrokenProcessPool, OSError) as exc:  # a dead worker: finish in this process
+            log.warning("lean worker pool failed (%s); scanning the remaining files in-process", exc)
+    for c in chunks[done:]:
+        r, e = _extract_chunk(c)
+        parts_raw.append(r)
+        parts_err.append(e)
     raw = pa.concat_tables(parts_raw) if parts_raw else RAW.empty_table()
     errs = pa.concat_tables(parts_err) if parts_err else ERRORS.empty_table()
     raw = raw.sort_by([("file", "ascending"), ("_seq", "ascending")])

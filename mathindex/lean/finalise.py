@@ -110,18 +110,23 @@ def finalise(raw: pa.Table, corpus: str) -> tuple[pa.Table, pa.Table, pa.Table]:
         elif not src:
             src = instance_of_group.get((files[i], groups[i]))
         src_of[i] = src
-    translations: dict[str, str] = {}
+    translations: dict[str, dict[str, str]] = {"to_additive": {}, "to_dual": {}}
     for _ in range(2):  # second round sees namespace translations made by the first
-        new: dict[str, str] = {}
+        new: dict[str, dict[str, str]] = {"to_additive": {}, "to_dual": {}}
         for i in twin_rows:
-            if src_of[i] and specs[i].startswith("to_additive"):
-                new[src_of[i]] = _twin_name(src_of[i], specs[i], translations)
+            kind = specs[i].partition(":")[0]
+            if src_of[i] and kind in new:
+                new[kind][src_of[i]] = _twin_name(src_of[i], specs[i], translations[kind])
         translations = new
     for i in twin_rows:
         if not src_of[i]:
             errors.append(error_row(corpus, files[i], lines[i], STAGE, "generated declaration: source name not found"))
             continue
-        full[i] = _twin_name(src_of[i], specs[i], translations)
+        name = _twin_name(src_of[i], specs[i], translations.get(specs[i].partition(":")[0], {}))
+        # a twin that is its own source or that the corpus declares anyway adds no name
+        if name != src_of[i] and name not in taken:
+            full[i] = name
+            taken.add(name)
 
     named = pa.array([bool(n) for n in full])
     full_arr = pa.array(full, pa.string())

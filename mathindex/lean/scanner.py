@@ -32,17 +32,20 @@ _SIG_TOK = re.compile(
     r"[(\[{⟨⦃]|[)\]}⟩⦄]|:=|:(?!=)|(?<![\w.'])(?:where|deriving)(?![\w'!?])|\n[ \t]*\|"
 )
 _SIG_END = re.compile(r":=|:(?!=)|(?<![\w.'])(?:where|deriving)(?![\w'!?])|\n[ \t]*\|")
-_OPENERS = re.compile(r"[(\[{⟨⦃]")
-_CLOSERS = re.compile(r"[)\]}⟩⦄]")
-_OPEN = "([{⟨⦃"
-_CLOSE = ")]}⟩⦄"
+_OPENERS = re.compile(r"[(\[{⟨⦃⟮⟦]")
+_CLOSERS = re.compile(r"[)\]}⟩⦄⟯⟧]")
+_OPEN = "([{⟨⦃⟮⟦"
+_CLOSE = ")]}⟩⦄⟯⟧"
 _PRIORITY = re.compile(r"\(\s*priority\s*:=[^)]*\)\s*")
 _IN_SUFFIX = re.compile(r"\bin\s*$")
 _CTOR_LINE = re.compile(r"^[ \t]*\|[ \t]*(" + _ATOM + r")", re.M)
+# a field line: `name binders* : type`, or a bracketed group `(a b : type)` declaring several
 _FIELD_LINE = re.compile(
-    r"^([ \t]+)(?:(?:private|protected)\s+)?((?:" + _ATOM + r"[ \t]+)*" + _ATOM + r")[ \t]*(:(?!=)|[(\[{⦃])",
+    r"^([ \t]+)(?:(?:private|protected)\s+)?(?:(" + _ATOM + r")(?:[ \t]+(?:" + _ATOM + r"|[(\[{⦃][^\n]*?))*?[ \t]*:(?!=)"
+    r"|[(\[{⦃]\s*((?:" + _ATOM + r"\s+)*" + _ATOM + r")\s*:(?!=))",
     re.M,
 )
+_MK_INLINE = re.compile(r"[ \t]*(" + _ATOM + r")[ \t]*::")
 _MK_LINE = re.compile(r"^[ \t]+(?:(?:private|protected)\s+)?(" + _ATOM + r")[ \t]*::", re.M)
 _BINDER_INTRO = re.compile(r"(?:∀|∃!?|fun|λ|⨆|⨅|∑|∏|⋃|⋂|∫⁻?|Π|Σ|∃ᶠ|∀ᶠ)\s+([^,:=↦]*?)\s*(?:,|:|=>|↦|∈|∉|<|≤|>|≥|⊆|≠)")
 
@@ -99,13 +102,25 @@ def clean_name(name: str) -> str:
 
 _DERIVING = re.compile(r"(?<![\w.])deriving\s+((?:[\w.']+\s*,\s*)*[\w.']+)")
 _DERIVING_CMD = re.compile(r"instance\s+((?:[\w.']+\s*,\s*)*[\w.']+)\s+for\s+((?:[\w.'«»]+\s*,\s*)*[\w.'«»]+)")
+# `extends A ≃+* B`: the parent structure behind an arrow notation (projection `toRingEquiv`)
+_PARENT_STRUCTURES = {
+    "≃": "Equiv", "≃*": "MulEquiv", "≃+": "AddEquiv", "≃+*": "RingEquiv", "→*": "MonoidHom",
+    "→+": "AddMonoidHom", "→+*": "RingHom", "→ₙ*": "MulHom", "→ₙ+": "AddHom",
+    "→*₀": "MonoidWithZeroHom", "→ₙ+*": "NonUnitalRingHom", "→ₗ": "LinearMap",
+    "≃ₗ": "LinearEquiv", "→ₐ": "AlgHom", "≃ₐ": "AlgEquiv", "→ₙₐ": "NonUnitalAlgHom",
+    "→o": "OrderHom", "≃o": "OrderIso", "↪o": "OrderEmbedding", "↪": "Embedding",
+    "→L": "ContinuousLinearMap", "≃L": "ContinuousLinearEquiv", "≃ₜ": "Homeomorph",
+    "→⋆ₐ": "StarAlgHom", "≃⋆ₐ": "StarAlgEquiv", "→⋆ₙₐ": "NonUnitalStarAlgHom",
+    "≃ᵢ": "IsometryEquiv", "→₀": "Finsupp", "⟶": "Hom", "≅": "Iso", "⥤": "Functor",
+}
+_PARENT_NOTATION = re.compile("|".join(re.escape(k) for k in sorted(_PARENT_STRUCTURES, key=len, reverse=True)))
 _UNIVERSE = re.compile(r"\b(Type|Sort)\s*(?:\*|_|\([^()]*\)|[\w.]+(?:\s*\+\s*\d+)?)")
 _BINDER_TYPED = re.compile(r"[({⦃\[]\s*([^(){}\[\]⦃⦄:]+?)\s*:(?!=)\s*([^\s(){}\[\]⦃⦄,]*)")
 _BINDER_NAMES = re.compile(r"[({⦃\[]\s*([^(){}\[\]⦃⦄:]+?)\s*:(?!=)")
 _IDENT_FREE = re.compile(r"(?<![.'])" + NAME.pattern)
-_BR = re.compile(r"[(\[{⟨⦃)\]}⟩⦄]")
-_BR_OR_COMMA = re.compile(r"[(\[{⟨⦃)\]}⟩⦄,]")
-_BR_OR_COLON = re.compile(r"[(\[{⟨⦃)\]}⟩⦄]|:(?!=)")
+_BR = re.compile(r"[(\[{⟨⦃⟮⟦)\]}⟩⦄⟯⟧]")
+_BR_OR_COMMA = re.compile(r"[(\[{⟨⦃⟮⟦)\]}⟩⦄⟯⟧,]")
+_BR_OR_COLON = re.compile(r"[(\[{⟨⦃⟮⟦)\]}⟩⦄⟯⟧]|:(?!=)")
 _HEAD_NAME = re.compile(r"\s*" + _ATOM + r"\s*")
 
 
@@ -659,7 +674,9 @@ class FileScanner:
         for attr, span in self.attr_entries(h):
             self.twin_from_attr(row, base, attr, span)
         if kw == "irreducible_def" and full:
-            self.decls.append(dict(base, full_name=full + "_def", kind="theorem", origin="irreducible_def",
+            m = re.search(r"\(\s*lemma\s*:=\s*(" + NAME.pattern + r")\s*\)", base["signature"])
+            lemma = self.full_name(m.group(1)) if m else full + "_def"
+            self.decls.append(dict(base, full_name=lemma, kind="theorem", origin="irreducible_def",
                                    signature="", type=None, _deps=[full], docstring=None))
         if not full:
             return
@@ -710,25 +727,32 @@ class FileScanner:
                 if m and m.group(1).startswith("to"):
                     pname = m.group(1)
                 else:
+                    arrow = _PARENT_NOTATION.search(p)
                     pm = NAME.match(p)
-                    if not pm:
+                    if arrow:
+                        pname = "to" + _PARENT_STRUCTURES[arrow.group()]
+                    elif pm:
+                        pname = "to" + clean_name(pm.group()).split(".")[-1]
+                    else:
                         continue
-                    pname = "to" + clean_name(pm.group()).split(".")[-1]
                 self.decls.append(dict(base, full_name=f"{full}.{pname}", kind="field",
                                        origin="parent_projection", docstring=None, _deps=[]))
         ctor = "mk"
         if term == "where":
             body_start = sig_end + len("where")
-            mk = _MK_LINE.search(t, body_start, z)
+            mk = _MK_INLINE.match(t, body_start) or _MK_LINE.search(t, body_start, z)
             base_indent = None
             for m in _FIELD_LINE.finditer(t, body_start, z):
-                line_end = t.find("\n", m.start(2))
-                line_end = z if line_end < 0 else line_end
-                if "::" in t[m.end(2):line_end] and mk and mk.start(1) == m.start(2):
+                simple = m.group(2) is not None
+                name_at = m.start(2) if simple else m.start(3)
+                names = [m.group(2)] if simple else m.group(3).split()
+                line_end = t.find("\n", name_at)
+                line_end = z if line_end < 0 or line_end > z else line_end
+                if mk and mk.start(1) == name_at:
                     continue
                 indent = len(m.group(1).expandtabs())
                 j = bisect.bisect_left(self.doc_starts, m.start(1))
-                if j < len(self.docs) and self.docs[j].start < m.end(1):
+                if j < len(self.docs) and self.docs[j].start < name_at:
                     indent = self.docs[j].start - m.start(1)
                     doc = self.docs[j].text
                 else:
@@ -737,14 +761,18 @@ class FileScanner:
                     base_indent = indent
                 if indent != base_indent:
                     continue
-                line = self.line_of(m.start(2))
-                fsig = " ".join(split_top(t[m.end(2):line_end].replace(":=", "\x00"), "\x00")[0].split())
-                protected = bool(re.match(r"[ \t]*protected\b", t[m.start(1):m.start(2)]))
-                for fname in m.group(2).split():
+                line = self.line_of(name_at)
+                rest = t[name_at + len(m.group(2)) if simple else m.end() - 1 : line_end]
+                fsig = " ".join(split_top(rest.replace(":=", "\x00"), "\x00")[0].split())
+                if not simple and fsig.endswith(")"):
+                    fsig = fsig[:-1].rstrip()
+                colon_at = _split_colon(fsig)
+                protected = bool(re.match(r"[ \t]*protected\b", t[m.start(1):name_at]))
+                for fname in names:
                     self.decls.append(dict(base, full_name=f"{full}.{clean_name(fname)}", kind="field",
                                            origin="field", line_start=line, line_end=line, docstring=doc,
                                            signature=fsig,
-                                           type=fsig[1:].strip() if fsig.startswith(":") else None,
+                                           type=colon_at[2].strip() if colon_at[1] else None,
                                            is_protected=protected, _deps=[]))
             if mk:
                 ctor = clean_name(mk.group(1))
