@@ -32,7 +32,7 @@ def test_tables_follow_their_schemas(fixture_run: LeanExtraction) -> None:
     assert fixture_run.dependencies.schema == DEPENDENCIES
     assert fixture_run.errors.schema == ERRORS
     assert fixture_run.errors.num_rows == 0
-    assert fixture_run.declarations.num_rows == 48
+    assert fixture_run.declarations.num_rows == 55
 
 
 def test_module_names_and_files(by_name: dict[str, dict]) -> None:
@@ -85,6 +85,9 @@ def test_fields_constructors_parents(by_name: dict[str, dict]) -> None:
         ("Demo.Order.Shape.circle", "constructor"), ("Demo.Order.Shape.line", "constructor"),
     ]:
         assert by_name[name]["origin"] == origin, name
+    assert by_name["Mixin.mk'"]["origin"] == "constructor"  # `mk' ::` at column 0
+    assert by_name["Mixin.mk"]["kind"] == "theorem"
+    assert by_name["Rel.base"]["is_protected"] is True and by_name["Rel.step"]["origin"] == "constructor"
     assert by_name["Demo.Order.Box.left"]["docstring"] == "the left part"
     assert by_name["Demo.Order.Box.hidden"]["signature"] == ": γ"
     assert by_name["Demo.Order.Box.hidden"]["is_protected"] is True

@@ -21,7 +21,7 @@ STAGE = "extract_lean"
 _ATOM = r"(?:«[^»\n]*»|[^\W\dλΠΣ¹²³⁰-⁹₀-₉][\w'!?]*)"
 NAME = re.compile(_ATOM + r"(?:\." + _ATOM + r")*")
 _NAME_U = re.compile(NAME.pattern + r"(?:\.\{[^}\n]*\})?")
-_CMD_START = re.compile(r"^(?:@\[|[A-Za-z_#])", re.M)
+_CMD_START = re.compile(r"^(?:@\[|(?![\w'.]+[ \t]*::)[A-Za-z_#])", re.M)  # not a `mk ::` line
 _WS = re.compile(r"\s*")
 _MODIFIER = re.compile(
     r"(private|protected|noncomputable|partial|unsafe|nonrec|scoped|local|public|meta)\b(?:\[[^\]\n]*\])?\s*"
@@ -39,6 +39,7 @@ _CLOSE = ")]}⟩⦄⟯⟧"
 _PRIORITY = re.compile(r"\(\s*priority\s*:=[^)]*\)\s*")
 _IN_SUFFIX = re.compile(r"\bin\s*$")
 _CTOR_LINE = re.compile(r"^[ \t]*\|[ \t]*(" + _ATOM + r")", re.M)
+_CTOR_MODS = re.compile(r"(?:(?:protected|private)\s+)*")
 # a field line: `name binders* : type`, or a bracketed group `(a b : type)` declaring several
 _FIELD_LINE = re.compile(
     r"^([ \t]+)(?:(?:private|protected)\s+)?(?:(" + _ATOM + r")(?:[ \t]+(?:" + _ATOM + r"|[(\[{⦃][^\n]*?))*?[ \t]*:(?!=)"
@@ -46,7 +47,7 @@ _FIELD_LINE = re.compile(
     re.M,
 )
 _MK_INLINE = re.compile(r"[ \t]*(" + _ATOM + r")[ \t]*::")
-_MK_LINE = re.compile(r"^[ \t]+(?:(?:private|protected)\s+)?(" + _ATOM + r")[ \t]*::", re.M)
+_MK_LINE = re.compile(r"^[ \t]*(?:(?:private|protected)\s+)?(" + _ATOM + r")[ \t]*::", re.M)
 _BINDER_INTRO = re.compile(r"(?:∀|∃!?|fun|λ|⨆|⨅|∑|∏|⋃|⋂|∫⁻?|Π|Σ|∃ᶠ|∀ᶠ)\s+([^,:=↦]*?)\s*(?:,|:|=>|↦|∈|∉|<|≤|>|≥|⊆|≠)")
 
 DECL_KINDS = {
@@ -693,14 +694,17 @@ class FileScanner:
                 eol = z if eol < 0 or eol > z else eol
                 line = self.line_of(m.start(1))
                 for k, part in enumerate(split_top(t[m.start(1):eol], "|")):
-                    nm = NAME.match(part.strip())
+                    mods = _CTOR_MODS.match(part.strip())
+                    nm = NAME.match(part.strip(), mods.end())
                     if not nm:
                         continue
                     ctor = clean_name(nm.group())
                     self.decls.append(dict(base, full_name=f"{full}.{ctor}", kind="constructor",
                                            origin="constructor", line_start=line, line_end=line,
                                            docstring=self.doc_before(m.start()) if k == 0 else None,
-                                           is_protected=False, signature=" ".join(part.split()),
+                                           is_protected="protected" in mods.group(),
+                                           is_private="private" in mods.group(),
+                                           signature=" ".join(part[mods.end():].split()),
                                            type=None, _deps=[]))
         self.last_type = (base, full)
 
