@@ -26,7 +26,7 @@ import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 
-from embed_corpus import MATHLIB, mathlib_files, mathlib_subset, scan  # noqa: E402
+from embed_corpus import mathlib_files, mathlib_subset, scan  # noqa: E402
 from mathindex.embed import (  # noqa: E402
     EmbeddingCache,
     EmbedStats,

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Protocol
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from mathindex.embed.rules import RULES_VERSION, first_sentence, render_rules
