@@ -258,6 +258,12 @@ for _t, _op in {"*": "mul", "\\cdot": "mul", "\\ast": "ast", "\\times": "times",
     INFIX[_t] = (30, _op, "l")
 INFIX["\\setminus"] = (20, "setminus", "l")
 INFIX["\\smallsetminus"] = (20, "setminus", "l")
+_NEGATED = {"eq": "neq", "in": "notin", "mid": "nmid", "sim": "nsim", "cong": "ncong",
+            "subseteq": "nsubseteq", "ni": "notni"}
+for _t, (_bp, _op, _kind) in list(INFIX.items()):
+    if _kind == "rel":  # \not\in, \not=, \not\subset: one negated relation token
+        INFIX["\\not" + _t] = (_REL, _NEGATED.get(_op, "not_" + _op), "rel")
+INFIX["\\not|"] = (_REL, "nmid", "rel")
 _SWAP = {"gt": "lt", "ge": "le", "supset": "subset", "supseteq": "subseteq",
          "supsetneq": "subsetneq", "ni": "in", "from": "to", "impliedby": "implies", "succ": "prec",
          "succeq": "preceq", "injfrom": "inj"}
@@ -321,6 +327,14 @@ def tokenize(src: str) -> list[str]:
             if m.group(6) == "." and m.group(0).startswith("\\right"):
                 append(RDOT)
         # group None: skipped command with argument (label, hspace, ...)
+    if "\\not" in out:  # \not\in -> one negated relation
+        merged: list[str] = []
+        for tok in out:
+            if merged and merged[-1] == "\\not" and ("\\not" + tok) in INFIX:
+                merged[-1] = "\\not" + tok
+            else:
+                merged.append(tok)
+        out = merged
     return out
 
 
@@ -683,15 +697,7 @@ class _Parser:
         elif t in BLACKBOARD:
             node = ("#c", "bb" + BLACKBOARD[t])
         elif t in ("\\neg", "\\lnot", "\\not"):
-            inner = self.expr(UNARY_BP if t != "\\not" else 0, stops) if t != "\\not" else None
-            if t == "\\not":
-                nxt = self.peek()
-                if nxt in INFIX:
-                    self.i += 1
-                    return ("#c", "not" + INFIX[nxt][1]) if False else self._negated(nxt, stops)
-                inner = self.expr(UNARY_BP, stops)
-            node = ("not", inner)
-            return node
+            return ("not", self.expr(UNARY_BP, stops))
         elif t == "-" or t == "\\pm" or t == "\\mp" or t == "+":
             inner = self.expr(UNARY_BP, stops)
             if inner is EMPTY:
@@ -748,12 +754,6 @@ class _Parser:
             self.i -= 1
             node = self.scripts(EMPTY)
             return node
-        elif t == "\u27e8" or t == "\\langle":
-            inner = self.expr(0, frozenset({"\\rangle"}))
-            self.expect("\\rangle")
-            node = ("angle", *(inner[1:] if inner[0] == "seq" else (inner,)))
-        elif t == "\\inv":
-            node = ("#c", "inv")
         elif t == "@" or t == "$" or t == "?" or t == "." or t == '"' or t == "\\%" or t == "\\#":
             node = ("#c", t.lstrip("\\"))
         elif c.isalpha():  # unicode letters
@@ -765,10 +765,6 @@ class _Parser:
             if nxt == "_" or nxt == "^":
                 node = self.scripts(node)
         return node
-
-    def _negated(self, rel: str, stops: frozenset) -> tuple:
-        lbp, op, kind = INFIX[rel]
-        return ("#c", "not_" + op)
 
     def lean_ident(self, name: str) -> tuple:
         """A Lean identifier: `n.divisors` is the application of `divisors` to `n`."""
@@ -1058,7 +1054,6 @@ _THEN = frozenset({"\x00lthen"})
 _ELSE = frozenset({"\x00lelse"})
 _LAMBDA_ENDS = frozenset({",", "=>", "\\mapsto"})
 _QUANT_STOPS = frozenset({",", ":", "\\colon", "."})
-_TOP_STOPS = frozenset()
 
 
 def parse_tokens(toks: list[str], lean: bool = False) -> tuple:
