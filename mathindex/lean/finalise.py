@@ -25,6 +25,8 @@ def _twin_name(src: str, spec: str, translations: dict[str, str]) -> str:
     kind, _, explicit = spec.partition(":")
     if kind == "reassoc":
         return src + "_assoc"
+    if kind == "simps":
+        return src + "_" + explicit
     guesser = guess.additive_name if kind == "to_additive" else guess.dual_name
     pre, _, last = src.rpartition(".")
     pre_parts = pre.split(".") if pre else []

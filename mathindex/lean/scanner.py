@@ -808,6 +808,15 @@ class FileScanner:
         elif word == "reassoc" and row["full_name"]:
             self.decls.append(dict(base, full_name=row["full_name"] + "_assoc", origin="reassoc",
                                    docstring=None, _deps=[]))
+        elif word in ("simps", "simps!", "simps?", "simps!?"):
+            # only explicit projection lists: `@[simps apply symm_apply]` -> foo_apply, foo_symm_apply
+            rest = re.sub(r"\([^()]*(?:\([^()]*\)[^()]*)*\)", " ", attr[len(word):])
+            for proj in rest.split():
+                if proj[0] in "-+" or not NAME.fullmatch(proj):
+                    continue
+                self.decls.append(dict(base, full_name="", kind="theorem", origin="simps", docstring=None,
+                                       signature="", type=None, _twin=(row["full_name"], proj, "simps"),
+                                       _inst=row.get("_inst"), _deps=[]))
 
     def attribute_command(self, a: int, z: int, h: Header) -> None:
         t = self.text
