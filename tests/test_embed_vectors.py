@@ -15,6 +15,7 @@ from mathindex.embed import (
     IndexMismatchError,
     SentenceTransformerEmbedder,
     VectorIndex,
+    embed_and_index,
     embed_texts,
     text_id,
     text_sha256,
@@ -146,8 +147,8 @@ def test_index_build_search_open_and_refuse(embedder, tmp_path):
 
 def test_index_from_real_embeddings(embedder, tmp_path):
     table = texts_table(TEXTS[:4] + TEXTS[5:])
-    v = embed_texts(table, embedder, None)
-    index = VectorIndex.build(v, table.column("text_id").to_numpy(), embedder, tmp_path)
+    index, stats = embed_and_index(table, embedder, tmp_path / "cache", tmp_path)
+    assert (stats.rows, stats.embedded) == (6, 6)
     q = embedder.encode(["commutativity of addition on naturals"])
     ids, _ = VectorIndex.open(tmp_path, embedder).search(q, 2)
     assert set(ids[0].tolist()) == {text_id("n0", "f"), text_id("n1", "f")}

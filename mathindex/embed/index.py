@@ -189,3 +189,16 @@ class VectorIndex:
             return np.full((len(q), k), -1, dtype=np.int64), np.zeros((len(q), k), dtype=np.float32)
         scores, ids = self._index.search(q, k)
         return ids.astype(np.int64), scores.astype(np.float32)
+
+
+def embed_and_index(texts, embedder, cache_dir: Path | None, out_dir: Path, **index_options) -> tuple["VectorIndex", Any]:
+    """Embed an EMBEDDING_TEXTS table (cache-aware) and build its index in `out_dir`: (index, EmbedStats).
+
+    The reembed flow passes an existing release's `embedding_texts` table and a new embedder.
+    """
+    from mathindex.embed.embedder import EmbedStats, embed_texts
+
+    stats = EmbedStats()
+    vectors = embed_texts(texts, embedder, cache_dir, stats)
+    index = VectorIndex.build(vectors, texts.column("text_id").to_numpy(), embedder, out_dir, **index_options)
+    return index, stats
