@@ -561,13 +561,11 @@ class _Parser:
         if op in _SWAP:
             op = _SWAP[op]
             node = (op, right, left)
-        elif kind == "rel" and left[0] in _RELOPS and len(left) == 3:
-            # a chain a < b <= c: and(lt(a, b), le(b, c)); same relation flattens: eq(a, b, c)
-            if left[0] == op and op in COMMUTATIVE:
-                node = (*left, right)
-            else:
-                node = ("and", left, (op, left[2], right))
-            return node
+        elif kind == "rel" and left[0] == op and op in COMMUTATIVE and label is None:
+            return (*left, right)  # a = b = c: eq(a, b, c)
+        elif kind == "rel" and left[0] in _RELOPS and len(left) >= 3:
+            # a chain a < b <= c: and(lt(a, b), le(b, c))
+            return ("and", left, (op, left[-1], right))
         elif kind == "rel" and left[0] == "and" and left[-1][0] in _RELOPS:
             return (*left, (op, left[-1][-1], right))
         else:
@@ -965,11 +963,16 @@ class _Parser:
         while self.peek() not in ("{", None):  # @C=1em, @R=..., @!
             self.i += 1
         self.expect("{")
-        stops = frozenset({"&", "\\\\", "}"})
+        stops = frozenset({"&", "\\\\", "}", "\\ar", "\\arrow"})
         rows: list[tuple] = []
         cells: list[tuple] = []
         while True:
-            cell = self.expr(0, stops)
+            obj = self.expr(0, stops)  # the object, then its arrows
+            arrows = []
+            while self.peek() in ("\\ar", "\\arrow"):
+                self.i += 1
+                arrows.append(self.xy_arrow())
+            cell = ("cell", obj, *arrows) if arrows else obj
             t = self.next()
             cells.append(cell)
             if t == "&":
@@ -985,9 +988,12 @@ class _Parser:
         while self.peek() == "@":  # \ar@{->>}, \ar@<1ex>
             self.i += 1
             if self.peek() in ("{", "<", "("):
-                close = {"{": "}", "<": ">", "(": ")"}[self.next()]
-                while self.i < self.n and self.next() != close:
-                    pass
+                opener = self.next()
+                close = {"{": "}", "<": ">", "(": ")"}[opener]
+                depth = 1
+                while self.i < self.n and depth:  # balanced: \ar@{^{(}->}
+                    t = self.next()
+                    depth += (t == opener) - (t == close)
             elif self.peek() is not None and self.peek() not in ("[",):
                 self.i += 1
         if self.peek() == "[":
@@ -1000,7 +1006,7 @@ class _Parser:
         label = EMPTY
         while self.peek() in ("^", "_", "|"):
             self.i += 1
-            if self.peek() == "<" or self.peek() == ">":
+            while self.peek() in ("<", ">", "-", "(", ")", "|"):  # ^-{f}, ^<(0.3){f}
                 self.i += 1
             label = self.arg()
         return ("arrow", ("#c", direction or "?"), label)
