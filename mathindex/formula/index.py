@@ -24,6 +24,11 @@ from mathindex.formula import canonical as canon
 from mathindex.formula.api import analyse, query_pieces
 from mathindex.formula.grammar import COMMUTATIVE, from_json, tree_json
 from mathindex.formula.paths import path_tokens, symbols
+from mathindex.schemas.formula import (
+    FORMULA_INDEX_CANONICAL,
+    FORMULA_INDEX_GROUPS,
+    FORMULA_INDEX_VOCAB,
+)
 
 log = logging.getLogger(__name__)
 
@@ -33,18 +38,6 @@ CANDIDATES = 300
 MAX_HASHED_NODES = 400
 W_BM25, W_STRUCT, W_SYMBOL, W_EXACT, W_CANON = 1.0, 2.0, 0.6, 1.0, 10.0
 QUERY_CANON_BUDGET_S = 0.5
-
-GROUPS_SCHEMA = pa.schema([
-    pa.field("group", pa.int32(), nullable=False),
-    pa.field("members", pa.list_(pa.string()), nullable=False),  # formula_ids, sorted
-    pa.field("size", pa.int32(), nullable=False),  # nodes in the tree
-])
-VOCAB_SCHEMA = pa.schema([pa.field("token", pa.string(), nullable=False)])
-CANON_SCHEMA = pa.schema([
-    pa.field("canonical", pa.string(), nullable=False),
-    pa.field("group", pa.int32(), nullable=False),
-])
-
 
 def h64(text: str) -> int:
     """A stable 63-bit hash (sha-based, never Python's salted hash())."""
@@ -251,14 +244,14 @@ class FormulaIndex:
         tokens_by_id = [""] * len(vocab)
         for tok, i in vocab.items():
             tokens_by_id[i] = tok
-        _atomic_parquet(out / "vocab.parquet", pa.table({"token": tokens_by_id}, schema=VOCAB_SCHEMA))
+        _atomic_parquet(out / "vocab.parquet", pa.table({"token": tokens_by_id}, schema=FORMULA_INDEX_VOCAB))
         _atomic_parquet(out / "groups.parquet", pa.table(
             {"group": list(range(n)), "members": [sorted(m) for m in members],
-             "size": arrays["group_size"].tolist()}, schema=GROUPS_SCHEMA))
+             "size": arrays["group_size"].tolist()}, schema=FORMULA_INDEX_GROUPS))
         canon_rows.sort()
         _atomic_parquet(out / "canonical.parquet", pa.table(
             {"canonical": [c for c, _ in canon_rows], "group": [g for _, g in canon_rows]},
-            schema=CANON_SCHEMA))
+            schema=FORMULA_INDEX_CANONICAL))
         meta = {"format": FORMAT, "formulas": t.num_rows, "groups": n, "tokens": len(vocab),
                 "postings": int(len(docs)), "k1": K1, "b": B,
                 "weights": {"bm25": W_BM25, "struct": W_STRUCT, "symbol": W_SYMBOL, "exact": W_EXACT,

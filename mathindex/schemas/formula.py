@@ -24,3 +24,15 @@ FORMULA_TREES = pa.schema(
         pa.field("canonical_status", pa.string(), nullable=False),
     ]
 )
+
+# Files of the formula index directory (mathindex.formula.FormulaIndex); row i of groups is group i.
+FORMULA_INDEX_GROUPS = pa.schema([
+    pa.field("group", pa.int32(), nullable=False),  # formulas with identical operator trees
+    pa.field("members", pa.list_(pa.string()), nullable=False),  # their formula_ids, sorted
+    pa.field("size", pa.int32(), nullable=False),  # nodes in the tree
+])
+FORMULA_INDEX_VOCAB = pa.schema([pa.field("token", pa.string(), nullable=False)])  # row = token id
+FORMULA_INDEX_CANONICAL = pa.schema([
+    pa.field("canonical", pa.string(), nullable=False),  # SymPy canonical key
+    pa.field("group", pa.int32(), nullable=False),
+])
