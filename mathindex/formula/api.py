@@ -120,6 +120,7 @@ def parse_formulas(formulas: pa.Table, budget_s: float = 2.0) -> tuple[pa.Table,
     parts: list[pa.Table] = []
     errors: list[dict] = []
     worker = canon.CanonicalWorker()
+    inflight: tuple[list[dict], list[dict]] | None = None  # SymPy works on it while we parse on
     try:
         for batch in formulas.select(cols).to_batches(max_chunksize=CANONICAL_BATCH):
             inputs = batch.to_pylist()
@@ -140,20 +141,30 @@ def parse_formulas(formulas: pa.Table, budget_s: float = 2.0) -> tuple[pa.Table,
                     "tree_text": tree_text(tree), "path_tokens": path_tokens(tree),
                     "canonical": None, "canonical_status": "unsupported",
                 })
-            for idx, cstatus, value in worker.run(pending, budget_s) if pending else ():
-                rows[idx]["canonical_status"] = cstatus
-                if cstatus == "ok":
-                    rows[idx]["canonical"] = value
-                else:
-                    src = inputs[idx]
-                    errors.append(error_row(src.get("corpus") or "", src.get("file") or "",
-                                            src.get("line"), "canonical_form",
-                                            f"{src['formula_id']}: {cstatus}: {value}"))
-            parts.append(table(rows, FORMULA_TREES))
+            if inflight is not None:
+                parts.append(_finish(worker, *inflight, errors, budget_s))
+            worker.submit(pending)
+            inflight = (rows, inputs)
+        if inflight is not None:
+            parts.append(_finish(worker, *inflight, errors, budget_s))
     finally:
         worker.close()
     trees = pa.concat_tables(parts) if parts else table([], FORMULA_TREES)
     return trees, table(errors, ERRORS)
+
+
+def _finish(worker: canon.CanonicalWorker, rows: list[dict], inputs: list[dict],
+            errors: list[dict], budget_s: float) -> pa.Table:
+    """Fills the canonical forms of one submitted batch and makes its FORMULA_TREES table."""
+    for idx, cstatus, value in worker.collect(budget_s):
+        rows[idx]["canonical_status"] = cstatus
+        if cstatus == "ok":
+            rows[idx]["canonical"] = value
+        else:
+            src = inputs[idx]
+            errors.append(error_row(src.get("corpus") or "", src.get("file") or "", src.get("line"),
+                                    "canonical_form", f"{src['formula_id']}: {cstatus}: {value}"))
+    return table(rows, FORMULA_TREES)
 
 
 def lean_formulas(declarations: pa.Table) -> pa.Table:

@@ -190,6 +190,8 @@ class CanonicalWorker:
         self._ready = False
         self.starts = 0
         self.lock = threading.Lock()
+        self._inflight: list[tuple[int, tuple]] = []
+        self._start_budget_s = 60.0
 
     def start(self) -> None:
         """Starts the worker process if none is running (returns at once; SymPy loads meanwhile)."""
@@ -257,22 +259,36 @@ class CanonicalWorker:
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
 
-    def run(self, items: list[tuple[int, tuple]], budget_s: float,
-            start_budget_s: float = 60.0) -> Iterator[tuple[int, str, str | None]]:
-        """Yields (index, status, canonical-or-reason) for every item, in input order."""
-        pending = list(items)
+    def submit(self, items: list[tuple[int, tuple]], start_budget_s: float = 60.0) -> None:
+        """Sends a batch to the worker and returns at once; `collect` reads its results."""
+        self._inflight = list(items)
+        self._start_budget_s = start_budget_s
+        if self._inflight:
+            self._send(self._inflight)
+
+    def _send(self, items: list[tuple[int, tuple]]) -> bool:
+        self.start()
+        if not self.ready(self._start_budget_s):
+            self._kill()
+            return False
+        try:
+            self._tx.send(items)
+        except OSError:
+            self._kill()
+            return False
+        return True
+
+    def collect(self, budget_s: float) -> Iterator[tuple[int, str, str | None]]:
+        """Yields (index, status, canonical-or-reason) for the submitted batch, in order. A formula
+        past budget_s (counted from when its result is awaited) kills the worker: `timeout`, and
+        the rest of the batch goes to a fresh worker."""
+        pending, self._inflight = self._inflight, []
+        sent = bool(pending) and self._alive()
         while pending:
-            self.start()
-            if not self.ready(start_budget_s):
-                self._kill()
+            if not sent:
                 for idx, _spec in pending:
                     yield idx, "error", "the SymPy worker did not start"
                 return
-            try:
-                self._tx.send(pending)
-            except OSError:
-                self._kill()
-                continue
             done = 0
             for pos, (idx, _spec) in enumerate(pending):
                 got = self._recv(budget_s)
@@ -283,6 +299,14 @@ class CanonicalWorker:
                     break
                 yield got
             pending = pending[done:]
+            if pending:
+                sent = self._send(pending)
+
+    def run(self, items: list[tuple[int, tuple]], budget_s: float,
+            start_budget_s: float = 60.0) -> Iterator[tuple[int, str, str | None]]:
+        """Yields (index, status, canonical-or-reason) for every item, in input order."""
+        self.submit(items, start_budget_s)
+        yield from self.collect(budget_s)
 
     def _recv(self, limit: float) -> tuple | None:
         deadline = time.monotonic() + limit
