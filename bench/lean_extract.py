@@ -55,6 +55,27 @@ def independent_count(files: list[Path]) -> int:
     return n
 
 
+def rerun_one_changed(root: Path, files: list[Path], cache: Path) -> float:
+    """Seconds for a rerun over a mirror of `root` (symlinks) in which one file was edited."""
+    with tempfile.TemporaryDirectory() as tmp:
+        mirror = Path(tmp) / "tree"
+        for p in files:
+            q = mirror / p.relative_to(root)
+            q.parent.mkdir(parents=True, exist_ok=True)
+            q.symlink_to(p)
+        edited = mirror / files[len(files) // 2].relative_to(root)
+        text = edited.read_text(encoding="utf-8", errors="replace")
+        edited.unlink()
+        edited.write_text(text + "\ntheorem bench_added_decl : True := trivial\n", encoding="utf-8")
+        extract_lean_tree(mirror, "mathlib", cache)  # same contents, new root: reuses per-file rows
+        edited.write_text(text + "\ntheorem bench_added_decl2 : True := trivial\n", encoding="utf-8")
+        t0 = time.perf_counter()
+        out = extract_lean_tree(mirror, "mathlib", cache)
+        took = time.perf_counter() - t0
+        assert "bench_added_decl2" in set(out.declarations["full_name"].to_pylist())
+        return took
+
+
 def cpu_seconds() -> float:
     """User+system CPU of this process and its reaped children (the extraction workers)."""
     own = resource.getrusage(resource.RUSAGE_SELF)
@@ -78,7 +99,7 @@ def main() -> None:
     files = sorted(root.rglob("*.lean"))
     print(f"root {root}: {len(files)} .lean files")
 
-    scans, colds, warms, scan_cpu, cold_cpu = [], [], [], [], []
+    scans, colds, warms, scan_cpu, cold_cpu, one_changed = [], [], [], [], [], []
     result = None
     for _ in range(args.repeats):
         t0, c0 = time.perf_counter(), cpu_seconds()
@@ -94,6 +115,8 @@ def main() -> None:
             again = extract_lean_tree(root, "mathlib", Path(cache))
             warms.append(time.perf_counter() - t0)
             same = again.declarations.equals(result.declarations)
+            del again
+            one_changed.append(rerun_one_changed(root, files, Path(cache)))
     decls = result.declarations
     origin = pc.value_counts(decls["origin"]).to_pylist()
     source_rows = pc.sum(pc.is_in(decls["origin"], pa.array(["source", "instance_name"]))).as_py()
@@ -122,6 +145,7 @@ def main() -> None:
     print(f"{'cached rerun s (median)':<38}{warm:>14.2f}")
     print(f"{'ratio cached / bare scan':<38}{warm / scan:>14.2f}")
     print(f"{'cached rerun identical':<38}{str(same):>14}")
+    print(f"{'rerun, one file edited s (median)':<38}{statistics.median(one_changed):>14.2f}")
     print(f"{'peak RSS MB (max of self, children)':<38}{peak_rss_mb():>14.0f}")
     if Path(args.bench).exists():
         targets = [t["full_name"] for t in json.loads(Path(args.bench).read_text())]

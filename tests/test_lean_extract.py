@@ -176,3 +176,12 @@ def test_extract_file_never_raises_on_bad_bytes() -> None:
     rows, errs = extract_file(b"theorem ok : True := trivial\n\xff\xfe bad\n", "c", "X.lean")
     assert [r["full_name"] for r in rows] == ["ok"]
     assert errs[0]["line"] == 2 and "UTF-8" in errs[0]["reason"]
+
+
+def test_process_pool_gives_the_same_tables(monkeypatch: pytest.MonkeyPatch, fixture_run: LeanExtraction) -> None:
+    import mathindex.lean.extract as ex
+
+    monkeypatch.setattr(ex, "CHUNK_FILES", 1)  # two files -> two chunks -> the 2-process pool
+    pooled = extract_lean_tree(FIXTURES, "demo")
+    assert pooled.declarations.equals(fixture_run.declarations)
+    assert pooled.dependencies.equals(fixture_run.dependencies)

@@ -7,6 +7,7 @@ import hashlib
 import json
 import logging
 import os
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -243,8 +244,11 @@ def extract_lean_tree(root: Path, corpus: str, cache_dir: Path | None = None) ->
                 return LeanExtraction(decls, deps, errs)
         except (OSError, pa.ArrowInvalid):
             log.warning("unreadable final cache %s; extracting again", final_dir)
+    t0 = time.perf_counter()
     raw, errs = extract_raw(Path(root), corpus, cache_dir, hashed=hashed)
+    t1 = time.perf_counter()
     decls, deps, more_errs = finalise(raw, corpus)
+    log.info("lean extraction: per-file pass %.2fs, corpus pass %.2fs", t1 - t0, time.perf_counter() - t1)
     del raw
     if more_errs.num_rows:
         errs = pa.concat_tables([errs, more_errs]).sort_by(
