@@ -399,11 +399,6 @@ def _flat(op: str, a: tuple, b: tuple) -> tuple:
     return (op, a, b)
 
 
-FUNCTION_LETTERS = frozenset("fghFGHpqu") | {"phi", "psi", "chi", "sigma", "tau", "rho", "pi",
-                                              "varphi", "gamma", "alpha", "beta", "mu", "nu",
-                                              "omega", "theta", "eta", "lambda", "delta", "kappa"}
-
-
 class _Parser:
     """One parse over a token list; `lean` switches juxtaposition of identifiers to application."""
 
@@ -509,6 +504,10 @@ class _Parser:
             if left[0] in ("#v", "#c") or left[0] in ("sub",):
                 return ("apply", left, right)
             return _flat("mul", left, right)
+        if left[0] == "mul" and right[0] in ("paren", "tuple"):  # 2f(x): mul(2, apply(f, x))
+            last = self.juxt(left[-1], right)
+            if last[0] == "apply":
+                return (*left[:-1], last)
         head = left
         while head[0] in ("sub", "pow", "prime") and len(head) > 1:  # \Ext^1_A(M, N), f'(x)
             head = head[1]
@@ -517,7 +516,9 @@ class _Parser:
             return ("apply", left, *(right[1:] if right[0] == "tuple" else (right,)))
         if right[0] == "tuple" and head[0] == "#v":  # C(X, Y): application to several arguments
             return ("apply", left, *right[1:])
-        if right[0] == "paren" and head[0] == "#v" and head[1] in FUNCTION_LETTERS:
+        if right[0] == "paren" and head[0] == "#v":
+            # f(x), a(W), \xi_{V/R}(m): application whatever the letter, so that renaming a
+            # variable never changes the tree (an explicit \cdot keeps a product)
             return ("apply", left, right[1])
         if right[0] == "paren":
             right = right[1]
