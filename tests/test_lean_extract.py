@@ -32,7 +32,7 @@ def test_tables_follow_their_schemas(fixture_run: LeanExtraction) -> None:
     assert fixture_run.dependencies.schema == DEPENDENCIES
     assert fixture_run.errors.schema == ERRORS
     assert fixture_run.errors.num_rows == 0
-    assert fixture_run.declarations.num_rows == 58
+    assert fixture_run.declarations.num_rows == 61
 
 
 def test_module_names_and_files(by_name: dict[str, dict]) -> None:
@@ -72,6 +72,9 @@ def test_variables_in_scope(by_name: dict[str, dict]) -> None:
     assert by_name["Demo.Order.with_include"]["variables"] == "{α : Type u} [PartialOrder α] (c : α)"
     assert by_name["Demo.Order.without_include"]["variables"] == ""
     assert by_name["Demo.Order.omitted"]["variables"] == "{α : Type u}"
+    assert by_name["Demo.Order.explicit_alpha"]["variables"] == "(α : Type u) [PartialOrder α]"
+    assert by_name["Demo.Order.implicit_a"]["variables"] == "{α : Type u} [PartialOrder α] {a : α}"
+    assert by_name["Demo.Order.back_to_explicit"]["variables"] == "{α : Type u} [PartialOrder α] (a : α)"
     assert by_name["A.B.deep"]["variables"] == ""  # section variables end with their namespace
 
 
@@ -170,6 +173,7 @@ def test_instance_name_rule() -> None:
     assert name("", [], "Inhabited Nat") == "instInhabitedNat_lib"  # nothing from this project
     assert name("", [["[", [], "Semiring R"]], "Module R R") == "instModule"  # binder used by Module
     assert name("", [], "CoeFun (α → β) fun _ => Prop") == "instCoeFunForallProp_lib"
+    assert name("", [], "(fromSkeleton C).Full") == "instFullFromSkeleton_lib"  # (e).F visits F first
 
 
 def test_extract_file_never_raises_on_bad_bytes() -> None:

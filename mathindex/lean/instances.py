@@ -142,8 +142,15 @@ class _Namer:
                 end = _matching(text, m.start())
                 if end < 0:
                     continue
-                out.append(self.words(text[m.end():end]))
-                pos = end + 1
+                inner = _NAMED_ARG.sub("", text[m.end():end])
+                dot = _DOT_FIELD.match(text, end + 1)
+                if dot:  # (e).F is F applied to e: F is visited first
+                    last = dot.group(1).split(".")[-1]
+                    out.append(self.word("." + last, last))
+                    pos = dot.end()
+                else:
+                    pos = end + 1
+                out.append(self.words(inner))
                 continue
             if tok == ")" or tok in ("=>", "↦"):
                 continue
@@ -179,6 +186,8 @@ class _Namer:
         return self.word(key, last)
 
 
+_NAMED_ARG = re.compile(r"^\s*[\w']+\s*:=")  # (x := e) passes e
+_DOT_FIELD = re.compile(r"\.(" + NAME.pattern + r")")
 _BINDER_HEAD = re.compile(r"(∀|Π|fun|λ)\s+")
 _TOKEN_OR_PAREN = re.compile(r"[()]|=>|↦|∀|Π|" + _TOKEN.pattern)
 

@@ -87,6 +87,7 @@ class Scope:
     included: set[str] = field(default_factory=set)
     omitted: set[str] = field(default_factory=set)
     opens: list[str] = field(default_factory=list)
+    overrides: dict[str, str] = field(default_factory=dict)  # binder updates: name -> bracket
 
 
 def clean_name(name: str) -> str:
@@ -247,9 +248,11 @@ def format_binder(b: VarBinder, names: tuple[str, ...] | None = None) -> str:
 class _VarState:
     """Variables in scope, precomputed once per change of scope, variable, include or omit."""
 
-    def __init__(self, binders: list[VarBinder], included: set[str], omitted: set[str]):
+    def __init__(self, binders: list[VarBinder], included: set[str], omitted: set[str],
+                 overrides: dict[str, str] | None = None):
         self.binders = binders
         self.omitted = omitted
+        self.overrides = overrides or {}
         self.memo: dict[frozenset[str], tuple[str, set[str]]] = {}
         self.latest: dict[str, int] = {}
         for i, b in enumerate(binders):
@@ -291,6 +294,7 @@ class FileScanner:
         self.errors: list[dict] = []
         self.scopes: list[Scope] = [Scope("root", "", [])]
         self.pending_vars: list[VarBinder] = []
+        self.pending_overrides: dict[str, str] = {}
         self.pending_include: set[str] = set()
         self.pending_omit: set[str] = set()
         self.pending_open: list[str] = []
@@ -449,7 +453,12 @@ class FileScanner:
         if kw == "variable":
             binders, end = parse_binders(body)
             if _IN_SUFFIX.search(body[end:].strip() or ""):
-                self.pending_vars.extend(binders)
+                known = {n for sc in self.scopes for v in sc.variables for n in v.names}
+                for b in binders:
+                    if b.names and not b.type and all(n in known for n in b.names):
+                        self.pending_overrides.update((n, b.bracket) for n in b.names)
+                    else:
+                        self.pending_vars.append(b)
             else:
                 self.update_variables(binders)
             return 1
@@ -511,12 +520,13 @@ class FileScanner:
     def clear_pending(self) -> None:
         if self.pending_open:
             self._opens_cache = None
-        if self.pending_vars or self.pending_include or self.pending_omit:
+        if self.pending_vars or self.pending_include or self.pending_omit or self.pending_overrides:
             self._vstate = None
         self.pending_vars = []
         self.pending_include = set()
         self.pending_omit = set()
         self.pending_open = []
+        self.pending_overrides = {}
 
     def end_scope(self, off: int, parts: list[str]) -> None:
         """`end A.B` closes one scope per name component (checking names); `end` closes one."""
@@ -530,13 +540,13 @@ class FileScanner:
             self.scopes.pop()
 
     def update_variables(self, binders: list[VarBinder]) -> None:
-        """A `variable` command: new binders, or binder updates such as `variable {α}`."""
-        known = {n: v for s in self.scopes for v in s.variables for n in v.names}
+        """A `variable` command: new binders, or binder updates such as `variable {α}` (which
+        change the bracket of a variable in place, until the current scope ends)."""
+        known = {n for s in self.scopes for v in s.variables for n in v.names}
         for b in binders:
             if b.names and not b.type and all(n in known for n in b.names):
-                for n in b.names:  # binder update: change the bracket of an existing variable
-                    old = known[n]
-                    self.scopes[-1].variables.append(VarBinder((n,), b.bracket, old.type, old.idents))
+                for n in b.names:
+                    self.scopes[-1].overrides[n] = b.bracket
             else:
                 self.scopes[-1].variables.append(b)
 
@@ -888,10 +898,15 @@ class FileScanner:
 
     def var_state(self) -> "_VarState":
         if self._vstate is None:
+            overrides: dict[str, str] = {}
+            for sc in self.scopes:
+                overrides.update(sc.overrides)
+            overrides.update(self.pending_overrides)
             self._vstate = _VarState(
                 [v for sc in self.scopes for v in sc.variables] + self.pending_vars,
                 set().union(*(sc.included for sc in self.scopes)) | self.pending_include,
                 set().union(*(sc.omitted for sc in self.scopes)) | self.pending_omit,
+                overrides,
             )
         return self._vstate
 
@@ -934,9 +949,14 @@ class FileScanner:
                 if i in used_inst:
                     out.append(format_binder(b))
                 continue
-            keep = tuple(n for n in b.names if n in used and latest.get(n) == i)
-            if keep:
-                out.append(format_binder(b, keep))
+            keep = [n for n in b.names if n in used and latest.get(n) == i]
+            while keep:  # consecutive names with the same (possibly updated) bracket share a group
+                br = st.overrides.get(keep[0], b.bracket)
+                k = 1
+                while k < len(keep) and st.overrides.get(keep[k], b.bracket) == br:
+                    k += 1
+                out.append(format_binder(VarBinder(b.names, br, b.type, b.idents), tuple(keep[:k])))
+                keep = keep[k:]
         return " ".join(out), used
 
     def instance_hint(self, binders: list[VarBinder], binders_text: str, typ: str) -> dict:
