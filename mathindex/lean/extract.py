@@ -205,7 +205,8 @@ def extract_raw(root: Path, corpus: str, cache_dir: Path | None = None, workers:
         parts_err.append(e)
     raw = pa.concat_tables(parts_raw) if parts_raw else RAW.empty_table()
     errs = pa.concat_tables(parts_err) if parts_err else ERRORS.empty_table()
-    raw = raw.sort_by([("file", "ascending"), ("_seq", "ascending")])
+    if keep:  # cached rows and new rows interleave by file: restore the order
+        raw = raw.sort_by([("file", "ascending"), ("_seq", "ascending")])
     errs = errs.sort_by([("file", "ascending"), ("line", "ascending"), ("reason", "ascending")])
     if cache_dir and todo:
         _save_cache(Path(cache_dir), version, shas, raw, errs)
