@@ -90,7 +90,7 @@ UNICODE = {
     "\u2245": "\\cong", "\u227a": "\\prec", "\u227b": "\\succ", "\u2a7d": "\\le", "\u2a7e": "\\ge",
     "\u2194": "\\iff", "\u27f6": "\\to", "\u27f9": "\\implies", "\u2a2f": "\\times", "\u2020": "\\dagger",
     "\u2032": "'", "\u21aa": "\\hookrightarrow", "\u21a0": "\\twoheadrightarrow", "\u2983": "{",
-    "\u2984": "}", "\u27ea": "\\langle", "\u27eb": "\\rangle", "\u226b": "\\gg", "\u2a01": "\\bigoplus", "\u2a02": "\\bigotimes", "\u2a06": "\\sup", "\u2a05": "\\inf", "\u22c1": "\\bigvee", "\u22c0": "\\bigwedge",
+    "\u2984": "}", "\u224c": "\\simeq", "\u27ea": "\\langle", "\u27eb": "\\rangle", "\u226b": "\\gg", "\u2a01": "\\bigoplus", "\u2a02": "\\bigotimes", "\u2a06": "\\sup", "\u2a05": "\\inf", "\u22c1": "\\bigvee", "\u22c0": "\\bigwedge",
 }
 BLACKBOARD = {"\\N": "N", "\\Z": "Z", "\\Q": "Q", "\\R": "R", "\\C": "C", "\\NN": "N", "\\ZZ": "Z",
               "\\QQ": "Q", "\\RR": "R", "\\CC": "C", "\\F": "F", "\\FF": "F", "\\PP": "P", "\\A": "A"}
@@ -338,6 +338,25 @@ def tokenize(src: str) -> list[str]:
     return out
 
 
+_LETTERLIKE = {"\u2112": "cal:L", "\u210b": "cal:H", "\u2110": "cal:I", "\u211b": "cal:R",
+               "\u212c": "cal:B", "\u2130": "cal:E", "\u2131": "cal:F", "\u2133": "cal:M",
+               "\u212d": "frak:C", "\u210c": "frak:H", "\u2111": "frak:I", "\u211c": "frak:R",
+               "\u2128": "frak:Z"}
+
+
+def math_alphabet(ch: str) -> str | None:
+    """`𝓝` -> `cal:N`, `𝔪` -> `frak:m`, `𝔽` -> `bb:F`: a unicode math letter as a font-classed name."""
+    if ch in _LETTERLIKE:
+        return _LETTERLIKE[ch]
+    cp = ord(ch)
+    for base, cls in ((0x1D49C, "cal"), (0x1D4D0, "cal"), (0x1D504, "frak"), (0x1D56C, "frak"),
+                      (0x1D538, "bb"), (0x1D400, "bf")):
+        if base <= cp < base + 52:
+            k = cp - base
+            return cls + ":" + (chr(ord("A") + k) if k < 26 else chr(ord("a") + k - 26))
+    return None
+
+
 def tokenize_lean(src: str) -> list[str]:
     """Lean tokens mapped onto the LaTeX vocabulary; identifiers kept whole as '\\x00l' tokens."""
     out: list[str] = []
@@ -376,6 +395,9 @@ def tokenize_lean(src: str) -> list[str]:
             u = UNICODE.get(t)
             if u is not None:
                 append(u)
+            elif ord(t) >= 0x2100 and math_alphabet(t):
+                letter = math_alphabet(t)
+                append("\x00b" + letter[3:] if letter.startswith("bb:") else "\x00v" + letter)
             elif t in GREEK:
                 append("\x00l" + t)
             else:
@@ -470,7 +492,13 @@ class _Parser:
                 left = ("prime" if t == "'" else "factorial" if t == "!" else "inv" if t == "\\inv"
                         else "dagger", left)
                 continue
-            if (t == "\\|" or (t == "|" and self.lean)) and t not in stops and JUXT_BP > rbp:
+            if self.lean and t == "." and self.i + 1 < self.n and self.toks[self.i + 1][:2] == "\x00l":
+                # `(chartAt H x).source`: a field of a parenthesised term
+                self.i += 2
+                left = ("apply", ("#c", self.toks[self.i - 1][2:].split(".")[-1]), left)
+                continue
+            if (t == "\\|" or (t == "|" and self.lean and self._bar_closes())) and t not in stops \
+                    and JUXT_BP > rbp:
                 right = self.expr(JUXT_BP, stops)  # `max ‖q‖ ‖r‖`: a norm opens here
                 left = self.juxt(left, right)
                 continue
@@ -496,6 +524,22 @@ class _Parser:
         self.depth -= 1
         return left
 
+    def _bar_closes(self) -> bool:
+        """Lean: does the `|` at the cursor open |x| (another `|` follows at the same depth)?
+        If not, it separates, as in `μ[t | s]`."""
+        depth = 0
+        for j in range(self.i + 1, min(self.n, self.i + 200)):
+            t = self.toks[j]
+            if t in ("(", "[", "{", "\\{", "\\langle"):
+                depth += 1
+            elif t in (")", "]", "}", "\\}", "\\rangle"):
+                depth -= 1
+                if depth < 0:
+                    return False
+            elif t == "|" and depth == 0:
+                return True
+        return False
+
     def juxt(self, left: tuple, right: tuple) -> tuple:
         """Juxtaposition: application after a function-like head, else multiplication."""
         if self.lean:
@@ -516,6 +560,8 @@ class _Parser:
             return ("apply", left, *(right[1:] if right[0] == "tuple" else (right,)))
         if right[0] == "tuple" and head[0] == "#v":  # C(X, Y): application to several arguments
             return ("apply", left, *right[1:])
+        if right[0] == "bracket" and head[0] == "#v":  # k[x], μ[t | s]
+            return ("apply", left, right)
         if right[0] == "paren" and head[0] == "#v":
             # f(x), a(W), \xi_{V/R}(m): application whatever the letter, so that renaming a
             # variable never changes the tree (an explicit \cdot keeps a product)
@@ -627,6 +673,8 @@ class _Parser:
                 node = ("#t", body)
             elif kind == "b":
                 node = ("#c", "bb" + body)
+            elif kind == "v":
+                node = ("#v", body)
             else:  # named operator \mathrm{word}
                 node = ("#c", body) if len(body) > 1 else ("#v", body)
         elif c.isalpha() and len(t) == 1:
@@ -733,8 +781,8 @@ class _Parser:
         elif t == "\\uparrow":
             node = ("coe", self.expr(UNARY_BP, stops))
             return node
-        elif t == "#":
-            node = ("card", self.expr(SCRIPT_BP, stops))
+        elif t == "#":  # Lean `#s`: the cardinality, |s| in LaTeX
+            node = ("abs", self.expr(SCRIPT_BP, stops))
             return node
         elif c == "\\":
             if t in ("\\right", "\\left", "\\\\", "\\end"):
