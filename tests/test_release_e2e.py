@@ -125,3 +125,21 @@ def test_release_runs_on_dask(tmp_path, first):
     for name in ["declarations", "latex_statements", "formula_trees", "embedding_texts", "nodes"]:
         assert (release / f"{name}.parquet").read_bytes() == (first / f"{name}.parquet").read_bytes(), name
     assert main(["search", str(release), "MiniMath.Nat.sum_totient"]) == 0
+
+
+def test_bad_files_become_error_rows_and_the_release_goes_on(tmp_path, prefect_harness):
+    lean, tex = tmp_path / "lean", tmp_path / "tex"
+    lean.mkdir()
+    tex.mkdir()
+    (lean / "Good.lean").write_text("namespace Foo\n/-- Two is two. -/\ntheorem two_eq : 2 = 2 := rfl\nend Foo\n")
+    (lean / "Bad.lean").write_bytes(b"\xff\xfe\x00garbage\x80\x81 theorem \xc3(")
+    (tex / "a.tex").write_text("\\begin{theorem}\\label{t}$x^2 \\geq 0$.\\end{theorem}\n")
+    (tex / "b.tex").write_bytes(b"\\begin{lemma} \xff\xfe never ends {{{")
+    out = tmp_path / "out"
+    assert main(["release", "--lean", str(lean), "--latex", str(tex), "--out", str(out)]) == 0
+    (release,) = [p for p in (out / "releases").iterdir() if not p.name.startswith(".")]
+    names = pq.read_table(release / "declarations.parquet").column("full_name").to_pylist()
+    assert "Foo.two_eq" in names
+    errors = pq.read_table(release / "errors.parquet").to_pylist()
+    assert {e["file"] for e in errors} >= {"Bad.lean", "b.tex"}
+    assert all(e["reason"] and "\n" not in e["reason"] for e in errors)
