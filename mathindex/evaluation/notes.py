@@ -33,6 +33,8 @@ def render_notes(
         "",
         "## Headline metrics (points, 0–100)",
         "",
+        "![headline metrics before and after](bench/metrics.svg)",
+        "",
         "| metric | before | after | change | status |",
         "|---|---:|---:|---:|---|",
     ]

@@ -11,6 +11,7 @@ import pyarrow as pa
 from mathindex import __version__
 from mathindex.evaluation.gate import GateReport
 from mathindex.evaluation.notes import render_notes
+from mathindex.evaluation.plot import metrics_svg
 from mathindex.schemas.manifest import CorpusPin, Manifest
 from mathindex.store import file_hashes, finalise, publish, write_json
 
@@ -44,6 +45,7 @@ def finish_release(root: Path, staging: Path, parts: ReleaseParts, metrics: dict
     `published.json` at it only when the gate passed."""
     (staging / "bench").mkdir(exist_ok=True)
     write_json(staging / "bench" / "metrics.json", metrics)
+    (staging / "bench" / "metrics.svg").write_text(metrics_svg(verdict, f"{title} {parts.release_id}"), encoding="utf-8")
     errors_by_stage = dict(Counter(parts.errors.column("stage").to_pylist()))
     indexes = {"vector": parts.vector_index, "formula": parts.formula_index, "lexical": parts.lexical_index}
     notes = render_notes(parts.release_id, verdict, baseline_from, metrics["suites"], [p.model_dump() for p in parts.pins],
