@@ -63,6 +63,14 @@ def test_notations_that_mean_the_same_give_the_same_tree(a: str, b: str) -> None
     assert parse_latex(a) == parse_latex(b)
 
 
+def test_renaming_a_variable_never_changes_the_tree_shape() -> None:
+    from mathindex.formula.paths import path_tokens
+
+    a = path_tokens(parse_latex(r"f(X) = \pi^{-1}(f(Y))"))
+    b = path_tokens(parse_latex(r"a(W) = \xi^{-1}(a(Z))"))
+    assert sorted(a) == sorted(b)
+
+
 def test_commuted_operands_share_path_tokens() -> None:
     assert sorted(path_tokens(parse_latex("a + b = c"))) == sorted(path_tokens(parse_latex("c = b + a")))
     # a rank marker under a non-commutative operator keeps numerator and denominator apart
@@ -149,6 +157,8 @@ def test_describe_formula_keys() -> None:
         ("⨆ i, ⨅ j, f i j ≤ ⨅ j, ⨆ i, f i j", r"\sup_i \inf_j f(i, j) \le \inf_j \sup_i f(i, j)"),
         ("f f.lfp = f.lfp", r"f(\mathrm{lfp}\,f) = \mathrm{lfp}\,f"),
         ("‖⟪x, y⟫‖ ≤ ‖x‖ * ‖y‖", r"|\langle x, y \rangle| \le \|x\| \cdot \|y\|"),
+        ("μ[t | s] = 𝓝 x", r"\mu[t \mid s] = \mathcal{N}(x)"),
+        ("x ∉ s", r"x \not\in s"),
     ],
 )
 def test_lean_and_latex_meet_in_one_tree(lean: str, latex: str) -> None:
@@ -164,6 +174,9 @@ def test_lean_and_latex_meet_in_one_tree(lean: str, latex: str) -> None:
         ("HasSum (fun n : ℤ ↦ f n) a", "(apply 'HasSum (lambda (typed n 'bbZ) (apply f n)) a)"),
         ("Function.Injective <| algebraMap A B", "(apply 'Injective (apply 'algebraMap A B))"),
         ("f i.1 i.2", "(apply f (apply 'fst i) (apply 'snd i))"),
+        ("(chartAt H x).source ∈ 𝓝 x", "(in (apply 'source (apply 'chartAt H x)) (apply cal:N x))"),
+        ("μ[s ∩ t | s] = 1", "(eq (apply mu (bracket (mid (cap s t) s))) 1)"),
+        ("#s ≤ |t|", "(le (abs s) (abs t))"),
     ],
 )
 def test_lean_constructs(src: str, expected: str) -> None:
