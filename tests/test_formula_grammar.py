@@ -112,6 +112,11 @@ def test_json_round_trip() -> None:
         "",
         "}}}}",
         r"\begin{pmatrix} a & b",
+        "+" * 15_000,
+        "a & b \\\\ " * 2_000,  # 2 000 aligned lines
+        "|" * 4_000,
+        "\\left(" * 2_000,
+        "∀ x, " * 3_000 + "p",
     ],
 )
 def test_bad_input_gets_a_status_in_bounded_time(src: str) -> None:

@@ -21,7 +21,7 @@ COMMUTATIVE = frozenset(
      "vee", "lines"}
 )
 ASSOCIATIVE = frozenset({"add", "mul", "and", "or", "cup", "cap", "oplus", "otimes", "seq",
-                         "compose", "sqcup", "times"})
+                         "compose", "sqcup", "times", "lines"})
 
 
 class ParseError(ValueError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from mathindex.formula.grammar import COMMUTATIVE
 
-MAX_PATH = 8  # steps kept in the full leaf-to-root token
+MAX_PATH = 8  # steps kept in the leaf-to-root token (the root's path when the leaf is not deeper)
 MAX_RANK = 9
 
 
@@ -51,7 +51,7 @@ def path_tokens(tree: tuple) -> list[str]:
         kids = node[1:]
         for rank in range(len(kids) - 1, -1, -1):
             step = tag if comm else f"{tag}#{min(rank, MAX_RANK)}"
-            stack.append((kids[rank], steps + (step,)))
+            stack.append((kids[rank], (steps + (step,))[-MAX_PATH:]))  # bounded: deep trees stay linear
     return out
 
 
