@@ -49,6 +49,13 @@ def _existing_file(value: str) -> Path:
     return p
 
 
+def _model_path(value: str) -> str:
+    """Models load offline from a directory; a name that is not a directory here cannot load."""
+    if not Path(value).expanduser().is_dir():
+        raise argparse.ArgumentTypeError(f"embedding model directory not found (models load offline): {value}")
+    return value
+
+
 def _release_dir(value: str) -> Path:
     p = Path(value)
     if not (p / "manifest.json").is_file():
@@ -68,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", required=True, type=Path, help="release root (releases/, cache/, published.json)")
     r.add_argument("--runner", choices=["local", "dask"], default="local")
     r.add_argument("--dask-address", help="scheduler address of an existing Dask cluster")
-    r.add_argument("--model", help="sentence-transformers model name or path (default: bundled MiniLM)")
+    r.add_argument("--model", type=_model_path, help="sentence-transformers model directory (default: the bundled MiniLM)")
 
     e = sub.add_parser("extract", help="run one extraction stage alone")
     e.add_argument("kind", choices=["lean", "latex"])
@@ -100,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     re_ = sub.add_parser("reembed", help="a new release re-embedding every text of RELEASE")
     re_.add_argument("release", type=_release_dir)
-    re_.add_argument("--model", required=True)
+    re_.add_argument("--model", required=True, type=_model_path)
     re_.add_argument("--out", required=True, type=Path)
     return p
 

@@ -143,3 +143,48 @@ def test_bad_files_become_error_rows_and_the_release_goes_on(tmp_path, prefect_h
     errors = pq.read_table(release / "errors.parquet").to_pylist()
     assert {e["file"] for e in errors} >= {"Bad.lean", "b.tex"}
     assert all(e["reason"] and "\n" not in e["reason"] for e in errors)
+
+
+@pytest.fixture(scope="module")
+def small_model(tmp_path_factory):
+    """Another real model, made offline: the bundled MiniLM cut to its first 3 layers."""
+    from sentence_transformers import SentenceTransformer
+
+    from mathindex.embed import default_model_path
+
+    model = SentenceTransformer(str(default_model_path()), device="cpu")
+    bert = model[0].auto_model
+    bert.encoder.layer = bert.encoder.layer[:3]
+    bert.config.num_hidden_layers = 3
+    path = tmp_path_factory.mktemp("models") / "minilm-3layers"
+    model.save(str(path))
+    return path
+
+
+def test_reembed_writes_a_new_release_with_before_and_after(first, root, small_model, capsys):
+    code = main(["reembed", str(first), "--model", str(small_model), "--out", str(root)])
+    assert code in (0, 3)
+    line = [x for x in capsys.readouterr().out.splitlines() if x.startswith("release: ")][0]
+    new = Path(line.removeprefix("release: "))
+    m = json.loads((new / "manifest.json").read_text())
+    assert m["embedder"]["name"] == "minilm-3layers" and m["embedder"]["dim"] == 384
+    assert m["vector_index"]["embedding"]["embedded"] > 0
+    assert m["gate"]["passed"] == (code == 0) and m["previous_release"] == first.name
+    for name in ["declarations", "latex_statements", "embedding_texts", "formula_trees"]:
+        assert (new / f"{name}.parquet").read_bytes() == (first / f"{name}.parquet").read_bytes()
+    notes = (new / "release-notes.md").read_text()
+    before = json.loads((first / "bench" / "metrics.json").read_text())["headline"]["sample/ndcg@10"]
+    assert f"| sample/ndcg@10 | {before:.2f} |" in notes
+    # the old index refuses the new model, the new one opens with it
+    from mathindex.embed import IndexMismatchError, SentenceTransformerEmbedder, VectorIndex
+
+    with pytest.raises(IndexMismatchError):
+        VectorIndex.open(first / "vector", SentenceTransformerEmbedder(str(small_model)))
+    assert SearchEngine(new).search("lattice", 5).hits
+
+
+def test_reembed_with_a_missing_model_writes_nothing(first, root, capsys):
+    before = sorted(p.name for p in (root / "releases").iterdir())
+    assert main(["reembed", str(first), "--model", str(root / "no-such-model"), "--out", str(root)]) == 2
+    assert "\n" not in capsys.readouterr().err.strip()
+    assert sorted(p.name for p in (root / "releases").iterdir()) == before

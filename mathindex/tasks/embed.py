@@ -23,12 +23,11 @@ def build_embedding_texts(declarations: pa.Table, informalisations: pa.Table, st
 def embed_and_index(texts: pa.Table, model: str | None, release_dir: Path, cache_dir: Path) -> dict:
     """Embeds every text (cache hits cost nothing) and writes `vector/` into the release.
     Returns the embedder info, the index parameters with build-time recall, and embedding stats."""
-    from mathindex.embed import EmbedStats, SentenceTransformerEmbedder, VectorIndex, embed_texts
+    from mathindex.embed import SentenceTransformerEmbedder
+    from mathindex.embed import embed_and_index as embed_and_build
 
     embedder = SentenceTransformerEmbedder(model)
-    stats = EmbedStats()
-    vectors = embed_texts(texts, embedder, cache_dir / "embeddings", stats)
-    index = VectorIndex.build(vectors, texts.column("text_id").to_numpy(), embedder, release_dir / VECTOR_DIR)
+    index, stats = embed_and_build(texts, embedder, cache_dir / "embeddings", release_dir / VECTOR_DIR)
     info = {k: v for k, v in index.sidecar.items() if k != "embedder"}
     embedding = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in asdict(stats).items()}
     return {"embedder": embedder.info(), "index": {**info, "model": model}, "embedding": embedding}
