@@ -38,6 +38,8 @@ def test_each_bad_file_is_an_error_row_and_others_still_extract(tmp_path: Path) 
         "A/Truncated.lean": b"theorem cut (h : (a = b\n",
         "A/Binary.lean": bytes(range(256)) * 4,
         "A/NotLean.lean": b"<html><body>hello</body></html>\n",
+        "A/Python.lean": b"import os\n\ndef foo(x):\n    return x\n",
+        "A/C.lean": b"#include <stdio.h>\nint main() { return 0; }\n",
         "A/LongLine.lean": b"def big : Nat := " + b"1 + " * 2_500_000 + b"1\n",
     })
     t0 = time.perf_counter()
@@ -50,8 +52,9 @@ def test_each_bad_file_is_an_error_row_and_others_still_extract(tmp_path: Path) 
     files_with_errors = {f for f, _ in reasons}
     assert files_with_errors == {
         "A/Latin1.lean", "A/OpenComment.lean", "A/OpenString.lean", "A/Truncated.lean",
-        "A/Binary.lean", "A/NotLean.lean",
+        "A/Binary.lean", "A/NotLean.lean", "A/Python.lean", "A/C.lean",
     }
+    assert "foo" not in names
     assert ("A/OpenComment.lean", "unterminated block comment") in reasons
     assert ("A/OpenString.lean", "unterminated string literal") in reasons
     assert all(e["stage"] == "extract_lean" and e["corpus"] == "bad" for e in out.errors.to_pylist())

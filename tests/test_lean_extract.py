@@ -32,7 +32,7 @@ def test_tables_follow_their_schemas(fixture_run: LeanExtraction) -> None:
     assert fixture_run.dependencies.schema == DEPENDENCIES
     assert fixture_run.errors.schema == ERRORS
     assert fixture_run.errors.num_rows == 0
-    assert fixture_run.declarations.num_rows == 61
+    assert fixture_run.declarations.num_rows == 63
 
 
 def test_module_names_and_files(by_name: dict[str, dict]) -> None:
@@ -60,6 +60,8 @@ def test_kinds_signature_type_docstring(by_name: dict[str, dict]) -> None:
     assert row["attributes"] == ["simp"]
     assert (row["line_start"], row["line_end"]) == (43, 44)
     assert by_name["Demo.Order.f"]["signature"] == ": Nat → Nat"  # stops at the `|` arms
+    assert by_name["inline_match"]["type"] == "(∃ x, p x) → True"  # an inline `| _ =>` arm
+    assert by_name["abs_stays"]["type"] == "|a| = |a| ∨ (fun x => x) a = a"  # |x| is not an arm
     assert by_name["Demo.Order.only_lattice"]["kind"] == "lemma"
     assert by_name["Demo.Order.constantValue"]["kind"] == "irreducible_def"
     assert by_name["Demo.Order.Joinish"]["kind"] == "class"

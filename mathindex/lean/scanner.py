@@ -31,7 +31,11 @@ _BRACKET = re.compile(r"[\[\]]")
 _SIG_TOK = re.compile(
     r"[(\[{⟨⦃]|[)\]}⟩⦄]|:=|:(?!=)|(?<![\w.'])(?:where|deriving)(?![\w'!?])|\n[ \t]*\|"
 )
-_SIG_END = re.compile(r":=|:(?!=)|(?<![\w.'])(?:where|deriving)(?![\w'!?])|\n[ \t]*\|")
+# top-level ends of a signature: `:=`, `where`, `deriving`, a match arm `|` (at a line start, or
+# inline as in `: P → Q | ⟨x, h⟩ => …`, told from `|x|` by the `=>` before any other `|`)
+_SIG_END = re.compile(
+    r":=|:(?!=)|(?<![\w.'])(?:where|deriving)(?![\w'!?])|\n[ \t]*\||(?<=\s)\|(?=\s*[^\s|][^\n|]*=>)"
+)
 _OPENERS = re.compile(r"[(\[{⟨⦃⟮⟦]")
 _CLOSERS = re.compile(r"[)\]}⟩⦄⟯⟧]")
 _OPEN = "([{⟨⦃⟮⟦"
@@ -513,7 +517,7 @@ class FileScanner:
         if kw in ("example",):
             self.clear_pending()
             return 1
-        if kw and (kw[0] == "#" or kw in _OTHER_COMMANDS):
+        if kw in _OTHER_COMMANDS or kw in _HASH_COMMANDS:
             return 1
         return 0
 
@@ -610,6 +614,12 @@ class FileScanner:
             self.error(a, f"unbalanced brackets in the signature of `{written or kw}` (truncated?)")
         sig = " ".join(t[pos:sig_end].split())
         typ = " ".join(t[colon + 1 : sig_end].split()) if colon is not None else None
+        if typ == "" and term not in ("where", "deriving", "|"):
+            self.error(a, f"`{kw} {written or ''}` has an empty type after `:`; not Lean?")
+            return
+        if term in ("", "unbalanced") and kw in _NEEDS_BODY:
+            self.error(a, f"`{kw} {written or ''}` has no `:=`, `where` or `|` body; truncated or not Lean?")
+            return
         seg_end = self.code_end(a, z)
         line_start, line_end = self.line_of(a), self.line_of(max(a, seg_end - 1))
         group = _sha(f"{self.corpus}\0{self.file}\0{line_start}")
@@ -969,6 +979,14 @@ class FileScanner:
         }
 
 
+_NEEDS_BODY = {"theorem", "lemma", "def", "abbrev", "instance", "irreducible_def"}
+_HASH_COMMANDS = {
+    "#check", "#eval", "#print", "#reduce", "#synth", "#exit", "#lint", "#help", "#guard",
+    "#guard_msgs", "#guard_expr", "#find", "#where", "#align", "#align_import", "#noalign",
+    "#adaptation_note", "#min_imports", "#simp", "#norm_num", "#conv", "#whnf", "#time",
+    "#find_home", "#explode", "#count_heartbeats", "#test", "#sample", "#long_names",
+    "#help_tactic", "#version", "#import_path", "#redundant_imports", "#list_linters",
+}
 _OTHER_COMMANDS = {
     "import", "module", "universe", "set_option", "notation", "notation3", "infix", "infixl",
     "infixr", "prefix", "postfix", "macro", "macro_rules", "syntax", "elab", "elab_rules",
