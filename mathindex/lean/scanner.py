@@ -306,6 +306,7 @@ class FileScanner:
         self._vstate: _VarState | None = None
         self.last_type: tuple[dict, str] | None = None
         self._opens_cache: str | None = None
+        self._ns_cache: str | None = None
 
     # -- helpers -----------------------------------------------------------------------------
     def code_end(self, a: int, z: int) -> int:
@@ -325,7 +326,10 @@ class FileScanner:
 
     @property
     def namespace(self) -> str:
-        return ".".join(p for s in self.scopes for p in s.parts)
+        """The current namespace (`A.B`), cached until a scope opens or closes."""
+        if self._ns_cache is None:
+            self._ns_cache = ".".join(p for s in self.scopes for p in s.parts)
+        return self._ns_cache
 
     def doc_before(self, off: int) -> str | None:
         i = bisect.bisect_right(self.doc_ends, off) - 1
@@ -430,6 +434,7 @@ class FileScanner:
             self._vstate = None
         if kw in ("namespace", "section", "end", "mutual", "open"):
             self._opens_cache = None
+            self._ns_cache = None
         if kw in ("namespace", "section", "end", "mutual"):
             name_m = NAME.match(body)
             name = name_m.group() if name_m else ""
