@@ -20,7 +20,9 @@ DECLARATIONS = pa.schema(
         pa.field("line_end", pa.int32(), nullable=False),
         pa.field("is_private", pa.bool_(), nullable=False),
         pa.field("is_protected", pa.bool_(), nullable=False),
-        pa.field("origin", pa.string(), nullable=False),  # source, instance_name, to_additive, to_dual, reassoc, field, constructor, parent_projection, alias, irreducible_def
+        # source, instance_name (generated instance name), deriving, to_additive, to_dual, reassoc,
+        # simps, field, parent_projection, constructor, alias, irreducible_def (the `_def` lemma)
+        pa.field("origin", pa.string(), nullable=False),
         pa.field("statement_group", pa.string(), nullable=False),  # id of the source block it came from
         pa.field("variables", pa.string(), nullable=False),  # `variable` binders in scope the statement uses
     ]
