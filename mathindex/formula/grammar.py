@@ -90,7 +90,7 @@ UNICODE = {
     "\u2245": "\\cong", "\u227a": "\\prec", "\u227b": "\\succ", "\u2a7d": "\\le", "\u2a7e": "\\ge",
     "\u2194": "\\iff", "\u27f6": "\\to", "\u27f9": "\\implies", "\u2a2f": "\\times", "\u2020": "\\dagger",
     "\u2032": "'", "\u21aa": "\\hookrightarrow", "\u21a0": "\\twoheadrightarrow", "\u2983": "{",
-    "\u2984": "}", "\u224c": "\\simeq", "\u27ea": "\\langle", "\u27eb": "\\rangle", "\u226b": "\\gg", "\u2a01": "\\bigoplus", "\u2a02": "\\bigotimes", "\u2a06": "\\sup", "\u2a05": "\\inf", "\u22c1": "\\bigvee", "\u22c0": "\\bigwedge",
+    "\u2984": "}", "\u224c": "\\simeq", "\u2135": "\\aleph", "\u27ea": "\\langle", "\u27eb": "\\rangle", "\u226b": "\\gg", "\u2a01": "\\bigoplus", "\u2a02": "\\bigotimes", "\u2a06": "\\sup", "\u2a05": "\\inf", "\u22c1": "\\bigvee", "\u22c0": "\\bigwedge",
 }
 BLACKBOARD = {"\\N": "N", "\\Z": "Z", "\\Q": "Q", "\\R": "R", "\\C": "C", "\\NN": "N", "\\ZZ": "Z",
               "\\QQ": "Q", "\\RR": "R", "\\CC": "C", "\\F": "F", "\\FF": "F", "\\PP": "P", "\\A": "A"}
@@ -382,6 +382,9 @@ def tokenize_lean(src: str) -> list[str]:
             if t == "\u226b":  # ≫: composition in diagrammatic order
                 append("\\ggg_comp")
                 continue
+            if "\u2080" <= t <= "\u2089":  # ℵ₀: a subscript digit
+                out.extend(("_", t.translate(_SUBSCRIPT_DIGITS)))
+                continue
             if t == "\u2191":  # ↑ coercion: noise for search
                 continue
             if t == "{" or t == "}":  # Lean braces: sets and implicit binders, never TeX groups
@@ -457,7 +460,8 @@ class _Parser:
         if self.depth > MAX_DEPTH:
             raise ParseError("nesting too deep")
         t = self.peek()
-        if t is None or t in stops or t in CLOSERS or t == "," or t == ";":
+        if t is None or t in stops or t in CLOSERS or t == "," or t == ";" or (
+                t == "|" and self.lean and not self._bar_closes()):
             self.depth -= 1
             return EMPTY
         self.i += 1
@@ -1061,7 +1065,14 @@ class _Parser:
         return ("arrow", ("#c", direction or "?"), label)
 
 
+_SUBSCRIPT_DIGITS = str.maketrans("\u2080\u2081\u2082\u2083\u2084\u2085\u2086\u2087\u2088\u2089",
+                                  "0123456789")
+
+
 def _lean_atom(name: str) -> tuple:
+    base = name.rstrip("\u2080\u2081\u2082\u2083\u2084\u2085\u2086\u2087\u2088\u2089")
+    if base and base != name:  # s₁ -> sub(s, 1), as LaTeX s_1
+        return ("sub", _lean_atom(base), ("#n", name[len(base):].translate(_SUBSCRIPT_DIGITS)))
     if name in GREEK:
         return ("#v", GREEK[name])
     if len(name) == 1 or (len(name) <= 3 and name[1:].isdigit()) or name.endswith("'") and len(name) <= 3:
