@@ -244,7 +244,7 @@ def dependency_levels(names: list[str], dependencies: pa.Table | None) -> list[i
             users[j].append(i)
     level = [0] * len(names)
     frontier = [i for i, p in enumerate(pending) if p == 0]
-    done = 0
+    done = cycles = 0
     while True:
         while frontier:
             nxt = []
@@ -259,10 +259,13 @@ def dependency_levels(names: list[str], dependencies: pa.Table | None) -> list[i
                         nxt.append(i)
             frontier = nxt
         if done == len(names):
+            if cycles:
+                log.info("broke %d dependency cycles", cycles)
             return level
         # a cycle: release its lowest-named member
         stuck = min((i for i, p in enumerate(pending) if p > 0), key=lambda i: names[i])
-        log.warning("dependency cycle through %s; breaking it", names[stuck])
+        log.debug("dependency cycle through %s; breaking it", names[stuck])
+        cycles += 1
         pending[stuck] = 0
         frontier = [stuck]
 
@@ -341,7 +344,7 @@ def informalise(
     order = sorted(range(len(names)), key=lambda i: (levels[i], names[i], decl_ids[i]))
     cache = InformalCache(cache_dir, informaliser.backend, informaliser.model, informaliser.prompt_version)
     gloss: dict[str, str] = {}
-    rows: list[dict] = []
+    cols: dict[str, list] = {f.name: [] for f in INFORMALISATIONS}
     start = 0
     hits = 0
     while start < len(order):
@@ -372,14 +375,16 @@ def informalise(
         for pos, i in enumerate(level_idx):
             res = results[pos] or Rendering("", "empty", "no rendering")
             gloss.setdefault(names[i], first_sentence(docs[i]) if docs[i].strip() else first_sentence(res.text))
-            rows.append({
+            row = {
                 "decl_id": decl_ids[i], "full_name": names[i], "text": res.text,
                 "backend": informaliser.backend, "model": informaliser.model,
                 "prompt_version": informaliser.prompt_version, "statement_sha256": hashes[pos],
                 "status": res.status, "reason": res.reason,
-                "context": [n for n, _ in inputs[pos].context], "order": len(rows),
-            })
+                "context": [n for n, _ in inputs[pos].context], "order": len(cols["order"]),
+            }
+            for key, value in row.items():
+                cols[key].append(value)
         start = stop
     cache.flush()
-    log.info("informalised %d declarations (%d from cache)", len(rows), hits)
-    return pa.Table.from_pylist(rows, schema=INFORMALISATIONS)
+    log.info("informalised %d declarations (%d from cache)", len(cols["order"]), hits)
+    return pa.table(cols, schema=INFORMALISATIONS)

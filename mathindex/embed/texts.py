@@ -6,6 +6,7 @@ import hashlib
 import logging
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from mathindex.embed.rules import name_words, strip_header
 from mathindex.schemas.embed import EMBEDDING_TEXTS
@@ -41,15 +42,28 @@ def _col(table: pa.Table | None, name: str) -> list:
     return table.column(name).to_pylist()
 
 
-def _row(node_id: str, name: str, facet: str, text: str) -> dict | None:
-    text = _clean(text)
-    if not text:
-        return None
-    truncated = len(text) > MAX_TEXT_CHARS
-    if truncated:
-        text = text[:MAX_TEXT_CHARS]
-    return {"text_id": text_id(node_id, facet), "node_id": node_id, "name": name, "facet": facet,
-            "text": text, "sha256": text_sha256(text), "truncated": truncated}
+class _Columns:
+    """EMBEDDING_TEXTS rows accumulated column-wise (no per-row dicts); first (node_id, facet) wins."""
+
+    def __init__(self) -> None:
+        self.cols: dict[str, list] = {f.name: [] for f in EMBEDDING_TEXTS}
+        self.seen: set[tuple[str, str]] = set()
+
+    def add(self, node_id: str, name: str, facet: str, text: str) -> None:
+        text = _clean(text)
+        if not text or (node_id, facet) in self.seen:
+            return
+        self.seen.add((node_id, facet))
+        truncated = len(text) > MAX_TEXT_CHARS
+        if truncated:
+            text = text[:MAX_TEXT_CHARS]
+        for key, value in (("text_id", text_id(node_id, facet)), ("node_id", node_id), ("name", name),
+                           ("facet", facet), ("text", text), ("sha256", text_sha256(text)), ("truncated", truncated)):
+            self.cols[key].append(value)
+
+    def table(self) -> pa.Table:
+        t = pa.table(self.cols, schema=EMBEDDING_TEXTS)
+        return t.take(pc.sort_indices(t, sort_keys=[("node_id", "ascending"), ("facet", "ascending")]))
 
 
 def lean_facets(full_name: str, kind: str, signature: str, type_: str, docstring: str, informal: str) -> list[tuple[str, str]]:
@@ -74,33 +88,29 @@ def embedding_texts(
     Empty facets are left out; texts longer than MAX_TEXT_CHARS are cut and flagged `truncated`.
     Rows are unique by (node_id, facet) (first declaration by decl_id wins) and sorted by them.
     """
-    rows: dict[tuple[str, str], dict] = {}
+    out = _Columns()
     informal = {}
     if informalisations is not None:
         informal = dict(zip(_col(informalisations, "decl_id"), _col(informalisations, "text")))
     if declarations is not None and declarations.num_rows:
         cols = [_col(declarations, c) for c in ("decl_id", "full_name", "kind", "signature", "type", "docstring")]
-        for decl_id, full_name, kind, sig, typ, doc in sorted(zip(*cols), key=lambda r: (r[1] or "", r[0] or "")):
+        for i in sorted(range(declarations.num_rows), key=lambda i: (cols[1][i] or "", cols[0][i] or "")):
+            decl_id, full_name, kind, sig, typ, doc = (c[i] for c in cols)
             if not full_name:
                 continue
             node_id = f"lean:{full_name}"
             for facet, text in lean_facets(full_name, _clean(kind), _clean(sig), _clean(typ), _clean(doc), informal.get(decl_id) or ""):
-                row = _row(node_id, full_name, facet, text)
-                if row is not None:
-                    rows.setdefault((node_id, facet), row)
+                out.add(node_id, full_name, facet, text)
     if statements is not None and statements.num_rows:
-        label_col = "full_label" if "full_label" in statements.column_names else "label"
-        cols = [_col(statements, c) for c in ("node_id", "statement_id", "kind", "title", label_col, "tag", "body", "body_normalised", "slogan")]
+        cols = [_col(statements, c) for c in ("node_id", "statement_id", "kind", "title", "label", "tag", "body", "body_normalised", "slogan")]
         for node_id, sid, kind, title, label, tag, body, body_norm, slogan in zip(*cols):
             if not node_id:
                 continue
-            name = hit_name(tag, label, sid or node_id)  # the same name as the node's (search.nodes)
+            name = tag or label or sid or node_id
             for facet, text in latex_facets(kind, title, body_norm or body, slogan):
-                row = _row(node_id, name, facet, text)
-                if row is not None:
-                    rows.setdefault((node_id, facet), row)
-    ordered = [rows[k] for k in sorted(rows)]
-    truncated = sum(r["truncated"] for r in ordered)
+                out.add(node_id, name, facet, text)
+    table = out.table()
+    truncated = sum(table.column("truncated").to_pylist())
     if truncated:
         log.warning("%d embedding texts were longer than %d characters and were cut", truncated, MAX_TEXT_CHARS)
-    return pa.Table.from_pylist(ordered, schema=EMBEDDING_TEXTS)
+    return table
