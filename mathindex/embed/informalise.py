@@ -244,7 +244,8 @@ def dependency_levels(names: list[str], dependencies: pa.Table | None) -> list[i
             users[j].append(i)
     level = [0] * len(names)
     frontier = [i for i, p in enumerate(pending) if p == 0]
-    done = cycles = 0
+    done = cycles = cursor = 0
+    by_name = sorted(range(len(names)), key=lambda i: names[i])
     while True:
         while frontier:
             nxt = []
@@ -262,8 +263,10 @@ def dependency_levels(names: list[str], dependencies: pa.Table | None) -> list[i
             if cycles:
                 log.info("broke %d dependency cycles", cycles)
             return level
-        # a cycle: release its lowest-named member
-        stuck = min((i for i, p in enumerate(pending) if p > 0), key=lambda i: names[i])
+        # a cycle: release the lowest-named declaration still waiting (pending only ever decreases)
+        while pending[by_name[cursor]] <= 0:
+            cursor += 1
+        stuck = by_name[cursor]
         log.debug("dependency cycle through %s; breaking it", names[stuck])
         cycles += 1
         pending[stuck] = 0
