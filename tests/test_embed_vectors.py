@@ -163,3 +163,28 @@ def test_worker_processes_give_the_same_vectors(embedder):
         pooled.close()
     bare = embedder.model.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True)
     assert (ours * bare).sum(axis=1).min() >= 0.9999
+
+
+class FakeEmbedder:
+    """A deterministic stand-in at the process boundary: vector = (len, 1, 0) normalised."""
+
+    name, revision, dim = "fake", "r1", 3
+
+    def __init__(self, dim_out: int = 3):
+        self.dim_out, self.calls = dim_out, []
+
+    def encode(self, texts):
+        self.calls.append(list(texts))
+        v = np.array([[len(t), 1, 0, 0][: self.dim_out] for t in texts], dtype=np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_embed_texts_contract_with_a_fake_embedder(tmp_path):
+    plain = pa.table({"text": ["a", "bb", "a"]})  # no sha256 column: computed
+    fake = FakeEmbedder()
+    v = embed_texts(plain, fake, tmp_path)
+    assert fake.calls == [["a", "bb"]] and np.array_equal(v[0], v[2])
+    again = FakeEmbedder()
+    assert np.array_equal(embed_texts(texts_table(["a", "bb"]), again, tmp_path), v[:2]) and again.calls == []
+    with pytest.raises(EmbedderError, match=r"returned shape \(1, 4\), expected \(1, 3\)"):
+        embed_texts(pa.table({"text": ["ccc"]}), FakeEmbedder(dim_out=4), None)

@@ -315,7 +315,7 @@ def embed_texts(
     texts: pa.Table, embedder: Embedder, cache_dir: Path | None, stats: EmbedStats | None = None,
     compact_above: int = 32,
 ) -> np.ndarray:
-    """Unit float32 vectors (texts.num_rows, dim) row-aligned with `texts` (needs `text`, `sha256` columns).
+    """Unit float32 vectors (texts.num_rows, dim) row-aligned with `texts` (a `text` column; `sha256` if present).
 
     Each distinct sha256 is embedded at most once; vectors cached under `cache_dir` for this
     embedder's (name, revision) are reused. An empty text is refused with a one-line ValueError.
@@ -326,8 +326,10 @@ def embed_texts(
     stats.rows = n
     if n == 0:
         return np.zeros((0, embedder.dim), dtype=np.float32)
-    hexes = texts.column("sha256").to_numpy(zero_copy_only=False).astype("U64")
-    raw = np.frombuffer(bytes.fromhex("".join(hexes.tolist())), dtype="S32")
+    if "sha256" in texts.column_names:
+        raw = np.frombuffer(bytes.fromhex("".join(texts.column("sha256").to_pylist())), dtype="S32")
+    else:
+        raw = np.array([hashlib.sha256(t.encode("utf-8")).digest() for t in texts.column("text").to_pylist()], dtype="S32")
     uniq, first, inverse = np.unique(raw, return_index=True, return_inverse=True)
     stats.distinct = len(uniq)
     vectors = np.zeros((len(uniq), embedder.dim), dtype=np.float32)
