@@ -44,7 +44,8 @@ def main() -> None:
     import pyarrow as pa
 
     ordered = pa.table({"text": texts, "sha256": [text_sha256(t) for t in texts]})
-    emb = SentenceTransformerEmbedder(batch_tokens=args.batch_tokens, workers=args.workers, parallel_min=1, progress=False)
+    emb = SentenceTransformerEmbedder(batch_tokens=args.batch_tokens, workers=args.workers, parallel_min=1,
+                                      keep_workers=True, progress=False)
     inproc = SentenceTransformerEmbedder(batch_tokens=args.batch_tokens, workers=1, progress=False)
     model = emb.model
     t0 = time.perf_counter()

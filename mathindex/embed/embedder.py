@@ -117,7 +117,8 @@ class SentenceTransformerEmbedder:
 
     `batch_tokens` is the padded-token budget of one batch; `max_batch` caps its rows. With
     `workers` > 1, calls of at least `parallel_min` texts run batches in that many single-threaded
-    worker processes (started once, on first use); otherwise in this process with torch's threads.
+    worker processes (started on first use, stopped after the call unless `keep_workers`); otherwise
+    in this process with torch's threads.
     """
 
     model_name_or_path: str | None = None
@@ -126,6 +127,7 @@ class SentenceTransformerEmbedder:
     max_batch: int = 256
     workers: int = 0  # 0: one per CPU core when there are several, on CPU only
     parallel_min: int = 2048
+    keep_workers: bool = False  # keep the worker processes between encode calls (else stopped after each)
     progress: bool | None = None  # None: a progress bar only on a terminal
     name: str = field(default="", init=False)
     revision: str = field(default="", init=False)
@@ -210,9 +212,13 @@ class SentenceTransformerEmbedder:
             if self.workers > 1 and len(texts) >= self.parallel_min:
                 pool = self.pool()
                 futures = [(idx, pool.submit(_worker_encode, [texts[i] for i in idx])) for idx in batches]
-                for idx, fut in futures:
-                    out[idx] = fut.result()
-                    bar.update(len(idx))
+                try:
+                    for idx, fut in futures:
+                        out[idx] = fut.result()
+                        bar.update(len(idx))
+                finally:
+                    if not self.keep_workers:
+                        self.close()
             else:
                 for idx in batches:
                     out[idx] = _forward(self.model, tok, enc, idx, self.model.device)
