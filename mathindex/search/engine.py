@@ -118,6 +118,6 @@ class _FormulaChannel:
         }
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
-        q = query.strip().strip("$").strip()
-        hits = [(self.name_of[f], s) for f, s in self.index.search(q, k * 3) if f in self.name_of]
+        # the raw query: the index itself searches each $…$ / backtick piece and adds their scores
+        hits = [(self.name_of[f], s) for f, s in self.index.search(query, k * 3) if f in self.name_of]
         return best_per_name(hits)[:k]
