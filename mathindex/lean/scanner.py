@@ -258,6 +258,7 @@ class _VarState:
         self.omitted = omitted
         self.overrides = overrides or {}
         self.memo: dict[frozenset[str], tuple[str, set[str]]] = {}
+        self.formatted: dict[tuple[frozenset[str], frozenset[int]], str] = {}
         self.latest: dict[str, int] = {}
         for i, b in enumerate(binders):
             for n in b.names:
@@ -958,6 +959,15 @@ class FileScanner:
                     for n in st.binders[idx].names:
                         if latest.get(n) == idx and n not in used:
                             used.add(n)
+        fkey = (frozenset(used), frozenset(used_inst))
+        text = st.formatted.get(fkey)
+        if text is None:
+            text = st.formatted[fkey] = self._format_used(st, used, used_inst)
+        return text, used
+
+    @staticmethod
+    def _format_used(st: "_VarState", used: set[str], used_inst: set[int]) -> str:
+        latest = st.latest
         out = []
         for i, b in enumerate(st.binders):
             if b.bracket == "[":
@@ -972,7 +982,7 @@ class FileScanner:
                     k += 1
                 out.append(format_binder(VarBinder(b.names, br, b.type, b.idents), tuple(keep[:k])))
                 keep = keep[k:]
-        return " ".join(out), used
+        return " ".join(out)
 
     def instance_hint(self, binders: list[VarBinder], binders_text: str, typ: str) -> dict:
         """Raw material for Lean's instance-name rule: namespace, opens, binder and type text."""
