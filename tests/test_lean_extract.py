@@ -176,6 +176,7 @@ def test_instance_name_rule() -> None:
     assert name("", [["[", [], "Semiring R"]], "Module R R") == "instModule"  # binder used by Module
     assert name("", [], "CoeFun (α → β) fun _ => Prop") == "instCoeFunForallProp_lib"
     assert name("", [], "(fromSkeleton C).Full") == "instFullFromSkeleton_lib"  # (e).F visits F first
+    assert name("", [], "IsIso (Sigma.ι f b)") == "instIsIsoι_lib"  # capitalisation is ASCII only
 
 
 def test_extract_file_never_raises_on_bad_bytes() -> None:

@@ -42,11 +42,12 @@ _NOTATION: dict[str, tuple[tuple[str, ...], bool]] = {
     "[X]": (("Polynomial",), True), "C(": (("ContinuousMap",), True),
     "⟶": (("Quiver.Hom",), True), "⥤": (("CategoryTheory.Functor",), True),
     "≅": (("CategoryTheory.Iso",), True), "≌": (("CategoryTheory.Equivalence",), True),
+    "⋙": (("CategoryTheory.Functor.comp",), True),
 }
 _SORTS = {"Type": "Type", "Prop": "Prop", "Sort": "Sort"}
 _TOKEN = re.compile(
     r"ℝ≥0∞|ℝ≥0|ℕ∞|ℕ\+|ℕ|ℤ|ℚ|ℝ|ℂ|⊕'|→ₗ|≃ₗ|→ₐ|≃ₐ|→L|→₀|≃ₜ|→ᵇ|→\+\*|≃\+\*|→\*|→\+|≃\*|≃\+|≃o|→o|↪o|↪|≃|"
-    r"ᵒᵈ|ᵐᵒᵖ|ᵃᵒᵖ|ᵒᵖ|\[X\]|C\(|⟶|⥤|≅|≌|[×⊕≤<≥>=≠∈∉⊆∧∨↔¬+*/•^∣⊤⊥∅-]|\d+|"
+    r"ᵒᵈ|ᵐᵒᵖ|ᵃᵒᵖ|ᵒᵖ|\[X\]|C\(|⟶|⥤|≅|≌|⋙|[×⊕≤<≥>=≠∈∉⊆∧∨↔¬+*/•^∣⊤⊥∅-]|\d+|"
     r"(?:Type|Sort)\*?|Prop|" + NAME.pattern
 )
 _LOWER_WORD = re.compile(r"[a-z]")
@@ -101,7 +102,8 @@ class _Namer:
         self.seen.add(key)
         self.consts.add(key)
         last = last.strip("«»")
-        return last[:1].upper() + last[1:]
+        # Lean's String.capitalize upper-cases ASCII only (`ι` stays `ι`)
+        return (last[0].upper() if "a" <= last[:1] <= "z" else last[:1]) + last[1:]
 
     def words(self, text: str, omit_top: bool = False) -> str:
         """Name words of a type expression in visiting order: arrows become Forall, binder
