@@ -32,7 +32,7 @@ def test_tables_follow_their_schemas(fixture_run: LeanExtraction) -> None:
     assert fixture_run.dependencies.schema == DEPENDENCIES
     assert fixture_run.errors.schema == ERRORS
     assert fixture_run.errors.num_rows == 0
-    assert fixture_run.declarations.num_rows == 63
+    assert fixture_run.declarations.num_rows == 75
 
 
 def test_module_names_and_files(by_name: dict[str, dict]) -> None:
@@ -111,6 +111,10 @@ def test_generated_names(by_name: dict[str, dict]) -> None:
     assert by_name["Demo.Order.le_bot_thing"]["origin"] == "to_dual"
     assert by_name["Demo.Order.comp_thing_assoc"]["origin"] == "reassoc"
     assert by_name["natEquiv_apply"]["origin"] == "simps" and "natEquiv_symm_apply" in by_name
+    assert by_name["Pair.ext"]["origin"] == by_name["Pair.ext_iff"]["origin"] == "ext"
+    assert by_name["Pair.ext'_iff"]["origin"] == "ext"  # Lean appends _iff to the last component
+    assert by_name["add_comp_thing_assoc"]["origin"] == "reassoc"  # (attr := reassoc) reaches the twin
+    assert by_name["mul_comp_thing_assoc"]["origin"] == "reassoc"
     assert by_name["Demo.Order.alias_mp"]["kind"] == "alias"
     assert by_name["Demo.Order.constantValue_def"]["origin"] == "irreducible_def"
 

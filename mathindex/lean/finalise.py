@@ -27,6 +27,12 @@ def _twin_name(src: str, spec: str, translations: dict[str, str]) -> str:
         return src + "_assoc"
     if kind == "simps":
         return src + "_" + explicit
+    if kind == "ext":
+        return src + "_iff"
+    if kind == "ext_struct":
+        return src + ".ext"
+    if kind == "ext_struct_iff":
+        return src + ".ext_iff"
     guesser = guess.additive_name if kind == "to_additive" else guess.dual_name
     pre, _, last = src.rpartition(".")
     pre_parts = pre.split(".") if pre else []
@@ -120,11 +126,22 @@ def finalise(raw: pa.Table, corpus: str) -> tuple[pa.Table, pa.Table, pa.Table]:
             if src_of[i] and kind in new:
                 new[kind][src_of[i]] = _twin_name(src_of[i], specs[i], translations[kind])
         translations = new
+    named_twin: dict[tuple[str, str, str], str] = {}  # (file, group, to_additive|to_dual) -> name
     for i in twin_rows:
+        kind, _, rest = specs[i].partition(":")
+        spec = specs[i]
+        if "@" in kind:  # an attribute given to a twin through (attr := ...): apply to the twin
+            kind, parent = kind.split("@", 1)
+            src_of[i] = named_twin.get((files[i], groups[i], parent))
+            spec = kind + ":" + rest
+            if not src_of[i]:
+                continue
         if not src_of[i]:
             errors.append(error_row(corpus, files[i], lines[i], STAGE, "generated declaration: source name not found"))
             continue
-        name = _twin_name(src_of[i], specs[i], translations.get(specs[i].partition(":")[0], {}))
+        name = _twin_name(src_of[i], spec, translations.get(kind, {}))
+        if kind in ("to_additive", "to_dual"):
+            named_twin[(files[i], groups[i], kind)] = name
         # a twin that is its own source or that the corpus declares anyway adds no name
         if name != src_of[i] and name not in taken:
             full[i] = name

@@ -120,6 +120,7 @@ _PARENT_STRUCTURES = {
     "≃ᵢ": "IsometryEquiv", "→₀": "Finsupp", "⟶": "Hom", "≅": "Iso", "⥤": "Functor",
 }
 _PARENT_NOTATION = re.compile("|".join(re.escape(k) for k in sorted(_PARENT_STRUCTURES, key=len, reverse=True)))
+_ATTR_OPTION = re.compile(r"\(\s*attr\s*:=\s*([^()]*(?:\([^()]*\)[^()]*)*)\)")
 _UNIVERSE = re.compile(r"\b(Type|Sort)\s*(?:\*|_|\([^()]*\)|[\w.]+(?:\s*\+\s*\d+)?)")
 _BINDER_TYPED = re.compile(r"[({⦃\[]\s*([^(){}\[\]⦃⦄:]+?)\s*:(?!=)\s*([^\s(){}\[\]⦃⦄,]*)")
 _BINDER_NAMES = re.compile(r"[({⦃\[]\s*([^(){}\[\]⦃⦄:]+?)\s*:(?!=)")
@@ -831,9 +832,27 @@ class FileScanner:
             self.decls.append(dict(base, full_name="", origin=origin, docstring=docs[0] if docs else None,
                                    _twin=(row["full_name"], tgt, origin), _inst=row.get("_inst"),
                                    _deps=[]))
-        elif word == "reassoc" and row["full_name"]:
-            self.decls.append(dict(base, full_name=row["full_name"] + "_assoc", origin="reassoc",
-                                   docstring=None, _deps=[]))
+            inner = _ATTR_OPTION.search(attr)
+            for extra in split_top(inner.group(1)) if inner else []:
+                extra = extra.strip()
+                if extra.split()[:1] in (["ext"], ["reassoc"], ["simps"], ["simps!"]):
+                    self.twin_from_attr(row, base, extra, span)  # on the source
+                    before = len(self.decls)
+                    self.twin_from_attr({"full_name": "", "_inst": None}, base, extra, span)
+                    for r in self.decls[before:]:  # and on the twin, once it is named
+                        src, tgt, kind = r["_twin"]
+                        r["_twin"] = ("", tgt, kind + "@" + origin)
+        elif word == "reassoc":
+            self.decls.append(dict(base, full_name="", origin="reassoc", docstring=None, signature="",
+                                   _twin=(row["full_name"], "", "reassoc"), _inst=row.get("_inst"),
+                                   _deps=[]))
+        elif word == "ext" and "iff := false" not in attr:
+            # Lean's @[ext]: a structure gets `S.ext` and `S.ext_iff`; a theorem `foo` gets `foo_iff`
+            kinds = ["ext_struct", "ext_struct_iff"] if base["kind"] in ("structure", "class") else ["ext"]
+            for k in kinds:
+                self.decls.append(dict(base, full_name="", kind="theorem", origin="ext", docstring=None,
+                                       signature="", type=None, _twin=(row["full_name"], "", k),
+                                       _inst=row.get("_inst"), _deps=[]))
         elif word in ("simps", "simps!", "simps?", "simps!?"):
             # only explicit projection lists: `@[simps apply symm_apply]` -> foo_apply, foo_symm_apply
             rest = re.sub(r"\([^()]*(?:\([^()]*\)[^()]*)*\)", " ", attr[len(word):])
