@@ -11,6 +11,8 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -100,6 +102,18 @@ def finalise(staging: Path, release_id: str, manifest: dict) -> Path:
 
 def discard(staging: Path) -> None:
     shutil.rmtree(staging, ignore_errors=True)
+
+
+@contextmanager
+def building(root: Path, release_id: str) -> Iterator[Path]:
+    """A fresh staging directory for a release; removed if the block fails (whatever the error),
+    so a failed build leaves nothing behind and never touches published releases."""
+    staging = staging_dir(root, release_id)
+    try:
+        yield staging
+    except BaseException:
+        discard(staging)
+        raise
 
 
 def published_release(root: Path) -> Path | None:

@@ -21,6 +21,13 @@ class StageProgress:
     def close(self) -> None:
         self.bar.close()
 
+    def __enter__(self) -> "StageProgress":
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.close()
+        return False
+
 
 class _Stage:
     def __init__(self, progress: StageProgress, name: str):

@@ -13,7 +13,7 @@ from mathindex.flows.progress import StageProgress
 from mathindex.flows.release import new_release_id
 from mathindex.schemas.manifest import CorpusPin, SuiteSpec
 from mathindex.search.engine import VECTOR_DIR
-from mathindex.store import discard, load_manifest, read_table, staging_dir
+from mathindex.store import building, load_manifest, read_table
 from mathindex.tasks.bench import gate_release, run_benchmarks
 from mathindex.tasks.embed import embed_and_index
 from mathindex.tasks.store import write_database, write_tables
@@ -29,10 +29,8 @@ def reembed_flow(release: str, model: str, out: str) -> ReleaseOutcome:
     before = load_manifest(source)
     pins = [CorpusPin.model_validate(p) for p in before["corpora"]]
     suites = [SuiteSpec.model_validate(s) for s in before["bench"].get("suites", [])]
-    progress = StageProgress(STAGES, desc="reembed")
     release_id = new_release_id(pins)
-    staging = staging_dir(root, release_id)
-    try:
+    with StageProgress(STAGES, desc="reembed") as progress, building(root, release_id) as staging:
         with progress.stage("copy"):
             copy_release(source, staging)
         with progress.stage("embed"):
@@ -53,13 +51,7 @@ def reembed_flow(release: str, model: str, out: str) -> ReleaseOutcome:
                 row_counts=row_counts, errors=read_table(staging, "errors"), suites=[s.model_dump() for s in suites],
             )  # fmt: skip
             title = f"Re-embedding ({model}) of {before['release_id']} ->"
-            outcome = finish_release(root, staging, parts, metrics, verdict, f"release {before['release_id']}", title=title)
-    except BaseException:
-        discard(staging)
-        raise
-    finally:
-        progress.close()
-    return outcome
+            return finish_release(root, staging, parts, metrics, verdict, f"release {before['release_id']}", title=title)
 
 
 def copy_release(source: Path, staging: Path) -> None:

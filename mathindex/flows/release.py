@@ -18,7 +18,7 @@ from mathindex.flows.progress import StageProgress
 from mathindex.schemas.common import ERRORS
 from mathindex.schemas.manifest import SuiteSpec
 from mathindex.sources import DEFAULT_SOURCES, load_sources, pin_source, sources_from_dirs
-from mathindex.store import discard, staging_dir
+from mathindex.store import building
 from mathindex.tasks.bench import baseline_metrics, gate_release, run_benchmarks
 from mathindex.tasks.embed import build_embedding_texts, embed_and_index
 from mathindex.tasks.extract import extract_latex, extract_lean, merge_extractions
@@ -42,57 +42,50 @@ def release_flow(
 ) -> ReleaseOutcome:
     root = Path(out).resolve()
     cache = root / "cache"
-    progress = StageProgress(STAGES, desc="release")
-    with progress.stage("pin"):
-        sources, suite_specs = resolve_inputs(sources_file, lean or [], latex or [], suites or [])
-        pins = [pin_source(s) for s in sources]
-        release_id = new_release_id(pins)
-        staging = staging_dir(root, release_id)
-    try:
-        with progress.stage("extract"):
-            lean_runs = [extract_lean.submit(s, cache) for s in sources if s.spec.kind == "lean"]
-            latex_runs = [extract_latex.submit(s) for s in sources if s.spec.kind == "latex"]
-            ex = merge_extractions([f.result() for f in lean_runs], [f.result() for f in latex_runs])
-        with progress.stage("informalise"):
-            informal = informalise_declarations(ex.declarations, ex.dependencies, cache)
-        with progress.stage("embed"):
-            texts = build_embedding_texts(ex.declarations, informal, ex.statements)
-            vector = embed_and_index(texts, model, staging, cache)
-        with progress.stage("formulas"):
-            formulas = collect_formulas(ex.formulas, ex.declarations)
-            trees, formula_errors = parse_formulas(formulas, SYMPY_BUDGET_S)
-            formula_info = build_formula_index(trees, formulas, staging)
-        with progress.stage("search index"):
-            nodes = nodes_table(ex.declarations, ex.statements)
-            lexical = lexical_index(texts, staging)
-        errors = pa.concat_tables([t.select(ERRORS.names).cast(ERRORS) for t in (ex.errors, formula_errors)])
-        with progress.stage("bench"):
-            tables = {
-                "declarations": ex.declarations, "dependencies": ex.dependencies,
-                "latex_statements": ex.statements, "formulas": formulas, "formula_trees": trees,
-                "informalisations": informal, "embedding_texts": texts, "nodes": nodes, "errors": errors,
-            }  # fmt: skip
-            row_counts = write_tables(staging, tables)  # the search engine reads them
-            metrics, bench_rows = run_benchmarks(staging, suite_specs, model)
-        with progress.stage("store"):
-            row_counts |= write_tables(staging, {"bench_results": bench_rows})
-            write_database(staging, list(row_counts))
-        with progress.stage("publish"):
-            baseline, baseline_from = baseline_metrics(root, [s.name for s in suite_specs])
-            verdict = gate_release(metrics, baseline)
-            parts = ReleaseParts(
-                release_id=release_id, pins=pins, embedder=vector["embedder"],
-                vector_index={**vector["index"], "embedding": vector["embedding"]}, formula_index=formula_info,
-                lexical_index=lexical, stages=stage_report(ex, trees, errors, progress.seconds),
-                row_counts=row_counts, errors=errors, suites=[s.model_dump() for s in suite_specs],
-            )  # fmt: skip
-            outcome = finish_release(root, staging, parts, metrics, verdict, baseline_from)
-    except BaseException:
-        discard(staging)
-        raise
-    finally:
-        progress.close()
-    return outcome
+    with StageProgress(STAGES, desc="release") as progress:
+        with progress.stage("pin"):
+            sources, suite_specs = resolve_inputs(sources_file, lean or [], latex or [], suites or [])
+            pins = [pin_source(s) for s in sources]
+            release_id = new_release_id(pins)
+        with building(root, release_id) as staging:
+            with progress.stage("extract"):
+                lean_runs = [extract_lean.submit(s, cache) for s in sources if s.spec.kind == "lean"]
+                latex_runs = [extract_latex.submit(s) for s in sources if s.spec.kind == "latex"]
+                ex = merge_extractions([f.result() for f in lean_runs], [f.result() for f in latex_runs])
+            with progress.stage("informalise"):
+                informal = informalise_declarations(ex.declarations, ex.dependencies, cache)
+            with progress.stage("embed"):
+                texts = build_embedding_texts(ex.declarations, informal, ex.statements)
+                vector = embed_and_index(texts, model, staging, cache)
+            with progress.stage("formulas"):
+                formulas = collect_formulas(ex.formulas, ex.declarations)
+                trees, formula_errors = parse_formulas(formulas, SYMPY_BUDGET_S)
+                formula_info = build_formula_index(trees, formulas, staging)
+            with progress.stage("search index"):
+                nodes = nodes_table(ex.declarations, ex.statements)
+                lexical = lexical_index(texts, staging)
+            errors = pa.concat_tables([t.select(ERRORS.names).cast(ERRORS) for t in (ex.errors, formula_errors)])
+            with progress.stage("bench"):
+                tables = {
+                    "declarations": ex.declarations, "dependencies": ex.dependencies,
+                    "latex_statements": ex.statements, "formulas": formulas, "formula_trees": trees,
+                    "informalisations": informal, "embedding_texts": texts, "nodes": nodes, "errors": errors,
+                }  # fmt: skip
+                row_counts = write_tables(staging, tables)  # the search engine reads them
+                metrics, bench_rows = run_benchmarks(staging, suite_specs, model)
+            with progress.stage("store"):
+                row_counts |= write_tables(staging, {"bench_results": bench_rows})
+                write_database(staging, list(row_counts))
+            with progress.stage("publish"):
+                baseline, baseline_from = baseline_metrics(root, [s.name for s in suite_specs])
+                verdict = gate_release(metrics, baseline)
+                parts = ReleaseParts(
+                    release_id=release_id, pins=pins, embedder=vector["embedder"],
+                    vector_index={**vector["index"], "embedding": vector["embedding"]}, formula_index=formula_info,
+                    lexical_index=lexical, stages=stage_report(ex, trees, errors, progress.seconds),
+                    row_counts=row_counts, errors=errors, suites=[s.model_dump() for s in suite_specs],
+                )  # fmt: skip
+                return finish_release(root, staging, parts, metrics, verdict, baseline_from)
 
 
 def resolve_inputs(sources_file: str | None, lean: list[str], latex: list[str], suites: list[str]):
