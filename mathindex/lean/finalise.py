@@ -167,17 +167,20 @@ def _dependencies(table: pa.Table, corpus: str, lookup: Lookup, names: set[str])
     through the namespace and `open`s in force where possible, else as written."""
     deps_list = table["_deps"]
     parents = pc.list_parent_indices(deps_list).to_numpy()
-    flat = pc.list_flatten(deps_list).to_pylist()
+    flat_arr = pc.list_flatten(deps_list)
+    flat = flat_arr.to_pylist()
+    # a target whose last component ends no corpus name cannot resolve (checked column-wise)
+    lasts_arr = pa.array(list({n.rpartition(".")[2] for n in names}), pa.string())
+    last_of = pc.struct_field(pc.extract_regex(flat_arr, r"(?P<last>[^.]*)$"), [0])
+    maybe = pc.fill_null(pc.is_in(last_of, value_set=lasts_arr), False).to_pylist()
     ns_col = table["_ns"].to_pylist()
     opens_col = table["_opens"].to_pylist()
-    # a target whose last component ends no corpus name cannot resolve
-    lasts = {n.rpartition(".")[2] for n in names}
     contexts: dict[tuple[str, str], tuple[list[str], dict[str, str | None]]] = {}
     targets: list[str] = []
     resolved: list[bool] = []
     exists = lookup.exists
-    for target, p in zip(flat, parents):
-        if target.rpartition(".")[2] not in lasts:
+    for target, p, ok in zip(flat, parents, maybe):
+        if not ok:
             targets.append(target)
             resolved.append(False)
             continue
