@@ -74,6 +74,8 @@ def _spec(node: tuple, bound: dict[str, str], count: list[int]) -> tuple:
         return ("pow", _spec(node[1], bound, count), _spec(exp, bound, count))
     if tag == "sqrt":
         return ("pow", _spec(node[1], bound, count), ("frac", ("n", "1"), ("n", "2")))
+    if tag == "inv":
+        return ("pow", _spec(node[1], bound, count), ("neg", ("n", "1")))
     if (tag in _RELATIONS or tag == "and") and count[0] > 1:
         raise Unsupported("relation below the root")
     if tag in _RELATIONS and len(node) == 3:

@@ -639,7 +639,9 @@ class _Parser:
                 break
         if sub is not None:
             base = ("sub", base, sub)
-        if sup is not None:
+        if sup == _MINUS_ONE:  # x^{-1} is the inverse, as Lean's x⁻¹: one operator for both
+            base = ("inv", base)
+        elif sup is not None:
             base = ("pow", base, sup)
         return base
 
@@ -1103,6 +1105,7 @@ def _join_cells(a: tuple, b: tuple, line: bool = False) -> tuple:
     return ("lines", a, b) if line else _flat("mul", a, b)
 
 
+_MINUS_ONE = ("neg", ("#n", "1"))
 _RELOPS = frozenset(v[1] for v in INFIX.values() if v[2] == "rel") | frozenset(_SWAP.values()) | {
     "to", "mapsto", "inj", "surj", "implies", "iff"}
 _REL_NAMES = frozenset(v[1] for v in INFIX.values())
