@@ -591,6 +591,8 @@ class FileScanner:
             if tok == ":=":
                 return m.start(), colon, ":="
             if tok[-1] == "|":
+                if colon is not None and not t[colon + 1 : m.start()].strip():
+                    continue  # `theorem foo :⏎ |x| ≤ …`: an absolute value opens the type, not a match arm
                 return m.start(), colon, "|"
             return m.start(), colon, tok
         seg = t[last:z]
