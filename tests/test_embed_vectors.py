@@ -119,11 +119,13 @@ def test_index_build_search_open_and_refuse(embedder, tmp_path):
     side = built.sidecar
     assert side["embedder"]["name"] == embedder.name and side["embedder"]["dim"] == 384
     assert side["M"] == 32 and side["ef_construction"] == 80 and side["recall_at_10"] >= 0.9
-    # efSearch is the first rung reaching 0.99, or the top rung when (as with these near-tied
-    # synthetic clusters, where 8-bit codes reorder ties) none does
+    # efSearch is the first rung reaching 0.99, or when (as with these near-tied synthetic clusters,
+    # where 8-bit codes reorder ties) none does, the first within 0.002 of the best recall
     tried = side["recall_by_ef_search"]
     assert side["recall_at_10"] == tried[str(side["ef_search"])]
-    assert side["recall_at_10"] >= 0.99 or side["ef_search"] == 512
+    if side["recall_at_10"] < 0.99:
+        assert len(tried) == 10 and side["recall_at_10"] >= max(tried.values()) - 0.002
+        assert all(r < max(tried.values()) - 0.002 for ef, r in tried.items() if int(ef) < side["ef_search"])
     assert side["memory_ratio_to_flat"] < 0.5
     index = VectorIndex.open(tmp_path / "a", embedder)
     found, scores = index.search(x[:5], 10)

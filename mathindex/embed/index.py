@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 
 INDEX_FILE, IDS_FILE, SIDECAR_FILE = "vector.index", "vector_ids.parquet", "vector.json"
 EF_SEARCH_LADDER = (16, 32, 48, 64, 96, 128, 192, 256, 384, 512)
+PLATEAU = 0.002  # when no efSearch reaches the target, recall within this of the best counts as the best
 
 
 class IndexMismatchError(Exception):
@@ -81,7 +82,8 @@ class VectorIndex:
         """Build, measure recall@10 against exact search on `recall_queries` sampled vectors, and save.
 
         With `ef_search=None` the smallest efSearch on EF_SEARCH_LADDER that reaches `target_recall`
-        is chosen (the largest tried when none does). Files are written to temporaries and renamed.
+        is chosen (when none does, the smallest within PLATEAU of the best recall, and a warning is
+        logged). Files are written to temporaries and renamed.
         """
         import faiss
 
@@ -103,6 +105,8 @@ class VectorIndex:
         build_s = time.perf_counter() - t0
         recall, chosen, tried = cls._measure(index, vectors, ids, ef_search, target_recall, recall_queries, seed)
         _hnsw(index).hnsw.efSearch = chosen
+        if recall < target_recall:
+            log.warning("recall@10 %.4f is below the target %.2f at every efSearch tried", recall, target_recall)
         data = faiss.serialize_index(index).tobytes()
         sidecar = {
             "embedder": info, "metric": "inner_product", "normalised": True,
@@ -150,6 +154,9 @@ class VectorIndex:
             if tried[str(ef)] >= target:
                 chosen = ef
                 break
+        else:  # target out of reach: the smallest efSearch within PLATEAU of the best recall seen
+            best = max(tried.values())
+            chosen = min(int(ef) for ef, r in tried.items() if r >= best - PLATEAU)
         return tried[str(chosen)], chosen, tried
 
     @classmethod
