@@ -78,3 +78,11 @@ def test_ids_are_stable_and_deterministic():
 def test_empty_inputs():
     out = embedding_texts(None, None, None)
     assert out.num_rows == 0 and out.schema == EMBEDDING_TEXTS
+
+
+def test_latex_name_prefers_the_corpus_unique_full_label():
+    st = statements().append_column("full_label", pa.array(["x", "notes/definition-ring", None, None]))
+    rows = embedding_texts(None, None, st).to_pylist()
+    names = {r["node_id"]: r["name"] for r in rows}
+    assert names["tex:stacks:lemma-1"] == "00DV" and names["tex:stacks:def-2"] == "notes/definition-ring"
+    assert names["tex:notes:thm-3"] == "thm-3"

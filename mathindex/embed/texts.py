@@ -102,11 +102,12 @@ def embedding_texts(
             for facet, text in lean_facets(full_name, _clean(kind), _clean(sig), _clean(typ), _clean(doc), informal.get(decl_id) or ""):
                 out.add(node_id, full_name, facet, text)
     if statements is not None and statements.num_rows:
-        cols = [_col(statements, c) for c in ("node_id", "statement_id", "kind", "title", "label", "tag", "body", "body_normalised", "slogan")]
+        label_col = "full_label" if "full_label" in statements.column_names else "label"
+        cols = [_col(statements, c) for c in ("node_id", "statement_id", "kind", "title", label_col, "tag", "body", "body_normalised", "slogan")]
         for node_id, sid, kind, title, label, tag, body, body_norm, slogan in zip(*cols):
             if not node_id:
                 continue
-            name = tag or label or sid or node_id
+            name = hit_name(tag, label, sid or node_id)  # the same name as the node's (search.nodes)
             for facet, text in latex_facets(kind, title, body_norm or body, slogan):
                 out.add(node_id, name, facet, text)
     table = out.table()
