@@ -27,7 +27,7 @@ def embed_and_index(texts: pa.Table, model: str | None, release_dir: Path, cache
     from mathindex.embed import embed_and_index as embed_and_build
 
     embedder = SentenceTransformerEmbedder(model)
-    index, stats = embed_and_build(texts, embedder, cache_dir / "embeddings", release_dir / VECTOR_DIR)
+    index, stats = embed_and_build(texts, embedder, cache_dir, release_dir / VECTOR_DIR)  # -> cache/embeddings/
     info = {k: v for k, v in index.sidecar.items() if k != "embedder"}
     embedding = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in asdict(stats).items()}
     return {"embedder": embedder.info(), "index": {**info, "model": model}, "embedding": embedding}
