@@ -79,3 +79,11 @@ def test_lexical_index_round_trip(tmp_path):
     index = LexicalIndex(tmp_path / "lex")
     assert [n for n, _ in index.search("subgroup order", 5)] == ["G"]
     assert index.search("zzz unknown", 5) == []
+
+
+def test_nickname_resolves_to_the_concept_name():
+    r = IdentifierResolver(["Lattice", "Order.Lattice.sup_le", "FundamentalGroupoid", "Nat.Prime"], [[]] * 4)
+    assert r.resolve("lattice") == ["Lattice"]
+    assert r.resolve("fundamental groupoid") == ["FundamentalGroupoid"]
+    assert r.resolve("prime") == ["Nat.Prime"]
+    assert r.resolve("every prime is odd or two") == []
