@@ -87,3 +87,9 @@ def test_nickname_resolves_to_the_concept_name():
     assert r.resolve("fundamental groupoid") == ["FundamentalGroupoid"]
     assert r.resolve("prime") == ["Nat.Prime"]
     assert r.resolve("every prime is odd or two") == []
+
+
+def test_latex_macros_meet_lean_symbols():
+    assert tokens(r"a poset with binary $\sqcup$ and $a \le b$") == ["poset", "binary", "⊔", "≤", "b"]
+    assert tokens(r"$\sqcup$ \le \mathbb{N}") == ["⊔", "≤", "mathbb", "n"]
+    assert tokens("a ⊔ b ≤ c") == ["⊔", "b", "≤", "c"]
