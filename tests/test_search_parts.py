@@ -9,6 +9,10 @@ from mathindex.search.nodes import build_nodes, node_documents
 from mathindex.search.text import tokens
 
 
+def test_words_are_stemmed():
+    assert tokens("groups of continuous homomorphisms") == ["group", "continu", "homomorph"]
+
+
 def test_tokens_split_identifiers():
     assert tokens("Nat.Prime.two_le") == ["nat", "prime", "two", "le"]
     assert tokens("IsCyclic of the HTTPServer") == ["cyclic", "http", "server"]  # "is", "of", "the" are stopwords
@@ -90,6 +94,6 @@ def test_nickname_resolves_to_the_concept_name():
 
 
 def test_latex_macros_meet_lean_symbols():
-    assert tokens(r"a poset with binary $\sqcup$ and $a \le b$") == ["poset", "binary", "⊔", "≤", "b"]
+    assert tokens(r"a poset with binary $\sqcup$ and $a \le b$") == ["poset", "binari", "⊔", "≤", "b"]
     assert tokens(r"$\sqcup$ \le \mathbb{N}") == ["⊔", "≤", "mathbb", "n"]
     assert tokens("a ⊔ b ≤ c") == ["⊔", "b", "≤", "c"]

@@ -1,6 +1,6 @@
 """Lexical normalisation of names, prose and formulas for BM25.
 
-Identifiers split into words (`Nat.Prime.two_le` -> nat prime two le), LaTeX symbol macros become
+Identifiers split into words and stemmed (`Nat.Prime.two_le` -> nat prime two le, `groups` -> group), LaTeX symbol macros become
 the Unicode symbols Lean writes (`\\sqcup` -> ⊔, `\\le` -> ≤), and mathematical symbols are tokens
 of their own, so a LaTeX query meets a Lean statement on the same tokens.
 """
@@ -21,6 +21,18 @@ STOPWORDS = frozenset(
 )
 
 
+@lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer  # PyStemmer: Snowball stemmers in C
+
+    return Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    return _stemmer().stemWord(word)
+
+
 @lru_cache(maxsize=4096)
 def _symbol(name: str) -> str:
     """The Unicode character of a LaTeX symbol macro, else the macro's name as a word."""
@@ -29,12 +41,12 @@ def _symbol(name: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
-    """Lowercased word and symbol tokens, stopwords dropped."""
+    """Lowercased, Snowball-stemmed word tokens and symbol tokens, stopwords dropped."""
     text = _MACRO.sub(lambda m: _symbol(m.group(1)), text or "")
     out = []
     for word in _WORD.findall(text):
         for part in _CAMEL.split(word):
             low = part.lower()
             if low and low not in STOPWORDS:
-                out.append(low)
+                out.append(_stem(low) if low.isalpha() else low)
     return out
