@@ -48,6 +48,8 @@ class SearchEngine:
         nodes = pq.read_table(self.release / "nodes.parquet", columns=["name", "aliases"])
         self.resolver = IdentifierResolver(nodes.column("name").to_pylist(), nodes.column("aliases").to_pylist())
         self.lexical = self._try("lexical", lambda: LexicalIndex(self.release / LEXICAL_DIR))
+        if model is None and self.manifest is not None:
+            model = self.manifest["vector_index"].get("model")  # None: the bundled default
         self.vector = self._try("embedding", lambda: _VectorChannel(self.release, model))
         self.formula = self._try("formula", lambda: _FormulaChannel(self.release))
 
@@ -87,8 +89,6 @@ class _VectorChannel:
     def __init__(self, release: Path, model: str | None):
         from mathindex.embed import SentenceTransformerEmbedder, VectorIndex
 
-        if model is None and (release / "manifest.json").is_file():
-            model = load_manifest(release)["vector_index"].get("model")
         self.embedder = SentenceTransformerEmbedder(model, progress=False)
         self.index = VectorIndex.open(release / VECTOR_DIR, self.embedder)
         texts = pq.read_table(release / "embedding_texts.parquet", columns=["text_id", "name"])

@@ -40,15 +40,14 @@ def run_benchmarks(release_dir: Path, suites: list[SuiteSpec], model: str | None
 def baseline_metrics(root: Path, suite_names: list[str]) -> tuple[dict[str, float], str]:
     """Headline metrics to gate against, restricted to the suites this release runs: the last
     published release under root, else the committed `bench/baselines/*.json`."""
-    keep = lambda m: m.split("/", 1)[0] in suite_names  # noqa: E731
     last = published_release(root)
     if last is not None and (last / "bench" / "metrics.json").is_file():
-        head = json.loads((last / "bench" / "metrics.json").read_text())["headline"]
-        return {k: v for k, v in head.items() if keep(k)}, f"release {last.name}"
-    merged: dict[str, float] = {}
-    for f in sorted(BASELINES.glob("*.json")):
-        merged.update(json.loads(f.read_text())["headline"])
-    return {k: v for k, v in merged.items() if keep(k)}, "bench/baselines"
+        head, source = json.loads((last / "bench" / "metrics.json").read_text())["headline"], f"release {last.name}"
+    else:
+        head, source = {}, "bench/baselines"
+        for f in sorted(BASELINES.glob("*.json")):
+            head.update(json.loads(f.read_text())["headline"])
+    return {k: v for k, v in head.items() if k.split("/", 1)[0] in suite_names}, source
 
 
 @stage(name="gate")
