@@ -224,18 +224,21 @@ def cmd_search(args) -> int:
         raise UsageError("mathindex search: --k must be at least 1")
     engine = SearchEngine(args.release)
     result = engine.search(args.query, args.k)
+    about = engine.describe([h.name for h in result.hits])
     if args.json:
-        print(json.dumps({
-            "query": result.query,
-            "hits": [{"rank": i, "name": h.name, "score": h.score, "channels": h.channels} for i, h in enumerate(result.hits, 1)],
-            "unavailable": result.unavailable,
-        }, ensure_ascii=False, indent=2))  # fmt: skip
+        hits = [{"rank": i, "name": h.name, "score": h.score, "channels": h.channels,
+                 **{k: v for k, v in about.get(h.name, {}).items() if k != "name"}}
+                for i, h in enumerate(result.hits, 1)]  # fmt: skip
+        print(json.dumps({"query": result.query, "hits": hits, "unavailable": result.unavailable}, ensure_ascii=False, indent=2))
         return EXIT_OK
     for ch, why in result.unavailable.items():
         print(f"(channel {ch} unavailable: {why})", file=sys.stderr)
     for i, h in enumerate(result.hits, 1):
         chans = " ".join(f"{c}#{r}" for c, r in h.channels.items())
-        print(f"{i:>3}. {h.name}  [{chans}]")
+        node = about.get(h.name, {})
+        print(f"{i:>3}. {h.name}  ({node.get('kind', '?')}, {node.get('file', '?')}:{node.get('line') or '?'})  [{chans}]")
+        if node.get("title"):
+            print(f"       {' '.join(node['title'].split())[:110]}")
     if not result.hits:
         print("no results")
     return EXIT_OK

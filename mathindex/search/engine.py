@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mathindex.search.fusion import Hit, best_per_name, fuse
@@ -45,8 +46,8 @@ class SearchEngine:
         self.manifest = load_manifest(self.release) if (self.release / "manifest.json").exists() else None
         self.weights = dict(DEFAULT_WEIGHTS, **(weights or {}))
         self.unavailable: dict[str, str] = {}
-        nodes = pq.read_table(self.release / "nodes.parquet", columns=["name", "aliases"])
-        self.resolver = IdentifierResolver(nodes.column("name").to_pylist(), nodes.column("aliases").to_pylist())
+        self.nodes = pq.read_table(self.release / "nodes.parquet", columns=["name", "aliases", "kind", "title", "file", "line"])
+        self.resolver = IdentifierResolver(self.nodes.column("name").to_pylist(), self.nodes.column("aliases").to_pylist())
         self.lexical = self._try("lexical", lambda: LexicalIndex(self.release / LEXICAL_DIR))
         if model is None and self.manifest is not None:
             model = self.manifest["vector_index"].get("model")  # None: the bundled default
@@ -78,6 +79,13 @@ class SearchEngine:
                 h.channels = {"identifier": resolved.index(h.name) + 1, **h.channels}
             fused = head + [h for h in fused if h.name in by_name]
         return SearchResult(query=query, hits=fused[:k], resolved=resolved, unavailable=dict(self.unavailable))
+
+    def describe(self, names: list[str]) -> dict[str, dict]:
+        """kind, title (signature or statement opening), file and line of the named nodes."""
+        import pyarrow.compute as pc
+
+        rows = self.nodes.filter(pc.is_in(self.nodes["name"], value_set=pa.array(names, pa.string())))
+        return {r["name"]: r for r in rows.select(["name", "kind", "title", "file", "line"]).to_pylist()}
 
     def names(self, query: str, k: int) -> list[str]:
         return [h.name for h in self.search(query, k).hits]
