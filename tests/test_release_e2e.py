@@ -73,6 +73,7 @@ def test_search_answers_from_the_release(first, capsys):
     assert main(["search", str(first), "lattice join meet", "--json"]) == 0
     hits = json.loads(capsys.readouterr().out)["hits"]
     assert hits and all(h["channels"] for h in hits)
+    assert all(h["kind"] and h["file"] for h in hits)
 
 
 def test_bench_cli_reports_points(first, capsys):
