@@ -15,7 +15,7 @@ from prefect import flow
 from mathindex import __version__
 from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, finish_release
 from mathindex.flows.progress import StageProgress
-from mathindex.schemas.common import ERRORS
+from mathindex.schemas.common import ERRORS, concat
 from mathindex.schemas.manifest import SuiteSpec
 from mathindex.sources import DEFAULT_SOURCES, load_sources, pin_source, sources_from_dirs
 from mathindex.store import building
@@ -64,7 +64,7 @@ def release_flow(
             with progress.stage("search index"):
                 nodes = nodes_table(ex.declarations, ex.statements)
                 lexical = lexical_index(texts, staging)
-            errors = pa.concat_tables([t.select(ERRORS.names).cast(ERRORS) for t in (ex.errors, formula_errors)])
+            errors = concat([ex.errors, formula_errors], ERRORS)
             with progress.stage("bench"):
                 tables = {
                     "declarations": ex.declarations, "dependencies": ex.dependencies,

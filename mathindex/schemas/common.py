@@ -36,3 +36,9 @@ def error_row(corpus: str, file: str, line: int | None, stage: str, reason: str)
 def table(rows: list[dict], schema: pa.Schema) -> pa.Table:
     """A table built against its schema, so that drift fails at the write."""
     return pa.Table.from_pylist(rows, schema=schema)
+
+
+def concat(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
+    """Tables cast to one schema (columns in its order) and concatenated; empty when none."""
+    tables = [t.select(schema.names).cast(schema) for t in tables]
+    return pa.concat_tables(tables) if tables else schema.empty_table()

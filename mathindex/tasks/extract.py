@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from mathindex.schemas import latex as latex_schema
 from mathindex.schemas import lean as lean_schema
-from mathindex.schemas.common import ERRORS
+from mathindex.schemas.common import ERRORS, concat
 from mathindex.sources import Source
 from mathindex.tasks import stage
 
@@ -39,17 +39,12 @@ def extract_latex(source: Source):
     return extract_latex_tree(source.root, source.spec.name, tags_file=source.tags_file)
 
 
-def _concat(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
-    tables = [t.select(schema.names).cast(schema) for t in tables]
-    return pa.concat_tables(tables) if tables else schema.empty_table()
-
-
 def merge_extractions(lean: list, latex: list) -> Extraction:
     """One table per kind over all sources (order does not matter: the store sorts)."""
     return Extraction(
-        declarations=_concat([x.declarations for x in lean], lean_schema.DECLARATIONS),
-        dependencies=_concat([x.dependencies for x in lean], lean_schema.DEPENDENCIES),
-        statements=_concat([x.statements for x in latex], latex_schema.LATEX_STATEMENTS),
-        formulas=_concat([x.formulas for x in latex], latex_schema.FORMULAS),
-        errors=_concat([x.errors for x in lean + latex], ERRORS),
+        declarations=concat([x.declarations for x in lean], lean_schema.DECLARATIONS),
+        dependencies=concat([x.dependencies for x in lean], lean_schema.DEPENDENCIES),
+        statements=concat([x.statements for x in latex], latex_schema.LATEX_STATEMENTS),
+        formulas=concat([x.formulas for x in latex], latex_schema.FORMULAS),
+        errors=concat([x.errors for x in lean + latex], ERRORS),
     )

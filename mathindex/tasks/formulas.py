@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from mathindex.schemas.common import concat
 from mathindex.schemas.latex import FORMULAS
 from mathindex.search.engine import FORMULA_DIR
 from mathindex.tasks import stage
@@ -16,8 +17,7 @@ def collect_formulas(latex_formulas: pa.Table, declarations: pa.Table) -> pa.Tab
     """LaTeX formulas plus one formula per Lean statement, in one FORMULAS table."""
     from mathindex.formula import lean_formulas
 
-    lean = lean_formulas(declarations).select(FORMULAS.names).cast(FORMULAS)
-    return pa.concat_tables([latex_formulas.select(FORMULAS.names).cast(FORMULAS), lean])
+    return concat([latex_formulas, lean_formulas(declarations)], FORMULAS)
 
 
 @stage(name="parse_formulas")
