@@ -190,3 +190,28 @@ def test_embed_texts_contract_with_a_fake_embedder(tmp_path):
     assert np.array_equal(embed_texts(texts_table(["a", "bb"]), again, tmp_path), v[:2]) and again.calls == []
     with pytest.raises(EmbedderError, match=r"returned shape \(1, 4\), expected \(1, 3\)"):
         embed_texts(pa.table({"text": ["ccc"]}), FakeEmbedder(dim_out=4), None)
+
+
+class InterruptedEmbedder(FakeEmbedder):
+    """Fails on its `fail_on`-th encode call, like a run killed part way."""
+
+    def __init__(self, fail_on: int):
+        super().__init__()
+        self.fail_on = fail_on
+
+    def encode(self, texts):
+        if len(self.calls) + 1 == self.fail_on:
+            raise KeyboardInterrupt
+        return super().encode(texts)
+
+
+def test_chunks_are_cached_as_they_finish_so_an_interrupted_run_resumes(tmp_path):
+    texts = pa.table({"text": ["x" * n for n in range(1, 8)]})
+    broken = InterruptedEmbedder(fail_on=3)
+    with pytest.raises(KeyboardInterrupt):
+        embed_texts(texts, broken, tmp_path, chunk_texts=3)
+    assert broken.calls == [["x", "xx", "xxx"], ["x" * 4, "x" * 5, "x" * 6]]  # shortest first
+    resumed, stats = FakeEmbedder(), EmbedStats()
+    v = embed_texts(texts, resumed, tmp_path, stats, chunk_texts=3)
+    assert resumed.calls == [["x" * 7]] and (stats.cached, stats.embedded) == (6, 1)
+    assert np.array_equal(v, FakeEmbedder().encode(texts.column("text").to_pylist()))

@@ -20,6 +20,7 @@ from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 log = logging.getLogger(__name__)
 
@@ -319,12 +320,14 @@ class EmbedStats:
 
 def embed_texts(
     texts: pa.Table, embedder: Embedder, cache_dir: Path | None, stats: EmbedStats | None = None,
-    compact_above: int = 32,
+    compact_above: int = 32, chunk_texts: int = 20_000,
 ) -> np.ndarray:
     """Unit float32 vectors (texts.num_rows, dim) row-aligned with `texts` (a `text` column; `sha256` if present).
 
     Each distinct sha256 is embedded at most once; vectors cached under `cache_dir` for this
-    embedder's (name, revision) are reused. An empty text is refused with a one-line ValueError.
+    embedder's (name, revision) are reused. Missing texts are embedded shortest first in chunks of
+    `chunk_texts`, each stored in the cache as soon as it is done, so an interrupted run (hours on a
+    whole corpus) resumes where it stopped. An empty text is refused with a one-line ValueError.
     """
     t0 = time.perf_counter()
     stats = stats if stats is not None else EmbedStats()
@@ -347,22 +350,41 @@ def embed_texts(
     stats.cached = int(found.sum())
     missing = np.flatnonzero(~found)
     if len(missing):
-        text_col = texts.column("text")
-        todo = [text_col[int(first[i])].as_py() for i in missing]
-        empty = sum(1 for t in todo if not t or not t.strip())
-        if empty:
-            raise ValueError(f"{empty} empty text(s) in the embedding texts; embedding_texts() never writes one")
-        t1 = time.perf_counter()
-        new = np.asarray(embedder.encode(todo), dtype=np.float32)
-        stats.encode_seconds = time.perf_counter() - t1
-        if new.shape != (len(todo), embedder.dim):
-            raise EmbedderError(f"embedder {embedder.name} returned shape {new.shape}, expected ({len(todo)}, {embedder.dim})")
-        vectors[missing] = new
-        if cache is not None:
-            cache.add(uniq[missing], new)
-            if len(cache.shards()) > compact_above:
-                cache.compact()
-    stats.embedded = len(missing)
+        rows = pa.array(first[missing].astype(np.int64))
+        todo_col = texts.column("text").take(rows)
+        empty = int(pc.sum(pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(todo_col)), 0)).as_py() or 0)
+        if empty or todo_col.null_count:
+            raise ValueError(f"{empty + todo_col.null_count} empty text(s) in the embedding texts; "
+                             "embedding_texts() never writes one")
+        by_length = np.argsort(pc.utf8_length(todo_col).to_numpy(zero_copy_only=False), kind="stable")
+        missing, todo_col = missing[by_length], todo_col.take(pa.array(by_length))
+        keep = getattr(embedder, "keep_workers", None)
+        if keep is not None:
+            embedder.keep_workers = True  # one worker pool for all chunks
+        try:
+            for start in range(0, len(missing), chunk_texts):
+                part = missing[start : start + chunk_texts]
+                todo = todo_col.slice(start, len(part)).to_pylist()
+                t1 = time.perf_counter()
+                new = np.asarray(embedder.encode(todo), dtype=np.float32)
+                stats.encode_seconds += time.perf_counter() - t1
+                if new.shape != (len(todo), embedder.dim):
+                    raise EmbedderError(f"embedder {embedder.name} returned shape {new.shape}, "
+                                        f"expected ({len(todo)}, {embedder.dim})")
+                vectors[part] = new
+                stats.embedded += len(part)
+                if cache is not None:
+                    cache.add(uniq[part], new)
+                if len(missing) > chunk_texts:
+                    log.info("embedded %d of %d missing texts (%.0f texts/s)", stats.embedded, len(missing),
+                             stats.embedded / max(stats.encode_seconds, 1e-9))
+        finally:
+            if keep is not None:
+                embedder.keep_workers = keep
+                if not keep:
+                    embedder.close()
+        if cache is not None and len(cache.shards()) > compact_above:
+            cache.compact()
     stats.seconds = time.perf_counter() - t0
     log.info("embedded %d of %d distinct texts (%d rows, %d cached) in %.1f s",
              stats.embedded, stats.distinct, n, stats.cached, stats.seconds)
