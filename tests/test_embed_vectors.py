@@ -157,6 +157,18 @@ def test_index_from_real_embeddings(embedder, tmp_path):
     assert index.count == 6
 
 
+def test_an_index_is_reused_only_for_the_same_texts_embedder_and_options(embedder, tmp_path):
+    table = texts_table(TEXTS[:4])
+    embed_and_index(table, embedder, tmp_path / "cache", tmp_path / "a")
+    _, same = embed_and_index(table, embedder, tmp_path / "cache", tmp_path / "b", tmp_path / "a")
+    assert same.index_reused and (tmp_path / "b" / "vector.index").read_bytes() == (tmp_path / "a" / "vector.index").read_bytes()
+    changed = texts_table(TEXTS[:3] + ["Every finite integral domain is a division ring."])
+    _, other = embed_and_index(changed, embedder, tmp_path / "cache", tmp_path / "c", tmp_path / "a")
+    assert not other.index_reused and (other.cached, other.embedded) == (3, 1)
+    _, options = embed_and_index(table, embedder, tmp_path / "cache", tmp_path / "d", tmp_path / "a", M=16)
+    assert not options.index_reused and VectorIndex.open(tmp_path / "d", embedder).sidecar["M"] == 16
+
+
 def test_worker_processes_give_the_same_vectors(embedder):
     pooled = SentenceTransformerEmbedder(workers=2, parallel_min=1, batch_tokens=512, progress=False)
     try:

@@ -93,7 +93,9 @@ def test_second_build_is_deterministic_and_gates_against_the_first(first, root):
         assert a == b, f"{name}.parquet differs between identical builds"
     m = json.loads((second.release_dir / "manifest.json").read_text())
     assert m["previous_release"] == first.name
-    assert m["vector_index"]["embedding"]["embedded"] == 0  # everything came from the cache
+    assert m["vector_index"]["embedding"]["index_reused"] is True  # same texts and model: nothing embedded or built
+    for name in ("vector.index", "vector_ids.parquet", "vector.json"):
+        assert (first / "vector" / name).read_bytes() == (second.release_dir / "vector" / name).read_bytes(), name
 
 
 def test_failing_gate_exits_3_and_does_not_publish(first, root):

@@ -308,7 +308,7 @@ class EmbeddingCache:
 
 @dataclass
 class EmbedStats:
-    """What one `embed_texts` call did: rows, distinct texts, cache hits, texts embedded, seconds."""
+    """What one embedding run did: rows, distinct texts, cache hits, texts embedded, seconds, index reuse."""
 
     rows: int = 0
     distinct: int = 0
@@ -316,6 +316,7 @@ class EmbedStats:
     embedded: int = 0
     seconds: float = 0.0
     encode_seconds: float = 0.0
+    index_reused: bool = False  # the last release's index had the same content key: nothing embedded or built
 
 
 def embed_texts(

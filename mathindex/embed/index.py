@@ -77,7 +77,7 @@ class VectorIndex:
     def build(
         cls, vectors: np.ndarray, ids: np.ndarray, embedder_info_: Any, out_dir: Path, M: int = 32,
         ef_construction: int = 80, ef_search: int | None = None, target_recall: float = 0.99,
-        recall_queries: int = 1000, seed: int = 0,
+        recall_queries: int = 1000, seed: int = 0, content_key: str | None = None,
     ) -> "VectorIndex":
         """Build, measure recall@10 against exact search on `recall_queries` sampled vectors, and save.
 
@@ -115,7 +115,7 @@ class VectorIndex:
             "recall_queries": int(min(recall_queries, len(ids))), "recall_seed": seed,
             "index_bytes": len(data), "flat_float32_bytes": int(vectors.nbytes),
             "memory_ratio_to_flat": (len(data) / vectors.nbytes) if vectors.nbytes else None,
-            "build_seconds": round(build_s, 3),
+            "build_seconds": round(build_s, 3), "content_key": content_key,
         }
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -198,14 +198,63 @@ class VectorIndex:
         return ids.astype(np.int64), scores.astype(np.float32)
 
 
-def embed_and_index(texts, embedder, cache_dir: Path | None, out_dir: Path, **index_options) -> tuple["VectorIndex", Any]:
+def content_key(texts: pa.Table, info: dict, index_options: dict) -> str:
+    """sha256 of everything an index build depends on: the embedder, the index options and the
+    (text_id, text sha256) rows in order. Equal keys mean an identical index can be reused."""
+    import hashlib
+
+    h = hashlib.sha256(json.dumps({"embedder": info, "options": index_options}, sort_keys=True).encode())
+    h.update(np.ascontiguousarray(texts.column("text_id").to_numpy(), dtype=np.int64).tobytes())
+    h.update("\n".join(texts.column("sha256").to_pylist()).encode())
+    return h.hexdigest()
+
+
+def reuse_index(previous: Path, key: str, out_dir: Path) -> bool:
+    """Link (or copy) the index files of `previous` into `out_dir` when its sidecar has content key
+    `key`; False (nothing written) otherwise. Published files are never modified in place (every
+    write is a temporary renamed over), so hard links are safe."""
+    import shutil
+
+    side = Path(previous) / SIDECAR_FILE
+    try:
+        if json.loads(side.read_text()).get("content_key") != key:
+            return False
+    except (OSError, ValueError):
+        return False
+    if not all((Path(previous) / f).is_file() for f in (INDEX_FILE, IDS_FILE)):
+        return False
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in (INDEX_FILE, IDS_FILE, SIDECAR_FILE):  # the sidecar (what `open` reads) last
+        tmp = out_dir / f".{name}.tmp"
+        tmp.unlink(missing_ok=True)
+        try:
+            os.link(Path(previous) / name, tmp)
+        except OSError:
+            shutil.copy2(Path(previous) / name, tmp)
+        os.replace(tmp, out_dir / name)
+    return True
+
+
+def embed_and_index(
+    texts, embedder, cache_dir: Path | None, out_dir: Path, previous: Path | None = None, **index_options,
+) -> tuple["VectorIndex", Any]:
     """Embed an EMBEDDING_TEXTS table (cache-aware) and build its index in `out_dir`: (index, EmbedStats).
 
+    When `previous` (the vector directory of the last release) was built from the same texts, embedder
+    and options, its index is reused as it is: a no-change rebuild neither embeds nor rebuilds HNSW.
     The reembed flow passes an existing release's `embedding_texts` table and a new embedder.
     """
     from mathindex.embed.embedder import EmbedStats, embed_texts
 
-    stats = EmbedStats()
+    t0 = time.perf_counter()
+    stats = EmbedStats(rows=texts.num_rows)
+    key = content_key(texts, embedder_info(embedder), index_options)
+    if previous is not None and reuse_index(previous, key, out_dir):
+        stats.index_reused, stats.seconds = True, time.perf_counter() - t0
+        log.info("vector index reused from %s (same texts, embedder and options)", previous)
+        return VectorIndex.open(out_dir, embedder), stats
     vectors = embed_texts(texts, embedder, cache_dir, stats)
-    index = VectorIndex.build(vectors, texts.column("text_id").to_numpy(), embedder, out_dir, **index_options)
+    index = VectorIndex.build(vectors, texts.column("text_id").to_numpy(), embedder, out_dir,
+                              content_key=key, **index_options)
     return index, stats

@@ -18,7 +18,7 @@ from mathindex.flows.progress import StageProgress
 from mathindex.schemas.common import ERRORS, concat
 from mathindex.schemas.manifest import SuiteSpec
 from mathindex.sources import DEFAULT_SOURCES, load_sources, pin_source, sources_from_dirs
-from mathindex.store import building
+from mathindex.store import building, published_release
 from mathindex.tasks.bench import baseline_metrics, gate_release, run_benchmarks
 from mathindex.tasks.embed import build_embedding_texts, embed_and_index
 from mathindex.tasks.extract import extract_latex, extract_lean, merge_extractions
@@ -56,7 +56,7 @@ def release_flow(
                 informal = informalise_declarations(ex.declarations, ex.dependencies, cache)
             with progress.stage("embed"):
                 texts = build_embedding_texts(ex.declarations, informal, ex.statements)
-                vector = embed_and_index(texts, model, staging, cache)
+                vector = embed_and_index(texts, model, staging, cache, published_release(root))
             with progress.stage("formulas"):
                 formulas = collect_formulas(ex.formulas, ex.declarations)
                 trees, formula_errors = parse_formulas(formulas, SYMPY_BUDGET_S)

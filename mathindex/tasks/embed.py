@@ -20,14 +20,18 @@ def build_embedding_texts(declarations: pa.Table, informalisations: pa.Table, st
 
 
 @stage(name="embed_and_index")
-def embed_and_index(texts: pa.Table, model: str | None, release_dir: Path, cache_dir: Path) -> dict:
-    """Embeds every text (cache hits cost nothing) and writes `vector/` into the release.
+def embed_and_index(
+    texts: pa.Table, model: str | None, release_dir: Path, cache_dir: Path, previous: Path | None = None,
+) -> dict:
+    """Embeds every text (cache hits cost nothing) and writes `vector/` into the release; reuses the
+    index of release `previous` when it was built from the same texts and embedder.
     Returns the embedder info, the index parameters with build-time recall, and embedding stats."""
     from mathindex.embed import SentenceTransformerEmbedder
     from mathindex.embed import embed_and_index as embed_and_build
 
     embedder = SentenceTransformerEmbedder(model)
-    index, stats = embed_and_build(texts, embedder, cache_dir, release_dir / VECTOR_DIR)  # -> cache/embeddings/
+    last = previous / VECTOR_DIR if previous is not None else None
+    index, stats = embed_and_build(texts, embedder, cache_dir, release_dir / VECTOR_DIR, last)  # -> cache/embeddings/
     info = {k: v for k, v in index.sidecar.items() if k != "embedder"}
     embedding = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in asdict(stats).items()}
     return {"embedder": embedder.info(), "index": {**info, "model": model}, "embedding": embedding}
