@@ -19,7 +19,11 @@ from mathindex.store import load_manifest
 log = logging.getLogger(__name__)
 
 # Seed 14.8: fixed weights, 1 per channel and 0.5 for embeddings, until the benchmark learns them.
-DEFAULT_WEIGHTS = {"lexical": 1.0, "embedding": 0.5, "formula": 1.0}
+# Per kind of query (what the engine sees at query time); bench/fusion_weights.py measures them.
+WEIGHTS_BY_KIND = {
+    "words": {"lexical": 1.0, "embedding": 0.5, "formula": 1.0},
+    "formula": {"lexical": 1.0, "embedding": 0.5, "formula": 1.0},
+}
 CANDIDATES = 50
 _FORMULA_HINT = re.compile(r"[\\^_=<>+$]|[∀∃∑∏∫→↔∈∉⊆⊂∪∩≤≥≠∣⁻¹√ℕℤℚℝℂ×•∘]")
 
@@ -28,6 +32,15 @@ LEXICAL_DIR, VECTOR_DIR, FORMULA_DIR = "lexical", "vector", "formula"
 
 def looks_like_formula(query: str) -> bool:
     return bool(_FORMULA_HINT.search(query))
+
+
+def query_kind(query: str) -> str:
+    """`formula` when the query has TeX or math symbols, else `words`."""
+    return "formula" if looks_like_formula(query) else "words"
+
+
+def weights_for(kind: str, overrides: dict[str, float] | None = None) -> dict[str, float]:
+    return dict(WEIGHTS_BY_KIND[kind], **(overrides or {}))
 
 
 @dataclass
@@ -44,7 +57,7 @@ class SearchEngine:
     def __init__(self, release: Path, weights: dict[str, float] | None = None, model: str | None = None):
         self.release = Path(release)
         self.manifest = load_manifest(self.release) if (self.release / "manifest.json").exists() else None
-        self.weights = dict(DEFAULT_WEIGHTS, **(weights or {}))
+        self.weights = weights or {}  # overrides of WEIGHTS_BY_KIND, for every kind
         self.unavailable: dict[str, str] = {}
         self.nodes = pq.read_table(self.release / "nodes.parquet", columns=["name", "aliases", "kind", "title", "file", "line"])
         self.resolver = IdentifierResolver(self.nodes.column("name").to_pylist(), self.nodes.column("aliases").to_pylist())
@@ -62,7 +75,8 @@ class SearchEngine:
             log.warning("channel %s unavailable: %s", channel, exc)
             return None
 
-    def search(self, query: str, k: int = 10) -> SearchResult:
+    def channel_hits(self, query: str) -> dict[str, list[tuple[str, float]]]:
+        """Each open channel's candidates (name, score), best first; formula only for formula-like queries."""
         results: dict[str, list[tuple[str, float]]] = {}
         if self.lexical is not None:
             results["lexical"] = self.lexical.search(query, CANDIDATES)
@@ -70,8 +84,15 @@ class SearchEngine:
             results["embedding"] = self.vector.search(query, CANDIDATES)
         if self.formula is not None and looks_like_formula(query):
             results["formula"] = self.formula.search(query, CANDIDATES)
-        fused = fuse(results, self.weights)
-        resolved = self.resolver.resolve(query)
+        return results
+
+    def search(self, query: str, k: int = 10) -> SearchResult:
+        return self.rank(query, self.channel_hits(query), self.resolver.resolve(query), k)
+
+    def rank(self, query: str, results: dict[str, list[tuple[str, float]]], resolved: list[str], k: int,
+             weights: dict[str, float] | None = None) -> SearchResult:
+        """Fuses channel hits (with `weights`, else the engine's) and puts resolved identifiers first."""
+        fused = fuse(results, weights or weights_for(query_kind(query), self.weights))
         if resolved:
             by_name = {h.name: h for h in fused}
             head = [by_name.pop(n, Hit(name=n, score=0.0)) for n in resolved]
