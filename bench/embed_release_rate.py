@@ -48,7 +48,7 @@ def main() -> None:
         wall = time.perf_counter() - t0
     rate = stats.embedded / wall
     print(f"sample: {stats.embedded:,} of {distinct.num_rows:,} distinct texts (seed {args.seed}), "
-          f"facets {dict(zip(*np.unique(sample.column('facet').to_numpy(zero_copy_only=False), return_counts=True)))}")
+          f"facets {dict(zip(*(a.tolist() for a in np.unique(sample.column('facet').to_numpy(zero_copy_only=False), return_counts=True))))}")
     print(f"  pipeline (empty cache): {wall:.0f} s, {rate:.1f} texts/s; mean {np.mean(pc.utf8_length(sample.column('text')).to_numpy()):.0f} chars")
     print(f"  projection for all {distinct.num_rows:,} distinct texts: {distinct.num_rows / rate / 3600:.2f} h")
     rec = manifest["vector_index"]["embedding"]
