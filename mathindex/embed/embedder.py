@@ -12,7 +12,6 @@ import hashlib
 import json
 import logging
 import os
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,8 @@ from typing import Protocol
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from mathindex.embed.models import entry_name
 
 log = logging.getLogger(__name__)
 
@@ -53,16 +54,14 @@ def default_model_path() -> Path:
 
 
 def model_revision(path: Path) -> str:
-    """sha256 of the model's weights file (safetensors or bin), else of its config.json."""
-    for name in ("model.safetensors", "pytorch_model.bin", "config.json"):
-        f = path / name
-        if f.is_file():
-            h = hashlib.sha256()
-            with f.open("rb") as fh:
-                for chunk in iter(lambda: fh.read(1 << 22), b""):
-                    h.update(chunk)
-            return h.hexdigest()
-    raise EmbedderError(f"no weights or config.json under model path {path}")
+    """The model's content revision (every file of its directory; `embed.models.model_revision`)."""
+    from mathindex.embed.models import ModelError
+    from mathindex.embed.models import model_revision as content_revision
+
+    try:
+        return content_revision(path)
+    except ModelError as exc:
+        raise EmbedderError(str(exc)) from None
 
 
 def _model_name(path: Path) -> str:
@@ -227,10 +226,6 @@ class SentenceTransformerEmbedder:
         return out
 
 
-def _slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "model"
-
-
 class EmbeddingCache:
     """Vectors keyed by text sha256 for one (model name, revision): shards of keys.npy + vecs.npy.
 
@@ -239,7 +234,7 @@ class EmbeddingCache:
     """
 
     def __init__(self, root: Path, name: str, revision: str, dim: int):
-        self.dir = Path(root) / "embeddings" / f"{_slug(name)}@{revision[:16]}"
+        self.dir = Path(root) / "embeddings" / entry_name(name, revision)
         self.dim = dim
         self._meta = {"name": name, "revision": revision, "dim": dim}
 

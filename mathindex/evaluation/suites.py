@@ -70,3 +70,49 @@ def _mathlibqr(targets: list, name: str) -> Suite:
             if text:
                 queries.append(Query(id=f"{tid}:{style}", style=style, text=text, gold=gold, fair=bool(t.get("fair", True))))
     return Suite(name=name, k=10, headline=("ndcg@10", "recall@10"), queries=tuple(queries))
+
+
+def project_suite_files(release: Path | None = None) -> list[Path]:
+    """Every query-set file the project ships or reads: the suites named by the bundled and the
+    benchmark sources files, JSON suites under bench/suites/, and the suites a release's manifest names."""
+    from mathindex.sources import DEFAULT_SOURCES, PACKAGE_ROOT
+
+    files: set[Path] = set()
+    for sources in [DEFAULT_SOURCES, *sorted((PACKAGE_ROOT / "bench" / "sources").glob("*.yaml"))]:
+        files |= set(_suite_paths_of(sources))
+    files |= set((PACKAGE_ROOT / "bench" / "suites").glob("*.json"))
+    manifest = Path(release) / "manifest.json" if release is not None else None
+    if manifest is not None and manifest.is_file():
+        for spec in json.loads(manifest.read_text(encoding="utf-8")).get("bench", {}).get("suites", []):
+            files.add(Path(spec["path"]))
+    return sorted(p.resolve() for p in files)
+
+
+def _suite_paths_of(sources: Path) -> list[Path]:
+    """The suite paths a sources file names (read without pinning its corpora, which may be absent here)."""
+    import yaml
+
+    raw = yaml.safe_load(sources.read_text(encoding="utf-8")) or {}
+    return [(sources.parent / s["path"]).resolve() for s in raw.get("suites", []) if isinstance(s, dict) and "path" in s]
+
+
+def project_suite_queries(release: Path | None = None) -> tuple[list[str], set[str], list[Path]]:
+    """(query texts, gold names, suite files read) over `project_suite_files`; files absent here are skipped."""
+    texts, gold, read = [], set(), []
+    for path in project_suite_files(release):
+        if not path.is_file():
+            continue
+        suite = load_suite(path)
+        texts += [q.text for q in suite.queries]
+        gold |= {g for q in suite.queries for g in q.gold}
+        read.append(path)
+    return texts, gold, read
+
+
+def is_suite_file(path: Path) -> bool:
+    """True when `path` reads as a query set (either format)."""
+    try:
+        load_suite(Path(path))
+    except SuiteError:
+        return False
+    return True

@@ -1,0 +1,210 @@
+"""Domain adaptation of a sentence-transformers embedder on mined pairs, on CPU, seeded and resumable.
+
+The loss is sentence-transformers' `MultipleNegativesRankingLoss`: in-batch negatives plus one
+hard negative per pair (the same facet of a neighbour from the same module or file). The batch
+schedule is drawn once from the seed, and a checkpoint (weights, optimiser, scheduler, RNG states,
+step) is written atomically every `checkpoint_every` steps under a directory keyed by (base
+revision, training-data sha256, recipe): running the same command again resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import random
+import resource
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MIX = {"docstring": 0.6, "informal": 0.25, "label": 0.13, "slogan": 0.02}
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Everything that decides the trained weights besides the base model and the pairs."""
+
+    name: str = "mathindex-minilm"
+    seed: int = 0
+    steps: int = 500
+    batch_size: int = 32
+    lr: float = 5e-5
+    warmup_ratio: float = 0.1
+    max_seq_length: int = 128
+    scale: float = 20.0  # MNRL's inverse temperature on cosine similarities
+    hard_negatives: bool = True
+    freeze_embeddings: bool = True  # the word-embedding matrix is half of MiniLM's weights; freezing it halves optimiser work
+    mix: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_MIX))  # share of training examples per pair kind
+    checkpoint_every: int = 50
+    threads: int = 0  # torch intra-op threads; 0: one per core
+
+    def key(self) -> str:
+        """sha256 of the recipe fields that change the weights (not checkpoint cadence or threads)."""
+        fields = {k: v for k, v in asdict(self).items() if k not in {"checkpoint_every", "threads", "name"}}
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+
+def pairs_sha256(pairs: pa.Table) -> str:
+    """sha256 of the pairs' content, in their stored order (the training data's pin)."""
+    h = hashlib.sha256()
+    for batch in pairs.select(["kind", "anchor", "positive", "negative"]).to_batches(8192):
+        for row in zip(*(c.to_pylist() for c in batch.columns)):
+            h.update(json.dumps(row, ensure_ascii=False).encode("utf-8") + b"\n")
+    return h.hexdigest()
+
+
+def schedule(pairs: pa.Table, recipe: Recipe) -> np.ndarray:
+    """(steps, batch_size) row indices of `pairs`, drawn per kind by `recipe.mix` from the seed.
+    Each kind is sampled without replacement until it is used up, then reshuffled (epochs)."""
+    rng = np.random.default_rng(recipe.seed)
+    kinds = np.asarray(pairs.column("kind").to_pylist())
+    usable = np.ones(len(kinds), dtype=bool)
+    if recipe.hard_negatives:
+        usable = ~np.asarray(pairs.column("negative").is_null().to_pylist())
+    present = {k: np.flatnonzero((kinds == k) & usable) for k in recipe.mix}
+    present = {k: v for k, v in present.items() if len(v)}
+    if not present:
+        raise ValueError("no pairs of the recipe's kinds: " + ", ".join(recipe.mix))
+    total = recipe.steps * recipe.batch_size
+    weight = np.asarray([recipe.mix[k] for k in present], dtype=float)
+    counts = np.floor(weight / weight.sum() * total).astype(int)
+    counts[0] += total - counts.sum()
+    drawn = []
+    for (k, rows), n in zip(present.items(), counts):
+        epochs = [rng.permutation(rows) for _ in range(-(-n // len(rows)))]
+        drawn.append(np.concatenate(epochs)[:n] if epochs else np.zeros(0, dtype=int))
+    order = rng.permutation(np.concatenate(drawn))
+    return order.reshape(recipe.steps, recipe.batch_size)
+
+
+@dataclass
+class TrainResult:
+    model_dir: Path  # the trained model, saved (not yet installed in a models directory)
+    steps: int
+    resumed_from: int
+    seconds: float
+    peak_rss_mb: float
+    final_loss: float
+
+
+def _checkpoint_dir(root: Path, base_revision: str, data_sha: str, recipe: Recipe) -> Path:
+    key = hashlib.sha256(f"{base_revision}\0{data_sha}\0{recipe.key()}".encode()).hexdigest()[:16]
+    return Path(root) / key
+
+
+def _save_checkpoint(ckpt: Path, model, optimiser, scheduler, step: int, losses: list[float]) -> None:
+    """Weights + optimiser + scheduler + RNG states, written to a temporary directory and renamed."""
+    import torch
+
+    tmp = ckpt.with_name(ckpt.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    model.save(str(tmp / "model"))
+    torch.save({"optimiser": optimiser.state_dict(), "scheduler": scheduler.state_dict(), "step": step,
+                "losses": losses, "torch_rng": torch.get_rng_state(), "py_rng": random.getstate(),
+                "np_rng": np.random.get_state()}, tmp / "state.pt")
+    old = ckpt.with_name(ckpt.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if ckpt.exists():
+        os.replace(ckpt, old)
+    os.replace(tmp, ckpt)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _load_model(path: Path, recipe: Recipe):
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(path), device="cpu")
+    model.max_seq_length = recipe.max_seq_length
+    if recipe.freeze_embeddings:
+        model[0].auto_model.embeddings.word_embeddings.requires_grad_(False)
+    return model
+
+
+def train(pairs: pa.Table, base: Path, base_revision: str, work_dir: Path, recipe: Recipe,
+          progress=None) -> TrainResult:
+    """Trains `base` on `pairs` by `recipe`; resumes from the latest checkpoint under `work_dir`.
+    Returns the saved model directory (`<checkpoint>/final`) and what the run cost."""
+    import torch
+    from sentence_transformers import losses as st_losses
+    from transformers import get_linear_schedule_with_warmup
+
+    t0 = time.perf_counter()
+    torch.set_num_threads(recipe.threads or max(1, os.cpu_count() or 1))
+    data_sha = pairs_sha256(pairs)
+    ckpt_root = _checkpoint_dir(work_dir, base_revision, data_sha, recipe)
+    ckpt = ckpt_root / "checkpoint"
+    final = ckpt_root / "final"
+    plan = schedule(pairs, recipe)
+    anchors, positives = pairs.column("anchor").to_pylist(), pairs.column("positive").to_pylist()
+    negatives = pairs.column("negative").to_pylist()
+
+    torch.manual_seed(recipe.seed)
+    random.seed(recipe.seed)
+    np.random.seed(recipe.seed)
+    start, losses = 0, []
+    if final.is_dir():
+        state = json.loads((ckpt_root / "final.json").read_text())
+        return TrainResult(final, recipe.steps, recipe.steps, 0.0, _peak_rss_mb(), state["final_loss"])
+    model = _load_model(ckpt / "model" if ckpt.is_dir() else base, recipe)
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimiser = torch.optim.AdamW(params, lr=recipe.lr)
+    scheduler = get_linear_schedule_with_warmup(optimiser, int(recipe.warmup_ratio * recipe.steps), recipe.steps)
+    if ckpt.is_dir():
+        state = torch.load(ckpt / "state.pt", weights_only=False)
+        optimiser.load_state_dict(state["optimiser"])
+        scheduler.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["torch_rng"])
+        random.setstate(state["py_rng"])
+        np.random.set_state(state["np_rng"])
+        start, losses = int(state["step"]), list(state["losses"])
+        log.info("resuming training at step %d of %d from %s", start, recipe.steps, ckpt)
+    loss_fn = st_losses.MultipleNegativesRankingLoss(model, scale=recipe.scale)
+    model.train()
+    for step in range(start, recipe.steps):
+        rows = plan[step]
+        columns = [[anchors[i] for i in rows], [positives[i] for i in rows]]
+        if recipe.hard_negatives:
+            columns.append([negatives[i] for i in rows])
+        features = [model.tokenize(c) for c in columns]
+        loss = loss_fn(features, None)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        optimiser.step()
+        scheduler.step()
+        optimiser.zero_grad(set_to_none=True)
+        losses.append(round(float(loss.detach()), 5))
+        if progress is not None:
+            progress(step + 1, recipe.steps, losses[-1])
+        if (step + 1) % recipe.checkpoint_every == 0 and step + 1 < recipe.steps:
+            _save_checkpoint(ckpt, model, optimiser, scheduler, step + 1, losses)
+    model.eval()
+    tmp = ckpt_root / "final.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save(str(tmp))
+    tail = losses[-min(len(losses), 20):]
+    final_loss = round(float(np.mean(tail)), 5) if tail else float("nan")
+    (ckpt_root / "final.json").write_text(json.dumps({"final_loss": final_loss, "losses": losses}))
+    os.replace(tmp, final)
+    shutil.rmtree(ckpt, ignore_errors=True)
+    return TrainResult(final, recipe.steps, start, time.perf_counter() - t0, _peak_rss_mb(), final_loss)
+
+
+def _peak_rss_mb() -> float:
+    """Peak resident memory of this process and its finished children, in MB."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return round(max(own, kids) / 1024, 1)
+
+
+def read_pairs(path: Path) -> pa.Table:
+    return pq.read_table(path)
