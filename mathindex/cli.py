@@ -110,6 +110,20 @@ def build_parser() -> argparse.ArgumentParser:
     re_.add_argument("release", type=_release_dir)
     re_.add_argument("--model", required=True, type=_model_path)
     re_.add_argument("--out", required=True, type=Path)
+
+    t = sub.add_parser("train-embedder", help="train an embedder on pairs mined from RELEASE's tables")
+    t.add_argument("release", type=Path, help="a release directory (its tables are the training data)")
+    t.add_argument("--out", required=True, type=Path, help="models directory (e.g. ROOT/models); the model lands in <name>@<rev16>/")
+    t.add_argument("--base", help="base sentence-transformers model directory (default: the bundled MiniLM)")
+    t.add_argument("--name", default="mathindex-minilm", help="the trained model's name")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--steps", type=int, help="optimiser steps (default: the recipe's)")
+    t.add_argument("--batch-size", type=int)
+    t.add_argument("--max-seq-length", type=int)
+    t.add_argument("--lr", type=float)
+    t.add_argument("--no-hard-negatives", action="store_true")
+    t.add_argument("--suite", type=_existing_file, action="append", default=[], help="an extra suite to benchmark (never trained on)")
+    t.add_argument("--pool", type=int, default=10_000, help="sampled nodes in the benchmark pool, beside every gold node")
     return p
 
 
@@ -128,9 +142,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("MATHINDEX_DEBUG"):
             raise
+        from mathindex.embed.models import ModelError
+        from mathindex.embed.pairs import PairError
         from mathindex.sources import SourceError
 
-        code = EXIT_USAGE if isinstance(exc, (SourceError, FileNotFoundError)) else EXIT_FAILURE
+        code = EXIT_USAGE if isinstance(exc, (SourceError, FileNotFoundError, PairError, ModelError)) else EXIT_FAILURE
         msg = " ".join(str(exc).split()) or type(exc).__name__
         print(f"mathindex: error: {msg}", file=sys.stderr)
         return code
@@ -292,6 +308,53 @@ def cmd_reembed(args) -> int:
     return _report_release(reembed_flow(release=str(args.release), model=args.model, out=str(args.out)))
 
 
+def cmd_train_embedder(args) -> int:
+    from mathindex.embed.models import ModelError, model_revision
+    from mathindex.embed.pairs import NEEDED
+    from mathindex.evaluation.suites import is_suite_file
+
+    def refuse(msg: str):
+        raise UsageError(f"mathindex train-embedder: {msg}")
+
+    if args.release.is_file() and is_suite_file(args.release):
+        refuse(f"{args.release} is a query suite; the pair miner never reads suites, give a release directory")
+    if not args.release.is_dir():
+        refuse(f"release directory not found: {args.release}")
+    missing = [n for n in NEEDED if not (args.release / f"{n}.parquet").is_file()]
+    if missing:
+        refuse(f"release {args.release} lacks the table(s) the pair miner needs: {', '.join(missing)}")
+    if args.base is not None:
+        try:
+            model_revision(Path(args.base).expanduser())
+        except (ModelError, OSError) as exc:
+            refuse(f"base model {args.base}: {exc}")
+    for name in ("steps", "batch_size", "max_seq_length"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            refuse(f"--{name.replace('_', '-')} must be at least 1")
+    from mathindex.embed.pairs import PairError, mine_pairs, read_release_tables
+    from mathindex.evaluation.suites import project_suite_queries
+
+    try:  # an empty pair set fails here, before Prefect starts and before anything is written (seconds)
+        queries, targets, _ = project_suite_queries(args.release)
+        mine_pairs(read_release_tables(args.release), queries, targets, args.seed)
+    except PairError as exc:
+        refuse(str(exc))
+    recipe = {"name": args.name, "seed": args.seed, "hard_negatives": not args.no_hard_negatives}
+    recipe |= {k: getattr(args, k) for k in ("steps", "batch_size", "max_seq_length", "lr") if getattr(args, k) is not None}
+    from mathindex.flows.train_embedder import train_embedder_flow
+
+    record = train_embedder_flow(release=str(args.release), out=str(args.out), base=args.base, recipe=recipe,
+                                 suites=[str(s) for s in args.suite], pool_size=args.pool, pool_seed=args.seed)
+    print(f"model: {record['model_dir']}")
+    print("pairs: " + ", ".join(f"{k} {v}" for k, v in record["data"]["pairs"].items()))
+    t = record["training"]
+    print(f"training: {t['steps']} steps, {t['seconds']:.0f} s, peak {t['peak_rss_mb']:.0f} MB, final loss {t['final_loss']}")
+    for suite, after in (record["benchmark"] or {}).get("after", {}).get("suites", {}).items():
+        before = record["benchmark"]["before"]["suites"][suite]["metrics"]
+        print(f"{suite}: " + "  ".join(f"{m} {before[m]:.2f} -> {v:.2f}" for m, v in after["metrics"].items()))
+    return EXIT_OK
+
+
 COMMANDS = {
     "release": cmd_release,
     "extract": cmd_extract,
@@ -300,4 +363,5 @@ COMMANDS = {
     "bench": cmd_bench,
     "gate": cmd_gate,
     "reembed": cmd_reembed,
+    "train-embedder": cmd_train_embedder,
 }

@@ -135,7 +135,7 @@ def train(pairs: pa.Table, base: Path, base_revision: str, work_dir: Path, recip
     """Trains `base` on `pairs` by `recipe`; resumes from the latest checkpoint under `work_dir`.
     Returns the saved model directory (`<checkpoint>/final`) and what the run cost."""
     import torch
-    from sentence_transformers import losses as st_losses
+    from sentence_transformers.sentence_transformer import losses as st_losses
     from transformers import get_linear_schedule_with_warmup
 
     t0 = time.perf_counter()
@@ -175,7 +175,7 @@ def train(pairs: pa.Table, base: Path, base_revision: str, work_dir: Path, recip
         columns = [[anchors[i] for i in rows], [positives[i] for i in rows]]
         if recipe.hard_negatives:
             columns.append([negatives[i] for i in rows])
-        features = [model.tokenize(c) for c in columns]
+        features = [model.preprocess(c) for c in columns]
         loss = loss_fn(features, None)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)

@@ -1,0 +1,81 @@
+"""The train-embedder flow: mine pairs from a release, train, benchmark before and after, install
+the model with its card in a models directory (`<name>@<revision16>/`)."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+
+from prefect import flow
+
+from mathindex import __version__
+from mathindex.embed.card import write_card
+from mathindex.embed.models import install_model, model_revision
+from mathindex.embed.pairs import NEEDED
+from mathindex.embed.train import Recipe, pairs_sha256
+from mathindex.flows.progress import StageProgress
+from mathindex.tasks.train import mine_training_pairs, pool_benchmark, train_model
+
+STAGES = ["mine", "train", "benchmark", "install"]
+WORK = ".train"  # checkpoints and the pool's embedding cache, inside the models directory
+
+
+@flow(name="train-embedder", log_prints=False)
+def train_embedder_flow(release: str, out: str, base: str | None = None, recipe: dict | None = None,
+                        suites: list[str] | None = None, pool_size: int = 10_000, pool_seed: int = 0) -> dict:
+    """Returns the card record, with `model_dir` the installed model."""
+    from mathindex.embed.embedder import (
+        DEFAULT_MODEL_NAME,
+        _model_name,
+        default_model_path,
+    )
+    from mathindex.evaluation.suites import project_suite_files
+
+    release_dir, models_dir = Path(release).resolve(), Path(out).resolve()
+    base_dir = Path(base).expanduser().resolve() if base else default_model_path()
+    base_info = {"name": DEFAULT_MODEL_NAME if base is None else _model_name(base_dir), "revision": model_revision(base_dir)}
+    rec = Recipe(**(recipe or {}))
+    bench_suites = sorted({p for p in project_suite_files(release_dir) if _in_release(p, release_dir)}
+                          | {Path(s).resolve() for s in suites or []})
+    with StageProgress(STAGES, desc="train-embedder") as progress:
+        with progress.stage("mine"):
+            pairs, data = mine_training_pairs(release_dir, rec.seed)  # a bad release fails here, before anything is written
+        work = models_dir / WORK
+        with progress.stage("train"):
+            result = train_model(pairs, base_dir, base_info["revision"], work / "runs", rec)
+        with progress.stage("benchmark"):
+            cache = work / "cache"
+            before = pool_benchmark(release_dir, base_dir, bench_suites, pool_size, pool_seed, cache)
+            after = pool_benchmark(release_dir, result.model_dir, bench_suites, pool_size, pool_seed, cache)
+        with progress.stage("install"):
+            record = {
+                "code_version": __version__, "base": base_info, "recipe": asdict(rec), "release": str(release_dir),
+                "release_tables": sorted(NEEDED), "data": {"sha256": pairs_sha256(pairs), **data},
+                "training": {"steps": result.steps, "resumed_from": result.resumed_from, "seconds": round(result.seconds, 1),
+                             "peak_rss_mb": result.peak_rss_mb, "final_loss": result.final_loss},
+                "benchmark": None if before is None else {"pool": {"size": pool_size, "seed": pool_seed},
+                                                          "before": before, "after": after},
+            }  # fmt: skip
+            staged = work / f"install-{rec.name}"
+            shutil.rmtree(staged, ignore_errors=True)
+            shutil.copytree(result.model_dir, staged)
+            write_card(staged, record)
+            record["model_dir"] = str(install_model(staged, models_dir, rec.name, move=True))
+    return record
+
+
+def _in_release(suite: Path, release: Path) -> bool:
+    """A suite is benchmarked when most of its gold names are nodes of the release (others cannot score)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from mathindex.evaluation.suites import load_suite
+
+    if not suite.is_file():
+        return False
+    gold = sorted({g for q in load_suite(suite).queries for g in q.gold})
+    names = pc.unique(pq.read_table(release / "embedding_texts.parquet", columns=["name"]).column("name"))
+    present = pc.sum(pc.is_in(names, value_set=pa.array(gold, pa.string()))).as_py() or 0
+    return present >= max(1, len(gold) / 2)

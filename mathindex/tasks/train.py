@@ -1,0 +1,47 @@
+"""Embedder training tasks: mine pairs from a release, train, benchmark on a pool, install with a card."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+
+from mathindex.tasks import stage
+
+
+@stage(name="mine_pairs")
+def mine_training_pairs(release: Path, seed: int) -> tuple[pa.Table, dict]:
+    """Leak-free pairs from the release's tables, with counts and the suite files kept out."""
+    from mathindex.embed.pairs import mine_pairs, read_release_tables
+    from mathindex.evaluation.suites import project_suite_queries
+
+    tables = read_release_tables(release)
+    queries, targets, files = project_suite_queries(release)
+    pairs, info = mine_pairs(tables, queries, targets, seed)
+    return pairs, {**info, "excluded_suites": [str(f) for f in files]}
+
+
+@stage(name="train_embedder")
+def train_model(pairs: pa.Table, base: Path, base_revision: str, work_dir: Path, recipe):
+    from mathindex.embed.train import train
+
+    return train(pairs, base, base_revision, work_dir, recipe)
+
+
+@stage(name="pool_benchmark")
+def pool_benchmark(release: Path, model_dir: Path | None, suite_paths: list[Path], size: int, seed: int,
+                   cache_dir: Path) -> dict | None:
+    """The suites' metrics with `model_dir`'s embedding channel alone over a candidate pool (None: no suite)."""
+    from mathindex.embed import SentenceTransformerEmbedder
+    from mathindex.evaluation.pool import pool_metrics, pool_texts
+    from mathindex.evaluation.suites import load_suite
+
+    suites = [load_suite(p) for p in suite_paths]
+    gold = {g for s in suites for q in s.queries for g in q.gold}
+    if not suites or not gold:
+        return None
+    embedder = SentenceTransformerEmbedder(str(model_dir) if model_dir else None, progress=False)
+    try:
+        return pool_metrics(embedder, pool_texts(release, gold, size, seed), suites, cache_dir)
+    finally:
+        embedder.close()

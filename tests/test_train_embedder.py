@@ -1,0 +1,183 @@
+"""train-embedder: leak-free pair mining, seeded and resumable training, the card, bad input.
+
+Training uses the bundled MiniLM cut to one layer and a few steps of a few pairs (seconds).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+
+from mathindex.cli import main
+from mathindex.embed.models import model_revision
+from mathindex.embed.pairs import PairError, drop_leaks, mine_pairs, read_release_tables
+from mathindex.embed.train import Recipe, schedule, train
+from mathindex.evaluation.suites import project_suite_queries
+from mathindex.sources import PACKAGE_ROOT
+from mathindex.tables import extraction_tables, write_extraction_tables
+
+SAMPLE = PACKAGE_ROOT / "data" / "sample"
+TINY = Recipe(steps=4, batch_size=4, max_seq_length=32, checkpoint_every=2, threads=1)
+
+
+@pytest.fixture(scope="module")
+def tables_dir(tmp_path_factory) -> Path:
+    """The sample corpus's extraction tables, written as a release would (no embeddings)."""
+    out = tmp_path_factory.mktemp("tables") / "sample"
+    tables = extraction_tables([SAMPLE / "lean"], [SAMPLE / "latex", SAMPLE / "xml"], None)
+    write_extraction_tables(tables, out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory) -> Path:
+    """A real model, made offline: the bundled MiniLM cut to its first layer."""
+    from sentence_transformers import SentenceTransformer
+
+    from mathindex.embed import default_model_path
+
+    model = SentenceTransformer(str(default_model_path()), device="cpu")
+    bert = model[0].auto_model
+    bert.encoder.layer = bert.encoder.layer[:1]
+    bert.config.num_hidden_layers = 1
+    path = tmp_path_factory.mktemp("models") / "minilm-1layer"
+    model.save(str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def mined(tables_dir):
+    queries, targets, files = project_suite_queries(tables_dir)
+    pairs, info = mine_pairs(read_release_tables(tables_dir), queries, targets)
+    return pairs, info, queries, targets, files
+
+
+def test_no_training_text_contains_any_suite_query(mined):
+    pairs, info, queries, targets, files = mined
+    assert PACKAGE_ROOT / "data" / "sample" / "queries.json" in files
+    assert info["dropped"]["query_overlap"] > 0  # the filter had something to remove
+    texts = [t.lower() for c in ("anchor", "positive", "negative") for t in pairs.column(c).to_pylist() if t]
+    needles = {" ".join(q.lower().split()) for q in queries}
+    blob = "\n".join(" ".join(t.split()) for t in texts)
+    assert not [q for q in needles if q in blob]
+    assert not {f"lean:{t}" for t in targets} & set(pairs.column("node_id").to_pylist())
+
+
+def test_pairs_by_kind_and_negatives_from_the_same_module(mined, tables_dir):
+    pairs, info, *_ = mined
+    assert set(info["pairs"]) >= {"docstring", "informal", "label"} and all(v > 0 for v in info["pairs"].values())
+    df = pl.from_arrow(pairs).filter(pl.col("kind") == "docstring")
+    texts = pl.read_parquet(tables_dir / "embedding_texts.parquet").filter(pl.col("facet") == "name_signature")
+    decls = pl.read_parquet(tables_dir / "declarations.parquet", columns=["full_name", "module"]).unique("full_name")
+    joined = texts.join(decls, left_on="name", right_on="full_name")
+    module_of = dict(zip(joined["text"], joined["module"]))
+    with_neg = df.filter(pl.col("negative").is_not_null())
+    assert with_neg.height
+    for row in with_neg.iter_rows(named=True):
+        assert row["negative"] != row["positive"]
+        assert module_of[row["negative"]] == module_of[row["positive"]]
+
+
+def test_a_docstring_holding_a_query_is_dropped():
+    pairs = pl.DataFrame({"kind": ["docstring", "docstring"], "node_id": ["lean:A", "lean:B"],
+                          "anchor": ["The  Sum of TOTIENT over divisors is n", "something else entirely"],
+                          "positive": ["theorem A", "theorem B"], "negative": [None, "theorem A"]})
+    kept, dropped = drop_leaks(pairs, ["sum of totient over divisors"], {"C"})
+    assert kept["node_id"].to_list() == ["lean:B"] and dropped == {"held_out_targets": 0, "query_overlap": 1}
+    kept, dropped = drop_leaks(pairs, [], {"B"})
+    assert kept["node_id"].to_list() == ["lean:A"] and dropped["held_out_targets"] == 1
+
+
+def test_schedule_is_seeded_and_follows_the_mix(mined):
+    pairs = mined[0]
+    a, b = schedule(pairs, TINY), schedule(pairs, TINY)
+    assert a.shape == (4, 4) and (a == b).all()
+    assert not (schedule(pairs, replace(TINY, seed=1)) == a).all()
+    kinds = np.asarray(pairs.column("kind").to_pylist())[schedule(pairs, replace(TINY, steps=50)).ravel()]
+    assert abs((kinds == "docstring").mean() - 0.6) < 0.05
+
+
+def _weights(model_dir: Path) -> dict:
+    from safetensors.numpy import load_file
+
+    return load_file(str(model_dir / "model.safetensors"))
+
+
+def test_training_is_seeded_and_resumes_from_a_checkpoint(mined, tiny_model, tmp_path):
+    pairs = mined[0]
+    rev = model_revision(tiny_model)
+    straight = train(pairs, tiny_model, rev, tmp_path / "a", TINY)
+
+    def stop_after_three(step, total, loss):
+        if step == 3:
+            raise KeyboardInterrupt  # an interrupted run: the checkpoint at step 2 stays
+
+    with pytest.raises(KeyboardInterrupt):
+        train(pairs, tiny_model, rev, tmp_path / "b", TINY, progress=stop_after_three)
+    resumed = train(pairs, tiny_model, rev, tmp_path / "b", TINY)
+    assert resumed.resumed_from == 2 and straight.resumed_from == 0
+    wa, wb = _weights(straight.model_dir), _weights(resumed.model_dir)
+    assert wa.keys() == wb.keys()
+    assert all(np.array_equal(wa[k], wb[k]) for k in wa)
+    base = _weights(tiny_model)
+    assert any(not np.array_equal(wa[k], base[k]) for k in wa if k in base)  # it did train
+
+
+def test_train_embedder_installs_the_model_with_its_card(tables_dir, tiny_model, tmp_path, prefect_harness, capsys):
+    out = tmp_path / "models"
+    code = main(["train-embedder", str(tables_dir), "--out", str(out), "--base", str(tiny_model), "--name", "tiny",
+                 "--steps", "2", "--batch-size", "4", "--max-seq-length", "32", "--pool", "20"])
+    assert code == 0, capsys.readouterr().err
+    (model,) = [p for p in out.iterdir() if not p.name.startswith(".")]
+    assert model.name == f"tiny@{model_revision(model)[:16]}"
+    card = json.loads((model / "mathindex-training.json").read_text())
+    assert card["base"] == {"name": "minilm-1layer", "revision": model_revision(tiny_model)}
+    assert len(card["data"]["sha256"]) == 64 and card["data"]["pairs"]["docstring"] > 0
+    assert card["recipe"]["steps"] == 2 and card["training"]["peak_rss_mb"] > 0
+    bench = card["benchmark"]
+    assert set(bench["before"]["suites"]) == set(bench["after"]["suites"]) == {"sample"}
+    readme = (model / "README.md").read_text()
+    assert "minilm-1layer" in readme and card["data"]["sha256"] in readme and "| natural |" in readme
+    from mathindex.embed import SentenceTransformerEmbedder
+
+    assert SentenceTransformerEmbedder(str(model)).encode(["a lattice"]).shape == (1, 384)
+
+
+def _refused(argv: list[str], out: Path, capsys) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err and "\n" not in err
+    assert not out.exists()
+    return err
+
+
+def test_bad_inputs_exit_2_and_write_nothing(tables_dir, tmp_path, capsys, prefect_harness):
+    out = tmp_path / "models"
+    err = _refused(["train-embedder", str(SAMPLE / "queries.json"), "--out", str(out)], out, capsys)
+    assert "suite" in err
+    empty = tmp_path / "empty-release"
+    empty.mkdir()
+    assert "lacks" in _refused(["train-embedder", str(empty), "--out", str(out)], out, capsys)
+    no_weights = tmp_path / "no-weights"
+    no_weights.mkdir()
+    (no_weights / "config.json").write_text("{}")
+    assert "weights" in _refused(["train-embedder", str(tables_dir), "--out", str(out), "--base", str(no_weights)], out, capsys)
+    hollow = tmp_path / "hollow-release"
+    shutil.copytree(tables_dir, hollow)
+    for name in ("embedding_texts", "latex_statements", "declarations"):
+        t = pq.read_table(hollow / f"{name}.parquet")
+        pq.write_table(t.slice(0, 0), hollow / f"{name}.parquet")
+    assert "no training pairs" in _refused(["train-embedder", str(hollow), "--out", str(out)], out, capsys)
+
+
+def test_mining_an_empty_release_is_a_pair_error(tables_dir, tmp_path):
+    tables = {k: v.head(0) for k, v in read_release_tables(tables_dir).items()}
+    with pytest.raises(PairError):
+        mine_pairs(tables, [], set())
