@@ -17,6 +17,9 @@ import argparse
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from mathindex.embed import SentenceTransformerEmbedder
 from mathindex.evaluation.pool import pool_metrics, pool_texts
 from mathindex.evaluation.suites import load_suite
@@ -31,6 +34,8 @@ def main() -> None:
     ap.add_argument("--model", action="append", default=[], help="'default' or a model path; first is the baseline")
     ap.add_argument("--max-seq-length", type=int, action="append", default=[],
                     help="per --model (0: the model's own); shorter is cheaper")
+    ap.add_argument("--facets", action="append", default=[],
+                    help="per --model: comma-separated facets to embed and search (default: all); same nodes")
     ap.add_argument("--pool", type=int, default=30_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cache", type=Path, default=ROOT / "build" / "cache")
@@ -38,13 +43,18 @@ def main() -> None:
     args = ap.parse_args()
     suite = load_suite(args.suite)
     gold = {g for q in suite.queries for g in q.gold}
-    texts = pool_texts(args.tables, gold, args.pool, args.seed, node_prefix="lean:")
-    print(f"pool: {len(set(texts.column('name').to_pylist())):,} nodes, {texts.num_rows:,} texts "
+    all_texts = pool_texts(args.tables, gold, args.pool, args.seed, node_prefix="lean:")
+    print(f"pool: {len(set(all_texts.column('name').to_pylist())):,} nodes, {all_texts.num_rows:,} texts "
           f"({len(gold)} targets, seed {args.seed})")
     models = args.model or ["default"]
     lengths = args.max_seq_length + [0] * (len(models) - len(args.max_seq_length))
+    facets = args.facets + [""] * (len(models) - len(args.facets))
     results = []
-    for model, max_len in zip(models, lengths):
+    for model, max_len, only in zip(models, lengths, facets):
+        texts = all_texts
+        if only:
+            keep = pa.array(only.split(","), pa.string())
+            texts = all_texts.filter(pc.is_in(all_texts["facet"], value_set=keep))
         embedder = SentenceTransformerEmbedder(None if model == "default" else model, progress=False)
         cache = args.cache
         if max_len:
@@ -52,7 +62,7 @@ def main() -> None:
             cache = args.cache / f"maxlen{max_len}"  # other vectors for long texts: another cache
         r = pool_metrics(embedder, texts, [suite], cache)
         embedder.close()
-        r["max_seq_length"] = embedder.max_seq_length
+        r["max_seq_length"], r["facets"] = embedder.max_seq_length, only or "all"
         results.append(r)
         report(r, results[0], suite.name)
     if args.json:
@@ -67,7 +77,8 @@ def report(r: dict, base: dict, name: str) -> None:
                 f"R@10 {cur['recall@10']:6.2f} ({cur['recall@10'] - ref['recall@10']:+6.2f})")
 
     rate = f"{r['embedded'] / r['encode_s']:.1f} texts/s" if r["embedded"] else "all cached"
-    print(f"\n{r['model']}@{r['revision'][:12]} max_seq_length {r['max_seq_length']}: embedded {r['embedded']:,} "
+    print(f"\n{r['model']}@{r['revision'][:12]} max_seq_length {r['max_seq_length']} facets {r['facets']}: "
+          f"{r['texts']:,} texts, embedded {r['embedded']:,} "
           f"texts in {r['encode_s']} s ({rate}), {r['query_ms']} ms/query")
     print(f"  all   ({s['queries']}) {pair(s['metrics'], b['metrics'])}")
     if "fair" in s:

@@ -53,7 +53,7 @@ def pool_metrics(embedder, texts: pa.Table, suites: list[Suite], cache_dir: Path
         top = np.argsort(-scores, axis=1)[:, : suite.k * 4]
         ranked = {q: [n for n, _ in best_per_name([(names[j], float(scores[i, j])) for j in top[i]])]
                   for i, q in enumerate(queries)}
-        out["suites"][suite.name], _ = run_suite(lambda q, k: ranked[q][:k], suite)
+        out["suites"][suite.name], _ = run_suite(lambda q, k, r=ranked: r[q][:k], suite)
     return out
 
 
