@@ -43,7 +43,7 @@ def main() -> None:
     args = ap.parse_args()
     suite = load_suite(args.suite)
     gold = {g for q in suite.queries for g in q.gold}
-    all_texts = pool_texts(args.tables, gold, args.pool, args.seed, node_prefix="lean:")
+    all_texts = pool_texts(args.tables, gold, args.pool, args.seed)
     print(f"pool: {len(set(all_texts.column('name').to_pylist())):,} nodes, {all_texts.num_rows:,} texts "
           f"({len(gold)} targets, seed {args.seed})")
     models = args.model or ["default"]

@@ -341,7 +341,15 @@ def cmd_train_embedder(args) -> int:
         refuse(str(exc))
     recipe = {"name": args.name, "seed": args.seed, "hard_negatives": not args.no_hard_negatives}
     recipe |= {k: getattr(args, k) for k in ("steps", "batch_size", "max_seq_length", "lr") if getattr(args, k) is not None}
+    import logging
+
     from mathindex.flows.train_embedder import train_embedder_flow
+
+    handler = logging.StreamHandler(sys.stderr)  # one line per 10 steps: readable in a worker's log
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s", "%H:%M:%S"))
+    train_log = logging.getLogger("mathindex.embed.train")
+    train_log.addHandler(handler)
+    train_log.setLevel(logging.INFO)
 
     record = train_embedder_flow(release=str(args.release), out=str(args.out), base=args.base, recipe=recipe,
                                  suites=[str(s) for s in args.suite], pool_size=args.pool, pool_seed=args.seed)

@@ -183,6 +183,10 @@ def train(pairs: pa.Table, base: Path, base_revision: str, work_dir: Path, recip
         scheduler.step()
         optimiser.zero_grad(set_to_none=True)
         losses.append(round(float(loss.detach()), 5))
+        if (step + 1) % 10 == 0 or step + 1 == recipe.steps:
+            done = step + 1 - start
+            log.info("step %d/%d loss %.4f (mean of last 10 %.4f), %.2f s/step", step + 1, recipe.steps, losses[-1],
+                     float(np.mean(losses[-10:])), (time.perf_counter() - t0) / max(done, 1))
         if progress is not None:
             progress(step + 1, recipe.steps, losses[-1])
         if (step + 1) % recipe.checkpoint_every == 0 and step + 1 < recipe.steps:

@@ -22,12 +22,14 @@ from mathindex.evaluation.suites import Suite
 from mathindex.search.fusion import best_per_name
 
 
-def pool_texts(release: Path, gold: set[str], size: int, seed: int, node_prefix: str = "") -> pa.Table:
-    """embedding_texts rows of the gold nodes plus `size` other nodes (whose node_id starts with
-    `node_prefix`) drawn with `seed`."""
+def pool_texts(release: Path, gold: set[str], size: int, seed: int) -> pa.Table:
+    """embedding_texts rows of the gold nodes plus `size` other nodes drawn with `seed` among the
+    nodes of the gold's sources (a Lean suite's pool holds Lean declarations only)."""
     texts = pq.read_table(Path(release) / "embedding_texts.parquet", columns=["node_id", "name", "facet", "text", "sha256"])
-    if node_prefix:
-        texts = texts.filter(pc.starts_with(texts["node_id"], node_prefix))
+    source = pc.utf8_slice_codeunits(texts["node_id"], 0, 4)  # "lean" or "tex:"
+    gold_sources = pc.unique(pc.filter(source, pc.is_in(texts["name"], value_set=pa.array(sorted(gold), pa.string()))))
+    if len(gold_sources):
+        texts = texts.filter(pc.is_in(source, value_set=gold_sources))
     names = sorted(set(texts.column("name").to_pylist()))
     others = [n for n in names if n not in gold]
     chosen = set(random.Random(seed).sample(others, min(size, len(others)))) | (gold & set(names))

@@ -18,7 +18,7 @@ from mathindex.flows.progress import StageProgress
 from mathindex.tasks.train import mine_training_pairs, pool_benchmark, train_model
 
 STAGES = ["mine", "train", "benchmark", "install"]
-WORK = ".train"  # checkpoints and the pool's embedding cache, inside the models directory
+WORK = ".train"  # checkpoints, inside the models directory
 
 
 @flow(name="train-embedder", log_prints=False)
@@ -45,7 +45,7 @@ def train_embedder_flow(release: str, out: str, base: str | None = None, recipe:
         with progress.stage("train"):
             result = train_model(pairs, base_dir, base_info["revision"], work / "runs", rec)
         with progress.stage("benchmark"):
-            cache = work / "cache"
+            cache = models_dir.parent / "cache"  # ROOT/cache beside ROOT/models: the releases' embedding cache
             before = pool_benchmark(release_dir, base_dir, bench_suites, pool_size, pool_seed, cache)
             after = pool_benchmark(release_dir, result.model_dir, bench_suites, pool_size, pool_seed, cache)
         with progress.stage("install"):
