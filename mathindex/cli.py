@@ -350,6 +350,7 @@ def cmd_train_embedder(args) -> int:
     train_log = logging.getLogger("mathindex.embed.train")
     train_log.addHandler(handler)
     train_log.setLevel(logging.INFO)
+    train_log.propagate = False  # Prefect's handlers would print each line a second time
 
     record = train_embedder_flow(release=str(args.release), out=str(args.out), base=args.base, recipe=recipe,
                                  suites=[str(s) for s in args.suite], pool_size=args.pool, pool_seed=args.seed)
