@@ -50,11 +50,24 @@ def _existing_file(value: str) -> Path:
     return p
 
 
-def _model_path(value: str) -> str:
-    """Models load offline from a directory; a name that is not a directory here cannot load."""
-    if not Path(value).expanduser().is_dir():
-        raise argparse.ArgumentTypeError(f"embedding model directory not found (models load offline): {value}")
+def _model_spec(value: str) -> str:
+    """`default`, an entry of ROOT/models (`name@rev16` or a bare `name`) or a model directory;
+    resolved against --out by `_check_model` (models load offline, so nothing else can load)."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("empty model name")
     return value
+
+
+def _check_model(verb: str, spec: str | None, root: Path) -> None:
+    """The model `spec` names for releases under `root` (no --model: the last published release's
+    model, else the bundled one) must resolve to a directory with weights; checked before Prefect
+    starts, writing nothing (`embed.models.resolve_model`)."""
+    from mathindex.embed.models import ModelError, resolve_model
+
+    try:
+        resolve_model(spec, root)
+    except ModelError as exc:
+        raise UsageError(f"mathindex {verb}: {' '.join(str(exc).split())}") from None
 
 
 def _release_dir(value: str) -> Path:
@@ -76,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", required=True, type=Path, help="release root (releases/, cache/, published.json)")
     r.add_argument("--runner", choices=["local", "dask"], default="local")
     r.add_argument("--dask-address", help="scheduler address of an existing Dask cluster")
-    r.add_argument("--model", type=_model_path, help="sentence-transformers model directory (default: the bundled MiniLM)")
+    r.add_argument("--model", type=_model_spec, help="`default` (the bundled MiniLM), NAME@REV16 or NAME in ROOT/models, "
+                   "or a model directory (installed into ROOT/models); without it: the last published release's model")
 
     e = sub.add_parser("extract", help="run one extraction stage alone")
     e.add_argument("kind", choices=["lean", "latex"])
@@ -108,7 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     re_ = sub.add_parser("reembed", help="a new release re-embedding every text of RELEASE")
     re_.add_argument("release", type=_release_dir)
-    re_.add_argument("--model", required=True, type=_model_path)
+    re_.add_argument("--model", required=True, type=_model_spec,
+                     help="`default`, NAME@REV16 or NAME in ROOT/models, or a model directory (installed into ROOT/models)")
     re_.add_argument("--out", required=True, type=Path)
 
     t = sub.add_parser("train-embedder", help="train an embedder on pairs mined from RELEASE's tables")
@@ -159,6 +174,7 @@ def cmd_release(args) -> int:
         resolve_inputs(str(args.sources) if args.sources else None, args.lean, args.latex, args.suite)
     except ValueError as exc:
         raise UsageError(f"mathindex release: {' '.join(str(exc).split())}") from None
+    _check_model("release", args.model, args.out)
     flow = release_flow
     if args.runner == "dask":
         from prefect_dask import DaskTaskRunner
@@ -305,6 +321,7 @@ def cmd_gate(args) -> int:
 def cmd_reembed(args) -> int:
     from mathindex.flows.reembed import reembed_flow
 
+    _check_model("reembed", args.model, args.out)
     return _report_release(reembed_flow(release=str(args.release), model=args.model, out=str(args.out)))
 
 

@@ -100,7 +100,7 @@ def test_bad_inputs(embedder, tmp_path):
     with pytest.raises(EmbedderError, match="does not exist: /nonexistent/model"):
         SentenceTransformerEmbedder("/nonexistent/model")
     (tmp_path / "empty-model").mkdir()
-    with pytest.raises(EmbedderError, match="no weights or config.json"):
+    with pytest.raises(EmbedderError, match=r"no weights \(model.safetensors or pytorch_model.bin\)"):
         SentenceTransformerEmbedder(str(tmp_path / "empty-model"))
 
 

@@ -171,6 +171,8 @@ def test_reembed_writes_a_new_release_with_before_and_after(first, root, small_m
     new = Path(line.removeprefix("release: "))
     m = json.loads((new / "manifest.json").read_text())
     assert m["embedder"]["name"] == "minilm-3layers" and m["embedder"]["dim"] == 384
+    entry = f"minilm-3layers@{m['embedder']['revision'][:16]}"
+    assert m["vector_index"]["model"] == f"models/{entry}" and (root / "models" / entry).is_dir()  # installed, root-relative
     assert m["vector_index"]["embedding"]["embedded"] > 0
     assert m["gate"]["passed"] == (code == 0) and m["previous_release"] == first.name
     for name in ["declarations", "latex_statements", "embedding_texts", "formula_trees"]:
@@ -191,3 +193,56 @@ def test_reembed_with_a_missing_model_writes_nothing(first, root, capsys):
     assert main(["reembed", str(first), "--model", str(root / "no-such-model"), "--out", str(root)]) == 2
     assert "\n" not in capsys.readouterr().err.strip()
     assert sorted(p.name for p in (root / "releases").iterdir()) == before
+
+
+def _hits(release: Path, queries: list[str]) -> list[list[tuple[str, dict]]]:
+    engine = SearchEngine(release)
+    assert "embedding" not in engine.unavailable, engine.unavailable
+    return [[(h.name, h.channels) for h in engine.search(q, 10).hits] for q in queries]
+
+
+def test_a_model_given_by_path_is_pinned_under_the_root_and_travels_with_it(tmp_path, small_model, prefect_harness, capsys):
+    """The model is installed into ROOT/models and recorded relative to the root, so a copy of the
+    whole root searches with its embedding channel after the original model path is gone; a release
+    with `--model NAME` or no --model after it resolves the same entry (same embedder: index reused)."""
+    import shutil
+
+    from mathindex.embed.models import model_revision, resolve_model
+    from mathindex.store import publish
+
+    given = tmp_path / "given" / "minilm-3layers"
+    shutil.copytree(small_model, given)
+    rev = model_revision(given)
+    entry = f"minilm-3layers@{rev[:16]}"
+    root = tmp_path / "a"
+    assert main(["release", "--out", str(root), "--model", str(given)]) in (0, 3)
+    (release,) = [p for p in (root / "releases").iterdir() if not p.name.startswith(".")]
+    m = json.loads((release / "manifest.json").read_text())
+    assert m["vector_index"]["model"] == f"models/{entry}"
+    assert m["embedder"]["name"] == "minilm-3layers" and m["embedder"]["revision"] == rev
+    assert model_revision(root / "models" / entry) == rev
+    if not m["published"]:  # gated against bench/baselines (bundled model); publish it for what follows
+        publish(root, release.name)
+
+    queries = ["lattice join meet", "sum of totients", "every finite integral domain is a field"]
+    before = _hits(release, queries)
+    assert any("embedding" in ch for hits in before for _, ch in hits)
+    shutil.rmtree(given)
+    copy = tmp_path / "b"
+    shutil.copytree(root, copy)
+    shutil.rmtree(root)
+    copied = copy / "releases" / release.name
+    engine = SearchEngine(copied)
+    assert not engine.unavailable and engine.vector.embedder.path.resolve() == (copy / "models" / entry).resolve()
+    assert _hits(copied, queries) == before
+
+    # a bare name and name@rev16 name the entry; no --model means the published release's model
+    assert resolve_model("minilm-3layers", copy) == resolve_model(entry, copy) == copy / "models" / entry
+    capsys.readouterr()
+    for argv in (["--model", "minilm-3layers"], []):
+        assert main(["release", "--out", str(copy), *argv]) == 0, argv
+        new = Path(next(x for x in capsys.readouterr().out.splitlines() if x.startswith("release: ")).removeprefix("release: "))
+        m = json.loads((new / "manifest.json").read_text())
+        assert m["vector_index"]["model"] == f"models/{entry}" and m["embedder"]["name"] == "minilm-3layers"
+        assert m["vector_index"]["embedding"]["index_reused"] is True
+    assert sorted(p.name for p in (copy / "models").iterdir()) == [entry]

@@ -64,14 +64,17 @@ def model_revision(path: Path) -> str:
         raise EmbedderError(str(exc)) from None
 
 
-def _model_name(path: Path) -> str:
-    """The embedder's name: DEFAULT_MODEL_NAME for the bundled model, else the model directory's name."""
+def _model_name(path: Path, revision: str) -> str:
+    """The embedder's name: DEFAULT_MODEL_NAME for the bundled model, else the model directory's name
+    (an installed `<name>@<rev16>` entry keeps its `<name>`; `embed.models.model_name`)."""
+    from mathindex.embed.models import model_name
+
     try:
         if path.resolve() == default_model_path().resolve():
             return DEFAULT_MODEL_NAME
     except EmbedderError:
         pass
-    return path.resolve().name
+    return model_name(path, revision)
 
 
 def _forward(model, tokenizer, encoded: dict, idx, device) -> np.ndarray:
@@ -143,7 +146,7 @@ class SentenceTransformerEmbedder:
         if not path.is_dir():
             raise EmbedderError(f"embedding model path is not a directory: {given}")
         self.revision = model_revision(path)
-        self.name = _model_name(path)
+        self.name = _model_name(path, self.revision)
         try:
             from sentence_transformers import SentenceTransformer
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from prefect import flow
 
+from mathindex.embed.models import pin_model
 from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, finish_release
 from mathindex.flows.progress import StageProgress
 from mathindex.flows.release import new_release_id
@@ -25,8 +26,11 @@ STAGES = ["copy", "embed", "bench", "store", "publish"]
 
 @flow(name="reembed", log_prints=False)
 def reembed_flow(release: str, model: str, out: str) -> ReleaseOutcome:
+    """`model` as `release_flow` takes it, resolved against `out`: `default`, an entry of
+    `out/models/` (`name@rev16` or a bare `name`), or a model directory (installed there first)."""
     source, root = Path(release).resolve(), Path(out).resolve()
     before = load_manifest(source)
+    embedding_model = pin_model(model, root)
     pins = [CorpusPin.model_validate(p) for p in before["corpora"]]
     suites = [SuiteSpec.model_validate(s) for s in before["bench"].get("suites", [])]
     release_id = new_release_id(pins)
@@ -35,9 +39,9 @@ def reembed_flow(release: str, model: str, out: str) -> ReleaseOutcome:
             copy_release(source, staging)
         with progress.stage("embed"):
             texts = read_table(staging, "embedding_texts")
-            vector = embed_and_index(texts, model, staging, root / "cache")
+            vector = embed_and_index(texts, embedding_model, staging, root / "cache")
         with progress.stage("bench"):
-            metrics, bench_rows = run_benchmarks(staging, suites, model)
+            metrics, bench_rows = run_benchmarks(staging, suites, embedding_model.reference)
         with progress.stage("store"):
             row_counts = dict(before["row_counts"]) | write_tables(staging, {"bench_results": bench_rows})
             write_database(staging, list(row_counts))
@@ -47,10 +51,10 @@ def reembed_flow(release: str, model: str, out: str) -> ReleaseOutcome:
                 release_id=release_id, pins=pins, embedder=vector["embedder"],
                 vector_index={**vector["index"], "embedding": vector["embedding"]},
                 formula_index=before["formula_index"], lexical_index={"copied_from": before["release_id"]},
-                stages={**before["stages"], "reembed": f"from {before['release_id']} with {model}"},
+                stages={**before["stages"], "reembed": f"from {before['release_id']} with {embedding_model.label}"},
                 row_counts=row_counts, errors=read_table(staging, "errors"), suites=[s.model_dump() for s in suites],
             )  # fmt: skip
-            title = f"Re-embedding ({model}) of {before['release_id']} ->"
+            title = f"Re-embedding ({embedding_model.label}) of {before['release_id']} ->"
             return finish_release(root, staging, parts, metrics, verdict, f"release {before['release_id']}", title=title)
 
 

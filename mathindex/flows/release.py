@@ -13,6 +13,7 @@ import pyarrow as pa
 from prefect import flow
 
 from mathindex import __version__
+from mathindex.embed.models import pin_model
 from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, finish_release
 from mathindex.flows.progress import StageProgress
 from mathindex.schemas.common import ERRORS, concat
@@ -40,12 +41,17 @@ def release_flow(
     suites: list[str] | None = None,
     model: str | None = None,
 ) -> ReleaseOutcome:
+    """`model`: None (the nightly's default) is the model of the last published release under `out`,
+    else the bundled one; `default` is the bundled model; `name@rev16` or a bare `name` is an entry
+    of `out/models/`; anything else a model directory, installed into `out/models/` first. The
+    manifest records the model relative to the root (`embed.models.pin_model`)."""
     root = Path(out).resolve()
     cache = root / "cache"
     with StageProgress(STAGES, desc="release") as progress:
         with progress.stage("pin"):
             sources, suite_specs = resolve_inputs(sources_file, lean or [], latex or [], suites or [])
             pins = [pin_source(s) for s in sources]
+            embedding_model = pin_model(model, root)
             release_id = new_release_id(pins)
         with building(root, release_id) as staging:
             with progress.stage("extract"):
@@ -56,7 +62,7 @@ def release_flow(
                 informal = informalise_declarations(ex.declarations, ex.dependencies, cache)
             with progress.stage("embed"):
                 texts = build_embedding_texts(ex.declarations, informal, ex.statements)
-                vector = embed_and_index(texts, model, staging, cache, published_release(root))
+                vector = embed_and_index(texts, embedding_model, staging, cache, published_release(root))
             with progress.stage("formulas"):
                 formulas = collect_formulas(ex.formulas, ex.declarations)
                 trees, formula_errors = parse_formulas(formulas, SYMPY_BUDGET_S)
@@ -72,7 +78,7 @@ def release_flow(
                     "informalisations": informal, "embedding_texts": texts, "nodes": nodes, "errors": errors,
                 }  # fmt: skip
                 row_counts = write_tables(staging, tables)  # the search engine reads them
-                metrics, bench_rows = run_benchmarks(staging, suite_specs, model)
+                metrics, bench_rows = run_benchmarks(staging, suite_specs, embedding_model.reference)
             with progress.stage("store"):
                 row_counts |= write_tables(staging, {"bench_results": bench_rows})
                 write_database(staging, list(row_counts))

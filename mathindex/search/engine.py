@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from mathindex.embed.models import reference_path, release_root
 from mathindex.search.fusion import Hit, best_per_name, fuse
 from mathindex.search.identifier import IdentifierResolver
 from mathindex.search.lexical import LexicalIndex
@@ -58,6 +59,9 @@ class SearchEngine:
     """Opens a release directory once; `search` is then cheap and side-effect free."""
 
     def __init__(self, release: Path, weights: dict[str, float] | None = None, model: str | None = None):
+        """`model`: a model reference as a manifest records it (`models/<name>@<rev16>`, relative to
+        the release root) or an absolute path; None: the release's own (its manifest's
+        `vector_index.model`, resolved against the root the release is in now)."""
         self.release = Path(release)
         self.manifest = load_manifest(self.release) if (self.release / "manifest.json").exists() else None
         self.weights = weights or {}  # overrides of WEIGHTS_BY_KIND, for every kind
@@ -67,7 +71,8 @@ class SearchEngine:
         self.lexical = self._try("lexical", lambda: LexicalIndex(self.release / LEXICAL_DIR))
         if model is None and self.manifest is not None:
             model = self.manifest["vector_index"].get("model")  # None: the bundled default
-        self.vector = self._try("embedding", lambda: _VectorChannel(self.release, model))
+        root = release_root(self.release)  # where the release is now: a moved or copied root finds its model
+        self.vector = self._try("embedding", lambda: _VectorChannel(self.release, reference_path(model, root)))
         self.formula = self._try("formula", lambda: _FormulaChannel(self.release))
 
     def _try(self, channel: str, opener):
@@ -118,10 +123,10 @@ class SearchEngine:
 class _VectorChannel:
     """Embeds the query with the release's embedder and searches the int8 HNSW index."""
 
-    def __init__(self, release: Path, model: str | None):
+    def __init__(self, release: Path, model: Path | None):
         from mathindex.embed import SentenceTransformerEmbedder, VectorIndex
 
-        self.embedder = SentenceTransformerEmbedder(model, progress=False)
+        self.embedder = SentenceTransformerEmbedder(None if model is None else str(model), progress=False)
         self.index = VectorIndex.open(release / VECTOR_DIR, self.embedder)
         texts = pq.read_table(release / "embedding_texts.parquet", columns=["text_id", "name"])
         self.name_of = dict(zip(texts.column("text_id").to_pylist(), texts.column("name").to_pylist()))

@@ -20,8 +20,10 @@ BASELINES = PACKAGE_ROOT / "bench" / "baselines"
 
 @stage(name="run_benchmarks")
 def run_benchmarks(release_dir: Path, suites: list[SuiteSpec], model: str | None) -> tuple[dict, object]:
-    """Every suite through `SearchEngine` (the `mathindex search` code path). A suite that fails
-    to run is recorded with its error and no metrics, which the gate then treats as a failure."""
+    """Every suite through `SearchEngine` (the `mathindex search` code path), with `model` the
+    reference the manifest will record (resolved against the release's root, as searches will).
+    A suite that fails to run is recorded with its error and no metrics, which the gate then
+    treats as a failure."""
     engine = SearchEngine(release_dir, model=model)
     results, rows = {}, []
     for spec in suites:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from mathindex.embed.models import ModelPin
 from mathindex.search.engine import VECTOR_DIR
 from mathindex.tasks import stage
 
@@ -21,17 +22,20 @@ def build_embedding_texts(declarations: pa.Table, informalisations: pa.Table, st
 
 @stage(name="embed_and_index")
 def embed_and_index(
-    texts: pa.Table, model: str | None, release_dir: Path, cache_dir: Path, previous: Path | None = None,
+    texts: pa.Table, model: ModelPin, release_dir: Path, cache_dir: Path, previous: Path | None = None,
 ) -> dict:
-    """Embeds every text (cache hits cost nothing) and writes `vector/` into the release; reuses the
-    index of release `previous` when it was built from the same texts and embedder.
-    Returns the embedder info, the index parameters with build-time recall, and embedding stats."""
+    """Embeds every text (cache hits cost nothing) with the pinned model (`embed.models.pin_model`:
+    the bundled one, or an entry of the root's models directory) and writes `vector/` into the
+    release; reuses the index of release `previous` when it was built from the same texts and embedder.
+    Returns the embedder info, the index parameters with build-time recall and the model reference
+    the manifest records (`model`: None for the bundled model, else `models/<name>@<rev16>`), and
+    embedding stats."""
     from mathindex.embed import SentenceTransformerEmbedder
     from mathindex.embed import embed_and_index as embed_and_build
 
-    embedder = SentenceTransformerEmbedder(model)
+    embedder = SentenceTransformerEmbedder(None if model.path is None else str(model.path))
     last = previous / VECTOR_DIR if previous is not None else None
     index, stats = embed_and_build(texts, embedder, cache_dir, release_dir / VECTOR_DIR, last)  # -> cache/embeddings/
     info = {k: v for k, v in index.sidecar.items() if k != "embedder"}
     embedding = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in asdict(stats).items()}
-    return {"embedder": embedder.info(), "index": {**info, "model": model}, "embedding": embedding}
+    return {"embedder": embedder.info(), "index": {**info, "model": model.reference}, "embedding": embedding}
