@@ -32,10 +32,13 @@ def embed_and_index(
     embedding stats."""
     from mathindex.embed import SentenceTransformerEmbedder
     from mathindex.embed import embed_and_index as embed_and_build
+    from mathindex.embed.texts import EMBEDDED_FACETS, embedded_texts
 
     embedder = SentenceTransformerEmbedder(None if model.path is None else str(model.path))
     last = previous / VECTOR_DIR if previous is not None else None
-    index, stats = embed_and_build(texts, embedder, cache_dir, release_dir / VECTOR_DIR, last)  # -> cache/embeddings/
+    # only the embedded facets (texts.EMBEDDED_FACETS); the lexical index still reads every facet
+    index, stats = embed_and_build(embedded_texts(texts), embedder, cache_dir, release_dir / VECTOR_DIR, last)
     info = {k: v for k, v in index.sidecar.items() if k != "embedder"}
     embedding = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in asdict(stats).items()}
-    return {"embedder": embedder.info(), "index": {**info, "model": model.reference}, "embedding": embedding}
+    index_info = {**info, "model": model.reference, "facets": list(EMBEDDED_FACETS)}
+    return {"embedder": embedder.info(), "index": index_info, "embedding": embedding}
