@@ -36,6 +36,7 @@ def main() -> None:
                     help="per --model (0: the model's own); shorter is cheaper")
     ap.add_argument("--facets", action="append", default=[],
                     help="per --model: comma-separated facets to embed and search (default: all); same nodes")
+    ap.add_argument("--int8", action="append", default=[], help="per --model: 1 to quantise its Linear layers to int8")
     ap.add_argument("--pool", type=int, default=30_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cache", type=Path, default=ROOT / "build" / "cache")
@@ -49,13 +50,14 @@ def main() -> None:
     models = args.model or ["default"]
     lengths = args.max_seq_length + [0] * (len(models) - len(args.max_seq_length))
     facets = args.facets + [""] * (len(models) - len(args.facets))
+    int8 = [x == "1" for x in args.int8] + [False] * (len(models) - len(args.int8))
     results = []
-    for model, max_len, only in zip(models, lengths, facets):
+    for model, max_len, only, q8 in zip(models, lengths, facets, int8):
         texts = all_texts
         if only:
             keep = pa.array(only.split(","), pa.string())
             texts = all_texts.filter(pc.is_in(all_texts["facet"], value_set=keep))
-        embedder = SentenceTransformerEmbedder(None if model == "default" else model, progress=False)
+        embedder = SentenceTransformerEmbedder(None if model == "default" else model, progress=False, int8=q8)
         cache = args.cache
         if max_len:
             embedder.max_seq_length = embedder.model.max_seq_length = max_len

@@ -98,13 +98,24 @@ def _tokenise(tokenizer, texts: list[str], max_length: int) -> dict:
 _WORKER: dict = {}
 
 
-def _worker_init(path: str, device: str) -> None:
+def quantise_int8(model):
+    """The model with every Linear layer in int8 (per output channel weights, activations quantised
+    per batch at run time); embeddings, layer norms and attention products stay float."""
+    import torch
+    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+
+    return quantize_dynamic(model, {torch.nn.Linear: per_channel_dynamic_qconfig}, inplace=True)
+
+
+def _worker_init(path: str, device: str, int8: bool = False) -> None:
     """Load the model once in a worker process, one intra-op thread (workers share the cores)."""
     import torch
     from sentence_transformers import SentenceTransformer
 
     torch.set_num_threads(1)
     model = SentenceTransformer(path, device=device)
+    if int8:
+        model = quantise_int8(model)
     _WORKER.update(model=model, max_len=int(model.max_seq_length), device=device)
 
 
@@ -132,6 +143,7 @@ class SentenceTransformerEmbedder:
     parallel_min: int = 2048
     keep_workers: bool = False  # keep the worker processes between encode calls (else stopped after each)
     progress: bool | None = None  # None: a progress bar only on a terminal
+    int8: bool = False  # Linear layers in int8 (quantise_int8); the name gets "+int8", so vectors never mix
     name: str = field(default="", init=False)
     revision: str = field(default="", init=False)
     dim: int = field(default=0, init=False)
@@ -146,11 +158,13 @@ class SentenceTransformerEmbedder:
         if not path.is_dir():
             raise EmbedderError(f"embedding model path is not a directory: {given}")
         self.revision = model_revision(path)
-        self.name = _model_name(path, self.revision)
+        self.name = _model_name(path, self.revision) + ("+int8" if self.int8 else "")
         try:
             from sentence_transformers import SentenceTransformer
 
             self.model = SentenceTransformer(str(path), device=self.device)
+            if self.int8:
+                self.model = quantise_int8(self.model)
         except Exception as exc:  # any load failure becomes one line for the CLI
             first = str(exc).splitlines()[0] if str(exc) else ""
             raise EmbedderError(f"cannot load embedding model {given or path}: {type(exc).__name__}: {first}") from exc
@@ -189,7 +203,7 @@ class SentenceTransformerEmbedder:
             from concurrent.futures import ProcessPoolExecutor
 
             self._pool = ProcessPoolExecutor(self.workers, mp_context=mp.get_context("spawn"),
-                                             initializer=_worker_init, initargs=(str(self.path), self.device))
+                                             initializer=_worker_init, initargs=(str(self.path), self.device, self.int8))
             list(self._pool.map(_worker_encode, [["warm up"]] * self.workers))
         return self._pool
 
