@@ -180,6 +180,11 @@ def test_reembed_writes_a_new_release_with_before_and_after(first, root, small_m
     notes = (new / "release-notes.md").read_text()
     before = json.loads((first / "bench" / "metrics.json").read_text())["headline"]["sample/ndcg@10"]
     assert f"| sample/ndcg@10 | {before:.2f} |" in notes
+    # per query style, before (the source release) beside after
+    natural_before = json.loads((first / "bench" / "metrics.json").read_text())["suites"]["sample"]["by_style"]["natural"]
+    assert "| style | queries | ndcg@10 before | ndcg@10 after | change |" in notes
+    assert any(line.startswith(f"| natural | {natural_before['queries']} | {natural_before['ndcg@10']:.2f} | ")
+               for line in notes.splitlines())
     # the old index refuses the new model, the new one opens with it
     from mathindex.embed import IndexMismatchError, SentenceTransformerEmbedder, VectorIndex
 

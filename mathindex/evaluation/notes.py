@@ -24,7 +24,9 @@ def render_notes(
     stages: dict[str, str],
     indexes: dict[str, dict],
     title: str = "Release",
+    before_suites: dict[str, dict] | None = None,
 ) -> str:
+    """The notes; each suite's per-style table shows `before_suites` (the baseline release's) beside it when given."""
     verdict = "PASSED" if gate.passed else "FAILED"
     lines = [
         f"# {title} {release_id}",
@@ -44,14 +46,8 @@ def render_notes(
             status = c.note
         lines.append(f"| {c.metric} | {_fmt(c.baseline)} | {_fmt(c.current)} | {_delta(c.delta)} | {status} |")
     for name, s in sorted(suites.items()):
-        metric_names = list(s["metrics"])
-        lines += ["", f"## Suite `{name}`: {s['queries']} queries, by query style", ""]
-        lines.append("| style | queries | " + " | ".join(metric_names) + " |")
-        lines.append("|---|---:|" + "---:|" * len(metric_names))
-        for style, m in s["by_style"].items():
-            lines.append(f"| {style} | {m['queries']} | " + " | ".join(_fmt(m[x]) for x in metric_names) + " |")
-        if "fair" in s:
-            lines.append(f"| *fair subset* | {s['fair']['queries']} | " + " | ".join(_fmt(s['fair'][x]) for x in metric_names) + " |")
+        lines += ["", f"## Suite `{name}`: {s.get('queries', 0)} queries, by query style", ""]
+        lines += _style_table(s, (before_suites or {}).get(name))
     lines += ["", "## Inputs", "", "| corpus | kind | files | pin |", "|---|---|---:|---|"]
     for c in corpora:
         pin = f"commit {c['commit']}, " if c.get("commit") else ""
@@ -66,3 +62,23 @@ def render_notes(
     for name, info in sorted(indexes.items()):
         lines.append(f"- {name}: " + ", ".join(f"{k}={v}" for k, v in sorted(info.items())))
     return "\n".join(lines) + "\n"
+
+
+def _style_table(s: dict, before: dict | None) -> list[str]:
+    """One row per query style (and the fair subset): after, or before | after | change when known."""
+    if "metrics" not in s:
+        return [f"Not run: {s.get('error', 'no metrics')}"]
+    names = list(s["metrics"])
+    rows = [("all", s["queries"], s["metrics"], (before or {}).get("metrics", {}))]
+    rows += [(style, m["queries"], m, (before or {}).get("by_style", {}).get(style, {})) for style, m in s["by_style"].items()]
+    if "fair" in s:
+        rows.append(("*fair subset*", s["fair"]["queries"], s["fair"], (before or {}).get("fair", {})))
+    if before is None or "metrics" not in before:
+        out = ["| style | queries | " + " | ".join(names) + " |", "|---|---:|" + "---:|" * len(names)]
+        return out + [f"| {label} | {n} | " + " | ".join(_fmt(m[x]) for x in names) + " |" for label, n, m, _ in rows]
+    head = " | ".join(f"{x} before | {x} after | change" for x in names)
+    out = [f"| style | queries | {head} |", "|---|---:|" + "---:|---:|---:|" * len(names)]
+    for label, n, m, b in rows:
+        cells = " | ".join(f"{_fmt(b.get(x))} | {_fmt(m[x])} | {_delta(None if b.get(x) is None else m[x] - b[x])}" for x in names)
+        out.append(f"| {label} | {n} | {cells} |")
+    return out

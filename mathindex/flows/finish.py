@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,16 +41,18 @@ class ReleaseParts:
 
 
 def finish_release(root: Path, staging: Path, parts: ReleaseParts, metrics: dict, verdict: GateReport,
-                   baseline_from: str, title: str = "Release") -> ReleaseOutcome:  # fmt: skip
+                   baseline_from: str, title: str = "Release", before: Path | None = None) -> ReleaseOutcome:  # fmt: skip
     """Writes metrics and notes into staging, renames it, writes the manifest last, and points
-    `published.json` at it only when the gate passed."""
+    `published.json` at it only when the gate passed. `before` is the release gated against, whose
+    per-style metrics the notes show beside this one's."""
     (staging / "bench").mkdir(exist_ok=True)
     write_json(staging / "bench" / "metrics.json", metrics)
     (staging / "bench" / "metrics.svg").write_text(metrics_svg(verdict, f"{title} {parts.release_id}"), encoding="utf-8")
     errors_by_stage = dict(Counter(parts.errors.column("stage").to_pylist()))
     indexes = {"vector": parts.vector_index, "formula": parts.formula_index, "lexical": parts.lexical_index}
     notes = render_notes(parts.release_id, verdict, baseline_from, metrics["suites"], [p.model_dump() for p in parts.pins],
-                         parts.row_counts, errors_by_stage, parts.stages, indexes, title=title)  # fmt: skip
+                         parts.row_counts, errors_by_stage, parts.stages, indexes, title=title,
+                         before_suites=_suites_of(before))  # fmt: skip
     (staging / "release-notes.md").write_text(notes, encoding="utf-8")
     manifest = Manifest(
         release_id=parts.release_id, code_version=__version__, corpora=parts.pins, embedder=parts.embedder,
@@ -63,3 +66,11 @@ def finish_release(root: Path, staging: Path, parts: ReleaseParts, metrics: dict
     if verdict.passed:
         publish(root, parts.release_id)
     return ReleaseOutcome(release_dir=final, passed=verdict.passed, gate=verdict.to_dict())
+
+
+def _suites_of(release: Path | None) -> dict | None:
+    """The per-suite metrics a release recorded (bench/metrics.json), or None."""
+    path = release / "bench" / "metrics.json" if release is not None else None
+    if path is None or not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8")).get("suites")

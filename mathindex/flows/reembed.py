@@ -55,7 +55,8 @@ def reembed_flow(release: str, model: str, out: str) -> ReleaseOutcome:
                 row_counts=row_counts, errors=read_table(staging, "errors"), suites=[s.model_dump() for s in suites],
             )  # fmt: skip
             title = f"Re-embedding ({embedding_model.label}) of {before['release_id']} ->"
-            return finish_release(root, staging, parts, metrics, verdict, f"release {before['release_id']}", title=title)
+            return finish_release(root, staging, parts, metrics, verdict, f"release {before['release_id']}", title=title,
+                                  before=source)
 
 
 def copy_release(source: Path, staging: Path) -> None:

@@ -91,7 +91,7 @@ def release_flow(
                     lexical_index=lexical, stages=stage_report(ex, trees, errors, progress.seconds),
                     row_counts=row_counts, errors=errors, suites=[s.model_dump() for s in suite_specs],
                 )  # fmt: skip
-                return finish_release(root, staging, parts, metrics, verdict, baseline_from)
+                return finish_release(root, staging, parts, metrics, verdict, baseline_from, before=published_release(root))
 
 
 def resolve_inputs(sources_file: str | None, lean: list[str], latex: list[str], suites: list[str]):
