@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mathindex.embed import SentenceTransformerEmbedder
+from mathindex.embed.texts import EMBEDDED_FACETS
 from mathindex.evaluation.pool import pool_metrics, pool_texts
 from mathindex.evaluation.suites import load_suite
 
@@ -35,7 +36,7 @@ def main() -> None:
     ap.add_argument("--max-seq-length", type=int, action="append", default=[],
                     help="per --model (0: the model's own); shorter is cheaper")
     ap.add_argument("--facets", action="append", default=[],
-                    help="per --model: comma-separated facets to embed and search (default: all); same nodes")
+                    help="per --model: comma-separated facets to embed and search (default: those a release embeds); same nodes")
     ap.add_argument("--int8", action="append", default=[], help="per --model: 1 to quantise its Linear layers to int8")
     ap.add_argument("--pool", type=int, default=30_000)
     ap.add_argument("--seed", type=int, default=0)
@@ -44,7 +45,7 @@ def main() -> None:
     args = ap.parse_args()
     suite = load_suite(args.suite)
     gold = {g for q in suite.queries for g in q.gold}
-    all_texts = pool_texts(args.tables, gold, args.pool, args.seed)
+    all_texts = pool_texts(args.tables, gold, args.pool, args.seed, facets=None)
     print(f"pool: {len(set(all_texts.column('name').to_pylist())):,} nodes, {all_texts.num_rows:,} texts "
           f"({len(gold)} targets, seed {args.seed})")
     models = args.model or ["default"]
@@ -53,10 +54,8 @@ def main() -> None:
     int8 = [x == "1" for x in args.int8] + [False] * (len(models) - len(args.int8))
     results = []
     for model, max_len, only, q8 in zip(models, lengths, facets, int8):
-        texts = all_texts
-        if only:
-            keep = pa.array(only.split(","), pa.string())
-            texts = all_texts.filter(pc.is_in(all_texts["facet"], value_set=keep))
+        only = only or ",".join(EMBEDDED_FACETS)
+        texts = all_texts.filter(pc.is_in(all_texts["facet"], value_set=pa.array(only.split(","), pa.string())))
         embedder = SentenceTransformerEmbedder(None if model == "default" else model, progress=False, int8=q8)
         cache = args.cache
         if max_len:
@@ -64,7 +63,7 @@ def main() -> None:
             cache = args.cache / f"maxlen{max_len}"  # other vectors for long texts: another cache
         r = pool_metrics(embedder, texts, [suite], cache)
         embedder.close()
-        r["max_seq_length"], r["facets"] = embedder.max_seq_length, only or "all"
+        r["max_seq_length"], r["facets"] = embedder.max_seq_length, only
         results.append(r)
         report(r, results[0], suite.name)
     if args.json:

@@ -17,15 +17,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from mathindex.embed.texts import EMBEDDED_FACETS
 from mathindex.evaluation.bench import run_suite
 from mathindex.evaluation.suites import Suite
 from mathindex.search.fusion import best_per_name
 
 
-def pool_texts(release: Path, gold: set[str], size: int, seed: int) -> pa.Table:
-    """embedding_texts rows of the gold nodes plus `size` other nodes drawn with `seed` among the
-    nodes of the gold's sources (a Lean suite's pool holds Lean declarations only)."""
+def pool_texts(release: Path, gold: set[str], size: int, seed: int,
+               facets: tuple[str, ...] | None = EMBEDDED_FACETS) -> pa.Table:
+    """embedding_texts rows (of `facets`, by default those a release embeds; None: all) of the gold
+    nodes plus `size` other nodes drawn with `seed` among the nodes of the gold's sources (a Lean
+    suite's pool holds Lean declarations only)."""
     texts = pq.read_table(Path(release) / "embedding_texts.parquet", columns=["node_id", "name", "facet", "text", "sha256"])
+    if facets is not None:
+        texts = texts.filter(pc.is_in(texts["facet"], value_set=pa.array(facets, pa.string())))
     source = pc.utf8_slice_codeunits(texts["node_id"], 0, 4)  # "lean" or "tex:"
     gold_sources = pc.unique(pc.filter(source, pc.is_in(texts["name"], value_set=pa.array(sorted(gold), pa.string()))))
     if len(gold_sources):
