@@ -16,6 +16,7 @@ from mathindex.cli import main
 from mathindex.flows.release import release_flow
 from mathindex.schemas import table_specs
 from mathindex.search.engine import SearchEngine
+from tests.models import cut_minilm
 
 TABLES = sorted(table_specs())
 
@@ -151,17 +152,7 @@ def test_bad_files_become_error_rows_and_the_release_goes_on(tmp_path, prefect_h
 @pytest.fixture(scope="module")
 def small_model(tmp_path_factory):
     """Another real model, made offline: the bundled MiniLM cut to its first 3 layers."""
-    from sentence_transformers import SentenceTransformer
-
-    from mathindex.embed import default_model_path
-
-    model = SentenceTransformer(str(default_model_path()), device="cpu")
-    bert = model[0].auto_model
-    bert.encoder.layer = bert.encoder.layer[:3]
-    bert.config.num_hidden_layers = 3
-    path = tmp_path_factory.mktemp("models") / "minilm-3layers"
-    model.save(str(path))
-    return path
+    return cut_minilm(tmp_path_factory.mktemp("models") / "minilm-3layers", 3)
 
 
 def test_reembed_writes_a_new_release_with_before_and_after(first, root, small_model, capsys):

@@ -22,6 +22,7 @@ from mathindex.embed.train import Recipe, schedule, train
 from mathindex.evaluation.suites import project_suite_queries
 from mathindex.sources import PACKAGE_ROOT
 from mathindex.tables import extraction_tables, write_extraction_tables
+from tests.models import cut_minilm
 
 SAMPLE = PACKAGE_ROOT / "data" / "sample"
 TINY = Recipe(steps=4, batch_size=4, max_seq_length=32, checkpoint_every=2, threads=1)
@@ -39,17 +40,7 @@ def tables_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory) -> Path:
     """A real model, made offline: the bundled MiniLM cut to its first layer."""
-    from sentence_transformers import SentenceTransformer
-
-    from mathindex.embed import default_model_path
-
-    model = SentenceTransformer(str(default_model_path()), device="cpu")
-    bert = model[0].auto_model
-    bert.encoder.layer = bert.encoder.layer[:1]
-    bert.config.num_hidden_layers = 1
-    path = tmp_path_factory.mktemp("models") / "minilm-1layer"
-    model.save(str(path))
-    return path
+    return cut_minilm(tmp_path_factory.mktemp("models") / "minilm-1layer", 1)
 
 
 @pytest.fixture(scope="module")
