@@ -25,16 +25,13 @@ WORK = ".train"  # checkpoints, inside the models directory
 def train_embedder_flow(release: str, out: str, base: str | None = None, recipe: dict | None = None,
                         suites: list[str] | None = None, pool_size: int = 10_000, pool_seed: int = 0) -> dict:
     """Returns the card record, with `model_dir` the installed model."""
-    from mathindex.embed.embedder import (
-        DEFAULT_MODEL_NAME,
-        _model_name,
-        default_model_path,
-    )
+    from mathindex.embed.embedder import _model_name, default_model_path
     from mathindex.evaluation.suites import project_suite_files
 
     release_dir, models_dir = Path(release).resolve(), Path(out).resolve()
     base_dir = Path(base).expanduser().resolve() if base else default_model_path()
-    base_info = {"name": DEFAULT_MODEL_NAME if base is None else _model_name(base_dir), "revision": model_revision(base_dir)}
+    revision = model_revision(base_dir)
+    base_info = {"name": _model_name(base_dir, revision), "revision": revision}
     rec = Recipe(**(recipe or {}))
     bench_suites = sorted({p for p in project_suite_files(release_dir) if _in_release(p, release_dir)}
                           | {Path(s).resolve() for s in suites or []})
