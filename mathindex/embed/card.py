@@ -34,9 +34,9 @@ def card_markdown(r: dict) -> str:
         "MultipleNegativesRankingLoss (in-batch negatives" + (" plus one hard negative from the same module or file" if recipe["hard_negatives"] else "") + ").", "",
         "| field | value |", "|---|---|", *[f"| {k} | {v} |" for k, v in sorted(recipe.items())], "",
         "## Cost", "",
-        f"- {r['training']['steps']} steps ({r['training']['steps'] * recipe['batch_size']:,} examples), "
-        f"{r['training']['seconds']:.0f} s of training in this run (resumed from step {r['training']['resumed_from']}), "
-        f"peak memory {r['training']['peak_rss_mb']:.0f} MB, final loss {r['training']['final_loss']}", "",
+        (f"- {r['training']['steps']} steps ({r['training']['steps'] * recipe['batch_size']:,} examples), "
+        f"{r['training']['seconds']:.0f} s of training over all runs (the last run started at step {r['training']['resumed_from']}), "
+         f"peak memory {r['training']['peak_rss_mb']:.0f} MB, final loss {r['training']['final_loss']}"), "",
         "## Benchmark (embedding channel alone, candidate pool)", "",
     ]
     bench = r.get("benchmark")

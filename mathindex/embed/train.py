@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
+
+from mathindex.embed.models import slug
 
 log = logging.getLogger(__name__)
 
@@ -90,9 +91,9 @@ def schedule(pairs: pa.Table, recipe: Recipe) -> np.ndarray:
 class TrainResult:
     model_dir: Path  # the trained model, saved (not yet installed in a models directory)
     steps: int
-    resumed_from: int
-    seconds: float
-    peak_rss_mb: float
+    resumed_from: int  # the step this run started at (steps: nothing left to train)
+    seconds: float  # training wall time over every run that contributed, resumed ones included
+    peak_rss_mb: float  # the highest peak resident memory of those runs
     final_loss: float
 
 
@@ -101,7 +102,7 @@ def _checkpoint_dir(root: Path, base_revision: str, data_sha: str, recipe: Recip
     return Path(root) / key
 
 
-def _save_checkpoint(ckpt: Path, model, optimiser, scheduler, step: int, losses: list[float]) -> None:
+def _save_checkpoint(ckpt: Path, model, optimiser, scheduler, step: int, losses: list[float], cost: dict) -> None:
     """Weights + optimiser + scheduler + RNG states, written to a temporary directory and renamed."""
     import torch
 
@@ -110,7 +111,7 @@ def _save_checkpoint(ckpt: Path, model, optimiser, scheduler, step: int, losses:
     tmp.mkdir(parents=True)
     model.save(str(tmp / "model"))
     torch.save({"optimiser": optimiser.state_dict(), "scheduler": scheduler.state_dict(), "step": step,
-                "losses": losses, "torch_rng": torch.get_rng_state(), "py_rng": random.getstate(),
+                "losses": losses, "cost": cost, "torch_rng": torch.get_rng_state(), "py_rng": random.getstate(),
                 "np_rng": np.random.get_state()}, tmp / "state.pt")
     old = ckpt.with_name(ckpt.name + ".old")
     shutil.rmtree(old, ignore_errors=True)
@@ -133,7 +134,7 @@ def _load_model(path: Path, recipe: Recipe):
 def train(pairs: pa.Table, base: Path, base_revision: str, work_dir: Path, recipe: Recipe,
           progress=None) -> TrainResult:
     """Trains `base` on `pairs` by `recipe`; resumes from the latest checkpoint under `work_dir`.
-    Returns the saved model directory (`<checkpoint>/final`) and what the run cost."""
+    Returns the saved model directory (`<checkpoint>/<name>`) and what training cost over all runs."""
     import torch
     from sentence_transformers.sentence_transformer import losses as st_losses
     from transformers import get_linear_schedule_with_warmup
@@ -143,7 +144,7 @@ def train(pairs: pa.Table, base: Path, base_revision: str, work_dir: Path, recip
     data_sha = pairs_sha256(pairs)
     ckpt_root = _checkpoint_dir(work_dir, base_revision, data_sha, recipe)
     ckpt = ckpt_root / "checkpoint"
-    final = ckpt_root / "final"
+    final_json = ckpt_root / "final.json"
     plan = schedule(pairs, recipe)
     anchors, positives = pairs.column("anchor").to_pylist(), pairs.column("positive").to_pylist()
     negatives = pairs.column("negative").to_pylist()
@@ -151,10 +152,12 @@ def train(pairs: pa.Table, base: Path, base_revision: str, work_dir: Path, recip
     torch.manual_seed(recipe.seed)
     random.seed(recipe.seed)
     np.random.seed(recipe.seed)
-    start, losses = 0, []
-    if final.is_dir():
-        state = json.loads((ckpt_root / "final.json").read_text())
-        return TrainResult(final, recipe.steps, recipe.steps, 0.0, _peak_rss_mb(), state["final_loss"])
+    start, losses, prior = 0, [], {"seconds": 0.0, "peak_rss_mb": 0.0}
+    if final_json.is_file():  # trained already: the model and what it cost
+        done = json.loads(final_json.read_text())
+        if (ckpt_root / done["dir"]).is_dir():
+            return TrainResult(ckpt_root / done["dir"], recipe.steps, recipe.steps, done["seconds"], done["peak_rss_mb"],
+                               done["final_loss"])
     model = _load_model(ckpt / "model" if ckpt.is_dir() else base, recipe)
     params = [p for p in model.parameters() if p.requires_grad]
     optimiser = torch.optim.AdamW(params, lr=recipe.lr)
@@ -166,7 +169,7 @@ def train(pairs: pa.Table, base: Path, base_revision: str, work_dir: Path, recip
         torch.set_rng_state(state["torch_rng"])
         random.setstate(state["py_rng"])
         np.random.set_state(state["np_rng"])
-        start, losses = int(state["step"]), list(state["losses"])
+        start, losses, prior = int(state["step"]), list(state["losses"]), state.get("cost", prior)
         log.info("resuming training at step %d of %d from %s", start, recipe.steps, ckpt)
     loss_fn = st_losses.MultipleNegativesRankingLoss(model, scale=recipe.scale)
     model.train()
@@ -190,17 +193,26 @@ def train(pairs: pa.Table, base: Path, base_revision: str, work_dir: Path, recip
         if progress is not None:
             progress(step + 1, recipe.steps, losses[-1])
         if (step + 1) % recipe.checkpoint_every == 0 and step + 1 < recipe.steps:
-            _save_checkpoint(ckpt, model, optimiser, scheduler, step + 1, losses)
+            _save_checkpoint(ckpt, model, optimiser, scheduler, step + 1, losses, _cost(prior, t0))
     model.eval()
-    tmp = ckpt_root / "final.tmp"
+    final = ckpt_root / slug(recipe.name)  # the model's directory name is its embedder name until installed
+    tmp = ckpt_root / f"{final.name}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     model.save(str(tmp))
     tail = losses[-min(len(losses), 20):]
     final_loss = round(float(np.mean(tail)), 5) if tail else float("nan")
-    (ckpt_root / "final.json").write_text(json.dumps({"final_loss": final_loss, "losses": losses}))
+    cost = _cost(prior, t0)
+    shutil.rmtree(final, ignore_errors=True)
     os.replace(tmp, final)
+    final_json.write_text(json.dumps({"dir": final.name, "final_loss": final_loss, **cost, "losses": losses}))
     shutil.rmtree(ckpt, ignore_errors=True)
-    return TrainResult(final, recipe.steps, start, time.perf_counter() - t0, _peak_rss_mb(), final_loss)
+    return TrainResult(final, recipe.steps, start, cost["seconds"], cost["peak_rss_mb"], final_loss)
+
+
+def _cost(prior: dict, t0: float) -> dict:
+    """Training seconds and peak memory over the earlier runs (`prior`) and this one (since `t0`)."""
+    return {"seconds": round(prior["seconds"] + time.perf_counter() - t0, 1),
+            "peak_rss_mb": max(prior["peak_rss_mb"], _peak_rss_mb())}
 
 
 def _peak_rss_mb() -> float:
@@ -208,7 +220,3 @@ def _peak_rss_mb() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return round(max(own, kids) / 1024, 1)
-
-
-def read_pairs(path: Path) -> pa.Table:
-    return pq.read_table(path)
