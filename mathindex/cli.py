@@ -352,7 +352,7 @@ def cmd_train_embedder(args) -> int:
     from mathindex.evaluation.suites import project_suite_queries
 
     try:  # an empty pair set fails here, before Prefect starts and before anything is written (seconds)
-        queries, targets, _ = project_suite_queries(args.release)
+        queries, targets, _ = project_suite_queries(args.release, args.suite)
         mine_pairs(read_release_tables(args.release), queries, targets, args.seed)
     except PairError as exc:
         refuse(str(exc))

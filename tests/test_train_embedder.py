@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -172,3 +173,17 @@ def test_mining_an_empty_release_is_a_pair_error(tables_dir, tmp_path):
     tables = {k: v.head(0) for k, v in read_release_tables(tables_dir).items()}
     with pytest.raises(PairError):
         mine_pairs(tables, [], set())
+
+
+def test_an_extra_suite_is_kept_out_of_training(tables_dir, tmp_path):
+    tables = read_release_tables(tables_dir)
+    docs = tables["declarations"].filter(pl.col("docstring").str.len_chars() > 40)
+    name, doc = docs["full_name"][0], docs["docstring"][0]
+    phrase = " ".join(doc.split()[:5])
+    suite = tmp_path / "extra.json"
+    suite.write_text(json.dumps({"suite": "extra", "queries": [{"id": "x1", "query": phrase, "gold": ["Some.other"]}]}))
+    queries, targets, files = project_suite_queries(tables_dir, [suite])
+    assert suite.resolve() in files and phrase in queries and "Some.other" in targets
+    pairs, _ = mine_pairs(tables, queries, targets)
+    assert not any(phrase.lower() in (t or "").lower() for t in pairs.column("anchor").to_pylist())
+    assert f"lean:{name}" not in set(pairs.filter(pc.equal(pairs["kind"], "docstring"))["node_id"].to_pylist())

@@ -96,10 +96,11 @@ def _suite_paths_of(sources: Path) -> list[Path]:
     return [(sources.parent / s["path"]).resolve() for s in raw.get("suites", []) if isinstance(s, dict) and "path" in s]
 
 
-def project_suite_queries(release: Path | None = None) -> tuple[list[str], set[str], list[Path]]:
-    """(query texts, gold names, suite files read) over `project_suite_files`; files absent here are skipped."""
+def project_suite_queries(release: Path | None = None, extra: list[Path] = ()) -> tuple[list[str], set[str], list[Path]]:
+    """(query texts, gold names, suite files read) over `project_suite_files` and `extra` suite files;
+    files absent here are skipped."""
     texts, gold, read = [], set(), []
-    for path in project_suite_files(release):
+    for path in sorted(set(project_suite_files(release)) | {Path(p).resolve() for p in extra}):
         if not path.is_file():
             continue
         suite = load_suite(path)

@@ -37,7 +37,8 @@ def train_embedder_flow(release: str, out: str, base: str | None = None, recipe:
                           | {Path(s).resolve() for s in suites or []})
     with StageProgress(STAGES, desc="train-embedder") as progress:
         with progress.stage("mine"):
-            pairs, data = mine_training_pairs(release_dir, rec.seed)  # a bad release fails here, before anything is written
+            # a bad release fails here, before anything is written; benchmarked suites are never trained on
+            pairs, data = mine_training_pairs(release_dir, rec.seed, bench_suites)
         work = models_dir / WORK
         with progress.stage("train"):
             result = train_model(pairs, base_dir, base_info["revision"], work / "runs", rec)

@@ -10,13 +10,14 @@ from mathindex.tasks import stage
 
 
 @stage(name="mine_pairs")
-def mine_training_pairs(release: Path, seed: int) -> tuple[pa.Table, dict]:
-    """Leak-free pairs from the release's tables, with counts and the suite files kept out."""
+def mine_training_pairs(release: Path, seed: int, extra_suites: list[Path] = ()) -> tuple[pa.Table, dict]:
+    """Leak-free pairs from the release's tables (no query or target of the project's suites, the
+    release's, or `extra_suites`), with counts and the suite files kept out."""
     from mathindex.embed.pairs import mine_pairs, read_release_tables
     from mathindex.evaluation.suites import project_suite_queries
 
     tables = read_release_tables(release)
-    queries, targets, files = project_suite_queries(release)
+    queries, targets, files = project_suite_queries(release, extra_suites)
     pairs, info = mine_pairs(tables, queries, targets, seed)
     return pairs, {**info, "excluded_suites": [str(f) for f in files]}
 
