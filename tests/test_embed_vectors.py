@@ -227,3 +227,18 @@ def test_chunks_are_cached_as_they_finish_so_an_interrupted_run_resumes(tmp_path
     v = embed_texts(texts, resumed, tmp_path, stats, chunk_texts=3)
     assert resumed.calls == [["x" * 7]] and (stats.cached, stats.embedded) == (6, 1)
     assert np.array_equal(v, FakeEmbedder().encode(texts.column("text").to_pylist()))
+
+
+def test_int8_embedder_has_its_own_name_and_close_vectors(tmp_path):
+    from mathindex.embed import SentenceTransformerEmbedder
+    from tests.models import cut_minilm
+
+    path = cut_minilm(tmp_path / "minilm-1layer", 1)
+    fp32 = SentenceTransformerEmbedder(str(path), progress=False)
+    int8 = SentenceTransformerEmbedder(str(path), progress=False, int8=True)
+    assert int8.name == fp32.name + "+int8" and int8.revision == fp32.revision
+    texts = ["theorem Nat.add_comm (n m : ℕ) : n + m = m + n", "a lattice is a poset with joins and meets"]
+    a, b = fp32.encode(texts), int8.encode(texts)
+    assert a.shape == b.shape == (2, 384)
+    cos = (a * b).sum(axis=1)
+    assert (cos > 0.9).all() and not np.allclose(a, b)  # quantised, yet close
