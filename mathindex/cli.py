@@ -327,7 +327,6 @@ def cmd_reembed(args) -> int:
 
 def cmd_train_embedder(args) -> int:
     from mathindex.embed.models import ModelError, model_revision
-    from mathindex.embed.pairs import NEEDED
     from mathindex.evaluation.suites import is_suite_file
 
     def refuse(msg: str):
@@ -335,11 +334,6 @@ def cmd_train_embedder(args) -> int:
 
     if args.release.is_file() and is_suite_file(args.release):
         refuse(f"{args.release} is a query suite; the pair miner never reads suites, give a release directory")
-    if not args.release.is_dir():
-        refuse(f"release directory not found: {args.release}")
-    missing = [n for n in NEEDED if not (args.release / f"{n}.parquet").is_file()]
-    if missing:
-        refuse(f"release {args.release} lacks the table(s) the pair miner needs: {', '.join(missing)}")
     if args.base is not None:
         try:
             model_revision(Path(args.base).expanduser())
@@ -351,7 +345,7 @@ def cmd_train_embedder(args) -> int:
     from mathindex.embed.pairs import PairError, mine_pairs, read_release_tables
     from mathindex.evaluation.suites import project_suite_queries
 
-    try:  # an empty pair set fails here, before Prefect starts and before anything is written (seconds)
+    try:  # a missing table or an empty pair set fails here, before Prefect starts and before anything is written
         queries, targets, _ = project_suite_queries(args.release, args.suite)
         mine_pairs(read_release_tables(args.release), queries, targets, args.seed)
     except PairError as exc:

@@ -33,7 +33,8 @@ def train_embedder_flow(release: str, out: str, base: str | None = None, recipe:
     revision = model_revision(base_dir)
     base_info = {"name": _model_name(base_dir, revision), "revision": revision}
     rec = Recipe(**(recipe or {}))
-    bench_suites = sorted({p for p in project_suite_files(release_dir) if _in_release(p, release_dir)}
+    names = _node_names(release_dir)
+    bench_suites = sorted({p for p in project_suite_files(release_dir) if _in_release(p, names)}
                           | {Path(s).resolve() for s in suites or []})
     with StageProgress(STAGES, desc="train-embedder") as progress:
         with progress.stage("mine"):
@@ -63,17 +64,26 @@ def train_embedder_flow(release: str, out: str, base: str | None = None, recipe:
     return record
 
 
-def _in_release(suite: Path, release: Path) -> bool:
-    """A suite is benchmarked when most of its gold names are nodes of the release (others cannot score)."""
+def _node_names(release: Path):
+    """The distinct node names of a release (an Arrow array); empty when it has no texts table (the
+    miner then refuses the release)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
+
+    path = release / "embedding_texts.parquet"
+    return pc.unique(pq.read_table(path, columns=["name"]).column("name")) if path.is_file() else pa.array([], pa.string())
+
+
+def _in_release(suite: Path, names) -> bool:
+    """A suite is benchmarked when most of its gold names are among the release's node `names`."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     from mathindex.evaluation.suites import load_suite
 
     if not suite.is_file():
         return False
     gold = sorted({g for q in load_suite(suite).queries for g in q.gold})
-    names = pc.unique(pq.read_table(release / "embedding_texts.parquet", columns=["name"]).column("name"))
     present = pc.sum(pc.is_in(names, value_set=pa.array(gold, pa.string()))).as_py() or 0
     return present >= max(1, len(gold) / 2)
