@@ -14,7 +14,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mathindex.lean.scanner import KEYWORDS, NAME, _LOCALISH, _matching, split_top
+from mathindex.lean.lexer import KEYWORDS, LOCALISH, NAME
+from mathindex.lean.scanner import _matching, split_top
 
 # notation -> constants it elaborates to (in visiting order), and whether it needs instances
 _NOTATION: dict[str, tuple[tuple[str, ...], bool]] = {
@@ -179,10 +180,10 @@ class _Namer:
         if tok in KEYWORDS or tok in self.locals:
             return ""
         head = tok.split(".")[0]
-        if head in self.locals or (_LOCALISH.match(head) and "." in tok):
+        if head in self.locals or (LOCALISH.match(head) and "." in tok):
             last = tok.split(".")[-1]  # x.foo: a projection or dot-call on a local
             return self.word("." + last, last) if "." in tok else ""
-        if _LOCALISH.match(tok):
+        if LOCALISH.match(tok):
             return ""
         key, last = self.const_key(tok)
         return self.word(key, last)
@@ -223,7 +224,7 @@ def _needs(text: str, namer: _Namer) -> bool:
         if tok in _NOTATION:
             if _NOTATION[tok][1]:
                 return True
-        elif NAME.fullmatch(tok) and tok not in namer.locals and not _LOCALISH.match(tok):
+        elif NAME.fullmatch(tok) and tok not in namer.locals and not LOCALISH.match(tok):
             full = resolve(tok, namer.ns, namer.opens, namer.lookup.exists)
             if full and namer.lookup.needs_instances(full):
                 return True
@@ -254,12 +255,12 @@ def _dependent(i: int, binders: list, typ: str, namer: _Namer) -> bool:
         for x in later:
             for m in _TOKEN.finditer(x):
                 tok = m.group()
-                if NAME.fullmatch(tok) and tok not in namer.locals and not _LOCALISH.match(tok):
+                if NAME.fullmatch(tok) and tok not in namer.locals and not LOCALISH.match(tok):
                     full = resolve(tok, namer.ns, namer.opens, namer.lookup.exists)
                     if full and full != cls and tag in namer.lookup.binder_text(full):
                         return True
         return False
-    vars_ = {v for v in _mentions(btype) if v in namer.locals or _LOCALISH.match(v)}
+    vars_ = {v for v in _mentions(btype) if v in namer.locals or LOCALISH.match(v)}
     for x in later:
         if vars_ & _mentions(x) and _needs(x, namer):
             return True

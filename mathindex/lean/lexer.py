@@ -1,7 +1,8 @@
-"""Comment and string blanking for Lean 4 source text.
+"""Lean 4 lexical syntax: comment and string blanking, identifiers and keywords.
 
 `blank(text)` returns text of the same length in which every comment and string body is replaced by
 spaces (newlines kept), so offsets and line numbers stay valid and later regexes see only code.
+`idents(text)` lists the identifiers of (blanked) code text.
 """
 
 from __future__ import annotations
@@ -15,6 +16,31 @@ _IDENT_TAIL = re.compile(r"[\w'!?.]")
 _BLOCK = re.compile(r"/-|-/")
 _STRING_END = re.compile(r'(?:[^"\\]|\\.)*"', re.S)
 _NOT_NL = re.compile(r"[^\n]")
+
+# One name component: «quoted» or a letter-like character then word characters, `'`, `!`, `?`.
+ATOM = r"(?:«[^»\n]*»|[^\W\dλΠΣ¹²³⁰-⁹₀-₉][\w'!?]*)"
+NAME = re.compile(ATOM + r"(?:\." + ATOM + r")*")
+_IDENT = re.compile(r"(?<![.'])" + NAME.pattern)
+KEYWORDS = {
+    "fun", "λ", "let", "have", "show", "from", "by", "at", "if", "then", "else", "do", "match",
+    "with", "Type", "Sort", "Prop", "forall", "exists", "in", "where", "deriving", "extends",
+    "open", "this", "calc", "return", "mut", "for", "unless", "try", "catch", "finally", "Type*",
+    "Sort*", "_",
+}
+# A variable-like identifier: one letter (Latin, Greek, script) plus digits, subscripts, primes.
+LOCALISH = re.compile(r"^[^\W\d_][\d₀-₉'ₐ-ₜᵢ-ᵪⱼ]*$")
+
+
+def idents(text: str) -> list[str]:
+    """Identifiers in code text, in order, as written (with dots)."""
+    return _IDENT.findall(text)
+
+
+def mentions(text: str) -> set[str]:
+    """Identifiers in `text` plus the heads of dotted ones (`G.Adj` mentions `G`)."""
+    ids = set(_IDENT.findall(text))
+    ids.update([i.split(".", 1)[0] for i in ids if "." in i])
+    return ids
 
 
 @dataclass(frozen=True)

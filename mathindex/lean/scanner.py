@@ -13,13 +13,12 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from mathindex.lean.lexer import blank
+from mathindex.lean.binders import BINDER_INTRO
+from mathindex.lean.lexer import ATOM, KEYWORDS, LOCALISH, NAME, blank, idents, mentions
 from mathindex.schemas.common import error_row
 
 STAGE = "extract_lean"
 
-_ATOM = r"(?:«[^»\n]*»|[^\W\dλΠΣ¹²³⁰-⁹₀-₉][\w'!?]*)"
-NAME = re.compile(_ATOM + r"(?:\." + _ATOM + r")*")
 _NAME_U = re.compile(NAME.pattern + r"(?:\.\{[^}\n]*\})?")
 _CMD_START = re.compile(r"^(?:@\[|(?![\w'.]+[ \t]*::)[A-Za-z_#])", re.M)  # not a `mk ::` line
 _WS = re.compile(r"\s*")
@@ -42,30 +41,21 @@ _OPEN = "([{⟨⦃⟮⟦"
 _CLOSE = ")]}⟩⦄⟯⟧"
 _PRIORITY = re.compile(r"\(\s*priority\s*:=[^)]*\)\s*")
 _IN_SUFFIX = re.compile(r"\bin\s*$")
-_CTOR_LINE = re.compile(r"^[ \t]*\|[ \t]*(" + _ATOM + r")", re.M)
+_CTOR_LINE = re.compile(r"^[ \t]*\|[ \t]*(" + ATOM + r")", re.M)
 _CTOR_MODS = re.compile(r"(?:(?:protected|private)\s+)*")
 # a field line: `name binders* : type`, or a bracketed group `(a b : type)` declaring several
 _FIELD_LINE = re.compile(
-    r"^([ \t]+)(?:(?:private|protected)\s+)?(?:(" + _ATOM + r")(?:[ \t]+(?:" + _ATOM + r"|[(\[{⦃][^\n]*?))*?[ \t]*:(?!=)"
-    r"|[(\[{⦃]\s*((?:" + _ATOM + r"\s+)*" + _ATOM + r")\s*:(?!=))",
+    r"^([ \t]+)(?:(?:private|protected)\s+)?(?:(" + ATOM + r")(?:[ \t]+(?:" + ATOM + r"|[(\[{⦃][^\n]*?))*?[ \t]*:(?!=)"
+    r"|[(\[{⦃]\s*((?:" + ATOM + r"\s+)*" + ATOM + r")\s*:(?!=))",
     re.M,
 )
-_MK_INLINE = re.compile(r"[ \t]*(" + _ATOM + r")[ \t]*::")
-_MK_LINE = re.compile(r"^[ \t]*(?:(?:private|protected)\s+)?(" + _ATOM + r")[ \t]*::", re.M)
-_BINDER_INTRO = re.compile(r"(?:∀|∃!?|fun|λ|⨆|⨅|∑|∏|⋃|⋂|∫⁻?|Π|Σ|∃ᶠ|∀ᶠ)\s+([^,:=↦]*?)\s*(?:,|:|=>|↦|∈|∉|<|≤|>|≥|⊆|≠)")
+_MK_INLINE = re.compile(r"[ \t]*(" + ATOM + r")[ \t]*::")
+_MK_LINE = re.compile(r"^[ \t]*(?:(?:private|protected)\s+)?(" + ATOM + r")[ \t]*::", re.M)
 
 DECL_KINDS = {
     "theorem", "lemma", "def", "abbrev", "instance", "structure", "class", "inductive", "axiom",
     "opaque", "irreducible_def", "alias", "coinductive",
 }
-KEYWORDS = {
-    "fun", "λ", "let", "have", "show", "from", "by", "at", "if", "then", "else", "do", "match",
-    "with", "Type", "Sort", "Prop", "forall", "exists", "in", "where", "deriving", "extends",
-    "open", "this", "calc", "return", "mut", "for", "unless", "try", "catch", "finally", "Type*",
-    "Sort*", "_",
-}
-# A variable-like identifier: one letter (Latin, Greek, script) plus digits, subscripts, primes.
-_LOCALISH = re.compile(r"^[^\W\d_][\d₀-₉'ₐ-ₜᵢ-ᵪⱼ]*$")
 
 TIME_BUDGET_S = 20.0
 
@@ -124,29 +114,16 @@ _ATTR_OPTION = re.compile(r"\(\s*attr\s*:=\s*([^()]*(?:\([^()]*\)[^()]*)*)\)")
 _UNIVERSE = re.compile(r"\b(Type|Sort)\s*(?:\*|_|\([^()]*\)|[\w.]+(?:\s*\+\s*\d+)?)")
 _BINDER_TYPED = re.compile(r"[({⦃\[]\s*([^(){}\[\]⦃⦄:]+?)\s*:(?!=)\s*([^\s(){}\[\]⦃⦄,]*)")
 _BINDER_NAMES = re.compile(r"[({⦃\[]\s*([^(){}\[\]⦃⦄:]+?)\s*:(?!=)")
-_IDENT_FREE = re.compile(r"(?<![.'])" + NAME.pattern)
 _BR = re.compile(r"[(\[{⟨⦃⟮⟦)\]}⟩⦄⟯⟧]")
 _BR_OR_COMMA = re.compile(r"[(\[{⟨⦃⟮⟦)\]}⟩⦄⟯⟧,]")
 _BR_OR_COLON = re.compile(r"[(\[{⟨⦃⟮⟦)\]}⟩⦄⟯⟧]|:(?!=)")
-_HEAD_NAME = re.compile(r"\s*" + _ATOM + r"\s*")
-
-
-def idents(text: str) -> list[str]:
-    """Identifiers in code text, in order, as written (with dots)."""
-    return _IDENT_FREE.findall(text)
-
-
-def mentions(text: str) -> set[str]:
-    """Identifiers in `text` plus the heads of dotted ones (`G.Adj` mentions `G`)."""
-    ids = set(_IDENT_FREE.findall(text))
-    ids.update([i.split(".", 1)[0] for i in ids if "." in i])
-    return ids
+_HEAD_NAME = re.compile(r"\s*" + ATOM + r"\s*")
 
 
 def type_head(typ: str) -> str | None:
     """The constant a binder type is headed by (`SimpleGraph V` -> `SimpleGraph`), if any."""
     m = NAME.match(typ.strip())
-    if not m or m.group() in KEYWORDS or _LOCALISH.match(m.group()):
+    if not m or m.group() in KEYWORDS or LOCALISH.match(m.group()):
         return None
     return m.group()
 
@@ -645,7 +622,7 @@ class FileScanner:
             for n in m.group(1).split():
                 bound.add(n)
                 heads[n] = head
-        for mb in _BINDER_INTRO.finditer(sig):
+        for mb in BINDER_INTRO.finditer(sig):
             bound.update(x.strip("()[]{}⦃⦄") for x in mb.group(1).split())
         sig_idents = idents(sig)
         mentioned = set(sig_idents)
@@ -692,7 +669,7 @@ class FileScanner:
                 if t:
                     out[t + "." + rest] = None
                 continue
-            if not _LOCALISH.match(d):
+            if not LOCALISH.match(d):
                 out[d] = None
         return list(out)
 
@@ -756,7 +733,7 @@ class FileScanner:
         if ext:
             for parent in split_top(ext.group(1)):
                 p = parent.strip()
-                m = re.match(r"(" + _ATOM + r")\s*:\s*(.*)", p)
+                m = re.match(r"(" + ATOM + r")\s*:\s*(.*)", p)
                 if m and m.group(1).startswith("to"):
                     pname = m.group(1)
                 else:
