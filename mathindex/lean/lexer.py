@@ -20,7 +20,9 @@ _NOT_NL = re.compile(r"[^\n]")
 # One name component: «quoted» or a letter-like character then word characters, `'`, `!`, `?`.
 ATOM = r"(?:«[^»\n]*»|[^\W\dλΠΣ¹²³⁰-⁹₀-₉][\w'!?]*)"
 NAME = re.compile(ATOM + r"(?:\." + ATOM + r")*")
-_IDENT = re.compile(r"(?<![.'])" + NAME.pattern)
+# a name starting where no identifier character, `.`, `'`, `!` or `?` comes before it: not `inl` of
+# `.inl`, not `ar` of `foo.2.bar`, not `_` of `?_`
+_IDENT = re.compile(r"(?<![\w.'!?])" + NAME.pattern)
 KEYWORDS = {
     "fun", "λ", "let", "have", "show", "from", "by", "at", "if", "then", "else", "do", "match",
     "with", "Type", "Sort", "Prop", "forall", "exists", "in", "where", "deriving", "extends",
