@@ -41,7 +41,8 @@ def score(engine, runs, weights, metric: str, k: int) -> float:
         return float("nan")
     total = 0.0
     for q, results, resolved in runs:
-        names = [h.name for h in engine.rank(q.text, results, resolved, k, weights).hits]
+        merged = {**weights_for(query_kind(q.text)), **weights}  # the grid's channels; the prior stays the engine's
+        names = [h.name for h in engine.rank(q.text, results, resolved, k, merged).hits]
         total += metric_value(metric, names, set(q.gold))
     return total / len(runs)
 

@@ -43,7 +43,7 @@ def build(mathlib: Path, work: Path) -> Path:
     texts = embedding_texts(ex.declarations, informal, None)
     steps["informalise + texts"] = time.perf_counter() - t
     t = time.perf_counter()
-    write_table(build_nodes(ex.declarations, None), specs["nodes"], rel)
+    write_table(build_nodes(ex.declarations, None, ex.dependencies), specs["nodes"], rel)
     names, docs = node_documents(texts)
     build_lexical_index(names, docs, rel / LEXICAL_DIR)
     steps["nodes + lexical index"] = time.perf_counter() - t

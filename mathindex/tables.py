@@ -31,7 +31,7 @@ def extraction_tables(lean: list[Path], latex: list[Path], cache_dir: Path | Non
     stmts = concat([x.statements for x in latex_runs], specs["latex_statements"].schema)
     informal = informalise(decls, RuleInformaliser(), cache_dir, dependencies=deps)
     return {"declarations": decls, "dependencies": deps, "latex_statements": stmts, "informalisations": informal,
-            "embedding_texts": embedding_texts(decls, informal, stmts), "nodes": build_nodes(decls, stmts),
+            "embedding_texts": embedding_texts(decls, informal, stmts), "nodes": build_nodes(decls, stmts, deps),
             "errors": concat([x.errors for x in lean_runs + latex_runs], ERRORS)}
 
 

@@ -68,7 +68,7 @@ def release_flow(
                 trees, formula_errors = parse_formulas(formulas, SYMPY_BUDGET_S)
                 formula_info = build_formula_index(trees, formulas, staging)
             with progress.stage("search index"):
-                nodes = nodes_table(ex.declarations, ex.statements)
+                nodes = nodes_table(ex.declarations, ex.statements, ex.dependencies)
                 lexical = lexical_index(texts, staging)
             errors = concat([ex.errors, formula_errors], ERRORS)
             with progress.stage("bench"):

@@ -14,5 +14,7 @@ NODES = pa.schema(
         pa.field("file", pa.string(), nullable=False),
         pa.field("line", pa.int32()),
         pa.field("aliases", pa.list_(pa.string()), nullable=False),  # label, tag, short names
+        pa.field("in_degree", pa.int32(), nullable=False),  # declarations that reference it (search/prior.py)
+        pa.field("pagerank", pa.float64(), nullable=False),  # PageRank over the same references
     ]
 )

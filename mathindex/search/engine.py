@@ -1,5 +1,6 @@
 """Query-time search over a built release: identifier resolver, then lexical, embedding and
-formula channels fused by weighted reciprocal rank. Each hit reports its channels and ranks."""
+formula channels fused by weighted reciprocal rank, then the reference prior (search/prior.py).
+Each hit reports its channels and ranks."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from mathindex.embed.models import reference_path, release_root
 from mathindex.search.fusion import Hit, best_per_name, fuse
 from mathindex.search.identifier import IdentifierResolver
 from mathindex.search.lexical import LexicalIndex
+from mathindex.search.prior import PRIOR, apply_prior, normalised_prior
 from mathindex.store import load_manifest
 
 log = logging.getLogger(__name__)
@@ -24,11 +26,17 @@ log = logging.getLogger(__name__)
 # dev (476 queries, two-fold cross-validation by target) moved formula-like queries to equal
 # weights (nDCG@10 41.1 -> 42.2, both folds chose it) and kept 0.5 for prose (best in-sample; the
 # folds disagreed, 0.25 and 2.0, so no setting is better supported).
+# "prior" is the weight of the reference prior (fused score x (1 + weight x prior)), from
+# bench/ranking_prior.py: on the whole-Mathlib release, MathlibQR dev nDCG@10 43.4 -> 47.7 with
+# depth 100 (two-fold CV by target 47.5; the folds chose PageRank at 3.0 and 1.5; 1.5 and 2.0 tie),
+# and 1.5 rather than 2.0 because the small sample corpus loses 0.9 instead of 1.8 points.
 WEIGHTS_BY_KIND = {
-    "words": {"lexical": 1.0, "embedding": 0.5, "formula": 1.0},
-    "formula": {"lexical": 1.0, "embedding": 1.0, "formula": 1.0},
+    "words": {"lexical": 1.0, "embedding": 0.5, "formula": 1.0, "prior": 1.5},
+    "formula": {"lexical": 1.0, "embedding": 1.0, "formula": 1.0, "prior": 1.5},
 }
-CANDIDATES = 50
+# Candidates per channel before fusion: 100 rather than 50 lets the prior lift a well-used
+# declaration that one channel ranks 51-100 (bench/ranking_prior.py: +1.2 nDCG@10 with the prior).
+CANDIDATES = 100
 _FORMULA_HINT = re.compile(r"[\\^_=<>+$]|[∀∃∑∏∫→↔∈∉⊆⊂∪∩≤≥≠∣⁻¹√ℕℤℚℝℂ×•∘]")
 
 LEXICAL_DIR, VECTOR_DIR, FORMULA_DIR = "lexical", "vector", "formula"
@@ -58,15 +66,18 @@ class SearchResult:
 class SearchEngine:
     """Opens a release directory once; `search` is then cheap and side-effect free."""
 
-    def __init__(self, release: Path, weights: dict[str, float] | None = None, model: str | None = None):
+    def __init__(self, release: Path, weights: dict[str, float] | None = None, model: str | None = None,
+                 prior: str = PRIOR):
         """`model`: a model reference as a manifest records it (`models/<name>@<rev16>`, relative to
         the release root) or an absolute path; None: the release's own (its manifest's
-        `vector_index.model`, resolved against the root the release is in now)."""
+        `vector_index.model`, resolved against the root the release is in now). `prior`: the
+        reference signal the prior is made of (search/prior.py SIGNALS)."""
         self.release = Path(release)
         self.manifest = load_manifest(self.release) if (self.release / "manifest.json").exists() else None
         self.weights = weights or {}  # overrides of WEIGHTS_BY_KIND, for every kind
         self.unavailable: dict[str, str] = {}
         self.nodes = pq.read_table(self.release / "nodes.parquet", columns=["name", "aliases", "kind", "title", "file", "line"])
+        self.prior = self._read_prior(prior)
         self.resolver = IdentifierResolver(self.nodes.column("name").to_pylist(), self.nodes.column("aliases").to_pylist())
         self.lexical = self._try("lexical", lambda: LexicalIndex(self.release / LEXICAL_DIR))
         if model is None and self.manifest is not None:
@@ -74,6 +85,15 @@ class SearchEngine:
         root = release_root(self.release)  # where the release is now: a moved or copied root finds its model
         self.vector = self._try("embedding", lambda: _VectorChannel(self.release, reference_path(model, root)))
         self.formula = self._try("formula", lambda: _FormulaChannel(self.release))
+
+    def _read_prior(self, signal: str) -> dict[str, float]:
+        """name -> prior; empty (no prior) for a release built before `nodes` had the signals."""
+        path = self.release / "nodes.parquet"
+        if signal not in pq.read_schema(path).names:
+            return {}
+        t = pq.read_table(path, columns=["name", "corpus", signal])
+        values = normalised_prior(signal, t.column(signal).to_pylist(), t.column("corpus").to_pylist())
+        return dict(zip(t.column("name").to_pylist(), values))
 
     def _try(self, channel: str, opener):
         try:
@@ -99,8 +119,13 @@ class SearchEngine:
 
     def rank(self, query: str, results: dict[str, list[tuple[str, float]]], resolved: list[str], k: int,
              weights: dict[str, float] | None = None) -> SearchResult:
-        """Fuses channel hits (with `weights`, else the engine's) and puts resolved identifiers first."""
-        fused = fuse(results, weights or weights_for(query_kind(query), self.weights))
+        """Fuses channel hits (with `weights`, else the engine's), applies the reference prior and
+        puts resolved identifiers first."""
+        weights = weights or weights_for(query_kind(query), self.weights)
+        fused = fuse(results, weights)
+        by_name = {h.name: h for h in fused}
+        rescored = apply_prior([(h.name, h.score) for h in fused], self.prior, weights.get("prior", 0.0))
+        fused = [Hit(name=n, score=round(s, 8), channels=by_name[n].channels) for n, s in rescored]
         if resolved:
             by_name = {h.name: h for h in fused}
             head = [by_name.pop(n, Hit(name=n, score=0.0)) for n in resolved]

@@ -8,6 +8,7 @@ import pyarrow as pa
 
 from mathindex.schemas.common import table
 from mathindex.schemas.search import NODES
+from mathindex.search.prior import reference_signals
 
 _STACKS_ATTR = re.compile(r"^stacks\s+([0-9A-Z]{4})\b")
 
@@ -21,9 +22,10 @@ def hit_name(tag: str | None, label: str | None, statement_id: str) -> str:
     return tag or label or statement_id
 
 
-def build_nodes(declarations: pa.Table | None, statements: pa.Table | None) -> pa.Table:
+def build_nodes(declarations: pa.Table | None, statements: pa.Table | None,
+                dependencies: pa.Table | None = None) -> pa.Table:
     """One row per node; a Lean name declared twice (e.g. `private` in two files) keeps its first
-    occurrence by (corpus, file, line)."""
+    occurrence by (corpus, file, line). `in_degree` and `pagerank` come from `dependencies`."""
     rows: dict[str, dict] = {}
     if declarations is not None and declarations.num_rows:
         cols = ["full_name", "kind", "corpus", "signature", "file", "line_start", "attributes"]
@@ -59,7 +61,11 @@ def build_nodes(declarations: pa.Table | None, statements: pa.Table | None) -> p
                     "aliases": list(dict.fromkeys(a for a in (s["label"], s["full_label"], s["tag"]) if a)),
                 },
             )
-    return table([rows[k] for k in sorted(rows)], NODES)
+    ordered = [rows[k] for k in sorted(rows)]
+    degree, rank = reference_signals([r["name"] for r in ordered], dependencies)
+    for r, d, pr in zip(ordered, degree, rank):
+        r["in_degree"], r["pagerank"] = d, pr
+    return table(ordered, NODES)
 
 
 def node_documents(texts: pa.Table) -> tuple[list[str], list[str]]:

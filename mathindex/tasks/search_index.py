@@ -13,8 +13,8 @@ from mathindex.tasks import stage
 
 
 @stage(name="build_nodes")
-def nodes_table(declarations: pa.Table, statements: pa.Table) -> pa.Table:
-    return build_nodes(declarations, statements)
+def nodes_table(declarations: pa.Table, statements: pa.Table, dependencies: pa.Table) -> pa.Table:
+    return build_nodes(declarations, statements, dependencies)
 
 
 @stage(name="build_lexical_index")
