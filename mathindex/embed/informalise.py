@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Protocol
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from mathindex.embed.rules import RULES_VERSION, first_sentence, render_rules
 from mathindex.schemas.embed import INFORMALISATIONS
+from mathindex.schemas.lean import ROLE_STATEMENT
 
 log = logging.getLogger(__name__)
 
@@ -224,6 +226,17 @@ def statement_sha256(full_name: str, kind: str, signature: str, type_: str, docs
     return sha256_hex(full_name, kind, signature, type_, docstring)
 
 
+def statement_edges(dependencies: pa.Table | None) -> list[tuple[str, str]]:
+    """(declaration, target) pairs its statement names: the `statement` rows of a dependencies
+    table (every row of a table without a `role` column). Proof references are left out: a proof
+    may use what the statement is used by, so they would add cycles and reorder the levels."""
+    if dependencies is None or dependencies.num_rows == 0:
+        return []
+    if "role" in dependencies.column_names:
+        dependencies = dependencies.filter(pc.equal(dependencies.column("role"), ROLE_STATEMENT))
+    return list(zip(dependencies.column("full_name").to_pylist(), dependencies.column("target").to_pylist()))
+
+
 def dependency_levels(names: list[str], dependencies: pa.Table | None) -> list[int]:
     """Level of each name: 0 with no known dependency, else 1 + the highest level it depends on.
 
@@ -232,11 +245,10 @@ def dependency_levels(names: list[str], dependencies: pa.Table | None) -> list[i
     """
     index = {n: i for i, n in enumerate(names)}
     deps: list[set[int]] = [set() for _ in names]
-    if dependencies is not None and dependencies.num_rows:
-        for src, dst in zip(dependencies.column("full_name").to_pylist(), dependencies.column("target").to_pylist()):
-            i, j = index.get(src), index.get(dst)
-            if i is not None and j is not None and i != j:
-                deps[i].add(j)
+    for src, dst in statement_edges(dependencies):
+        i, j = index.get(src), index.get(dst)
+        if i is not None and j is not None and i != j:
+            deps[i].add(j)
     users: list[list[int]] = [[] for _ in names]
     pending = [len(d) for d in deps]
     for i, d in enumerate(deps):
@@ -339,11 +351,10 @@ def informalise(
     types, docs = _column(declarations, "type"), _column(declarations, "docstring")
     levels = dependency_levels(names, dependencies)
     deps_of: dict[str, list[str]] = {}
-    if dependencies is not None and dependencies.num_rows:
-        known = set(names)
-        for src, dst in zip(dependencies.column("full_name").to_pylist(), dependencies.column("target").to_pylist()):
-            if dst in known and dst != src:
-                deps_of.setdefault(src, []).append(dst)
+    known = set(names)
+    for src, dst in statement_edges(dependencies):
+        if dst in known and dst != src:
+            deps_of.setdefault(src, []).append(dst)
     order = sorted(range(len(names)), key=lambda i: (levels[i], names[i], decl_ids[i]))
     cache = InformalCache(cache_dir, informaliser.backend, informaliser.model, informaliser.prompt_version)
     gloss: dict[str, str] = {}

@@ -25,7 +25,8 @@ log = logging.getLogger(__name__)
 
 _RAW_EXTRA = [
     pa.field("_seq", pa.int32(), nullable=False),  # row order inside its file
-    pa.field("_deps", pa.list_(pa.string())),
+    pa.field("_deps", pa.list_(pa.string())),  # constants the signature names, as written
+    pa.field("_proof_deps", pa.list_(pa.string())),  # constants only the body names, as written
     pa.field("_inst", pa.string()),  # JSON naming hint of an anonymous instance
     pa.field("_twin_src", pa.string()),
     pa.field("_twin_tgt", pa.string()),
@@ -92,6 +93,7 @@ def extract_file(data: bytes, corpus: str, rel: str) -> tuple[list[dict], list[d
         inst = d.pop("_inst", None)
         resolve = d.pop("_resolve", None)
         d["_seq"] = i
+        d.setdefault("_proof_deps", None)  # source declarations only
         d["_inst"] = json.dumps(inst, ensure_ascii=False) if inst is not None and not d["full_name"] else None
         d["_twin_src"] = twin[0] if twin else None
         d["_twin_tgt"] = (twin[2] + ":" + twin[1]) if twin else None

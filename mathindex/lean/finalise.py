@@ -15,7 +15,7 @@ from mathindex.lean import names as guess
 from mathindex.lean.instances import Lookup, instance_name, resolve
 from mathindex.lean.scanner import STAGE
 from mathindex.schemas.common import ERRORS, error_row
-from mathindex.schemas.lean import DECLARATIONS, DEPENDENCIES
+from mathindex.schemas.lean import DECLARATIONS, DEPENDENCIES, ROLE_PROOF, ROLE_STATEMENT
 
 log = logging.getLogger(__name__)
 
@@ -162,43 +162,70 @@ def finalise(raw: pa.Table, corpus: str) -> tuple[pa.Table, pa.Table, pa.Table]:
     return decls, deps, pa.Table.from_pylist(errors, schema=ERRORS)
 
 
-def _dependencies(table: pa.Table, corpus: str, lookup: Lookup, names: set[str]) -> pa.Table:
-    """One row per (declaration, mentioned constant): resolved to a full name of the corpus
-    through the namespace and `open`s in force where possible, else as written."""
-    deps_list = table["_deps"]
-    parents = pc.list_parent_indices(deps_list).to_numpy()
-    flat_arr = pc.list_flatten(deps_list)
-    flat = flat_arr.to_pylist()
-    # a target whose last component ends no corpus name cannot resolve (checked column-wise)
-    lasts_arr = pa.array(list({n.rpartition(".")[2] for n in names}), pa.string())
-    last_of = pc.struct_field(pc.extract_regex(flat_arr, r"(?P<last>[^.]*)$"), [0])
-    maybe = pc.fill_null(pc.is_in(last_of, value_set=lasts_arr), False).to_pylist()
-    ns_col = table["_ns"].to_pylist()
-    opens_col = table["_opens"].to_pylist()
-    contexts: dict[tuple[str, str], tuple[list[str], dict[str, str | None]]] = {}
-    targets: list[str] = []
-    resolved: list[bool] = []
-    exists = lookup.exists
-    for target, p, ok in zip(flat, parents, maybe):
-        if not ok:
-            targets.append(target)
-            resolved.append(False)
-            continue
-        ctx = (ns_col[p], opens_col[p])
-        entry = contexts.get(ctx)
+class _Resolver:
+    """Resolution of written names through the namespace and `open`s in force, memoised per context.
+
+    A target whose last component ends no corpus name cannot resolve (checked column-wise first).
+    A proof reference that does not resolve falls back to its longest resolving prefix, so a
+    dotted name on a constant (`le_antisymm_iff.trans`, `Foo.rec`) refers to that constant."""
+
+    def __init__(self, table: pa.Table, lookup: Lookup, names: set[str]):
+        self.ns_col = table["_ns"].to_pylist()
+        self.opens_col = table["_opens"].to_pylist()
+        self.exists = lookup.exists
+        self.lasts = pa.array(list({n.rpartition(".")[2] for n in names}), pa.string())
+        self.contexts: dict[tuple[str, str], tuple[list[str], dict[str, str | None]]] = {}
+
+    def maybe(self, flat: pa.Array) -> list[bool]:
+        """For each written name: may it resolve at all (its last component ends a corpus name)?"""
+        last_of = pc.struct_field(pc.extract_regex(flat, r"(?P<last>[^.]*)$"), [0])
+        return pc.fill_null(pc.is_in(last_of, value_set=self.lasts), False).to_pylist()
+
+    def __call__(self, target: str, parent: int) -> str | None:
+        ctx = (self.ns_col[parent], self.opens_col[parent])
+        entry = self.contexts.get(ctx)
         if entry is None:
-            entry = contexts[ctx] = (json.loads(ctx[1]) if ctx[1] else [], {})
+            entry = self.contexts[ctx] = (json.loads(ctx[1]) if ctx[1] else [], {})
         memo = entry[1]
         full = memo.get(target, False)
         if full is False:
-            full = memo[target] = resolve(target, ctx[0], entry[0], exists)
-        targets.append(full or target)
-        resolved.append(full is not None)
-    return pa.table(
-        {
-            "corpus": pa.array([corpus] * len(targets), pa.string()),
-            "full_name": pc.take(table["full_name"], pa.array(parents, pa.int64())),
-            "target": pa.array(targets, pa.string()),
-            "resolved": pa.array(resolved, pa.bool_()),
-        }
-    ).cast(DEPENDENCIES)
+            full = memo[target] = resolve(target, ctx[0], entry[0], self.exists)
+        return full
+
+    def prefix(self, target: str, parent: int) -> str | None:
+        """The longest proper prefix of a dotted `target` that resolves, if any."""
+        while "." in target:
+            target = target.rpartition(".")[0]
+            full = self(target, parent)
+            if full is not None:
+                return full
+        return None
+
+
+def _dependencies(table: pa.Table, corpus: str, lookup: Lookup, names: set[str]) -> pa.Table:
+    """One row per (declaration, constant named by its statement or else by its proof): resolved to
+    a full name of the corpus through the namespace and `open`s in force where possible, else as
+    written. A (declaration, target) pair appears once, as `statement` when the signature names it."""
+    res = _Resolver(table, lookup, names)
+    full_names = table["full_name"].to_pylist()
+    cols: dict[str, list] = {"full_name": [], "target": [], "resolved": [], "role": []}
+    seen: set[tuple[str, str]] = set()
+    for column, role in (("_deps", ROLE_STATEMENT), ("_proof_deps", ROLE_PROOF)):
+        deps_list = table[column]
+        parents = pc.list_parent_indices(deps_list).to_numpy()
+        flat_arr = pc.list_flatten(deps_list)
+        proof = role == ROLE_PROOF
+        for target, p, ok in zip(flat_arr.to_pylist(), parents, res.maybe(flat_arr)):
+            full = res(target, p) if ok else None
+            if full is None and proof and "." in target:
+                full = res.prefix(target, p)
+            key = (full_names[p], full or target)
+            if key in seen:
+                continue
+            seen.add(key)
+            cols["full_name"].append(key[0])
+            cols["target"].append(key[1])
+            cols["resolved"].append(full is not None)
+            cols["role"].append(role)
+    n = len(cols["target"])
+    return pa.table({"corpus": pa.array([corpus] * n, pa.string()), **cols}).cast(DEPENDENCIES)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from mathindex.lean.binders import BINDER_INTRO
 from mathindex.lean.lexer import ATOM, KEYWORDS, LOCALISH, NAME, blank, idents, mentions
+from mathindex.lean.proof_refs import proof_references
 from mathindex.schemas.common import error_row
 
 STAGE = "extract_lean"
@@ -577,6 +578,9 @@ class FileScanner:
         return z, colon, "" if depth <= 0 else "unbalanced"
 
     def declaration(self, a: int, z: int, h: Header) -> None:
+        """One declaration command in [a, z): its row (name, signature, type, the `variable`s it
+        uses, the constants its signature names in `_deps` and those only its body names in
+        `_proof_deps`), then the rows Lean generates from it (`generated`)."""
         t = self.text
         kw = h.keyword
         pos = h.rest
@@ -652,7 +656,22 @@ class FileScanner:
         self.decls.append(row)
         if full:
             self.local_names.add(full)
+        first_generated = len(self.decls)
         self.generated(row, base, h, kw, sig_end, term, z, written)
+        row["_proof_deps"] = self.proof_dependencies(
+            kind, sig_end, term, seg_end, bound | var_names, heads, deps, self.decls[first_generated:])
+
+    def proof_dependencies(self, kind: str, sig_end: int, term: str, seg_end: int, bound: set[str],
+                           heads: dict[str, str | None], statement: list[str], members: list[dict]) -> list[str]:
+        """Constants the body after the signature names (`proof_refs`), none of `statement`; the
+        fields and constructors a structure or inductive type declares are not references."""
+        if term in ("", "unbalanced", "deriving") or seg_end <= sig_end:
+            return []
+        start = sig_end + len(term) if term in (":=", "where") else sig_end
+        defined = {m["full_name"].rpartition(".")[2] for m in members
+                   if m.get("origin") in ("field", "constructor", "parent_projection")}
+        return proof_references(self.text[start:seg_end], bound | defined, heads, self.var_state().heads,
+                                statement, type_like=kind in _TYPE_KINDS)
 
     def dependencies(self, sig_idents: list[str], bound: set[str], var_names: set[str],
                      heads: dict[str, str | None]) -> list[str]:
@@ -992,6 +1011,7 @@ class FileScanner:
         }
 
 
+_TYPE_KINDS = {"structure", "class", "inductive", "coinductive"}  # (`class inductive` is kind class)
 _NEEDS_BODY = {"theorem", "lemma", "def", "abbrev", "instance", "irreducible_def"}
 _HASH_COMMANDS = {
     "#check", "#eval", "#print", "#reduce", "#synth", "#exit", "#lint", "#help", "#guard",

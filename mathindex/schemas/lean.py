@@ -28,11 +28,18 @@ DECLARATIONS = pa.schema(
     ]
 )
 
+# values of `dependencies.role`
+ROLE_STATEMENT = "statement"
+ROLE_PROOF = "proof"
+
 DEPENDENCIES = pa.schema(
     [
         pa.field("corpus", pa.string(), nullable=False),
-        pa.field("full_name", pa.string(), nullable=False),  # the declaration whose statement mentions target
+        pa.field("full_name", pa.string(), nullable=False),  # the declaration whose statement or proof names target
         pa.field("target", pa.string(), nullable=False),  # a constant as written (or resolved, see resolved)
         pa.field("resolved", pa.bool_(), nullable=False),  # true when target is a full name found in the corpus
+        # statement: named by the signature; proof: named only by the proof or definition body (a
+        # target both name is one statement row); (corpus, full_name, target) is unique
+        pa.field("role", pa.string(), nullable=False),
     ]
 )
