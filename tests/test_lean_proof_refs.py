@@ -127,3 +127,18 @@ def test_informalisation_order_ignores_proof_references(tmp_path: Path) -> None:
     with_proofs = informalise(ex.declarations, RuleInformaliser(), None, dependencies=deps)
     without = informalise(ex.declarations, RuleInformaliser(), None, dependencies=statement_only)
     assert with_proofs.equals(without)
+
+
+def test_references_resolve_to_generated_names_and_relative_opens(tmp_path: Path) -> None:
+    ex = extract(tmp_path, {"C/Gen.lean": (
+        "namespace Cat\nnamespace Category\ntheorem assoc_law : True := trivial\nend Category\nend Cat\n"
+        "@[to_additive]\ntheorem mul_thing : True := trivial\n"
+        "namespace Cat\nopen Category\n"
+        "theorem user : True := by\n  exact add_thing.trans (assoc_law.symm ▸ trivial)\nend Cat\n"
+    )})
+    assert rows(ex.dependencies, "Cat.user") == {
+        "True": ("statement", False),
+        "add_thing": ("proof", True),  # the @[to_additive] twin of mul_thing
+        "Cat.Category.assoc_law": ("proof", True),  # `open Category` inside `namespace Cat`
+        "trivial": ("proof", False),  # Lean core's, not the corpus's
+    }

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mathindex.lean import names as guess
-from mathindex.lean.instances import Lookup, instance_name, resolve
+from mathindex.lean.instances import Lookup, instance_name, resolve, resolve_in_opened
 from mathindex.lean.scanner import STAGE
 from mathindex.schemas.common import ERRORS, error_row
 from mathindex.schemas.lean import DECLARATIONS, DEPENDENCIES, ROLE_PROOF, ROLE_STATEMENT
@@ -158,21 +158,22 @@ def finalise(raw: pa.Table, corpus: str) -> tuple[pa.Table, pa.Table, pa.Table]:
     table = table.filter(named)
     decls = table.select(DECLARATIONS.names).cast(DECLARATIONS)
 
-    deps = _dependencies(table, corpus, lookup, exists_set)
+    deps = _dependencies(table, corpus, {n for n in full if n})
     return decls, deps, pa.Table.from_pylist(errors, schema=ERRORS)
 
 
 class _Resolver:
-    """Resolution of written names through the namespace and `open`s in force, memoised per context.
+    """Resolution of written names through the namespace and `open`s in force (also an `open`
+    relative to the namespace: `resolve_in_opened`), memoised per context.
 
     A target whose last component ends no corpus name cannot resolve (checked column-wise first).
     A proof reference that does not resolve falls back to its longest resolving prefix, so a
     dotted name on a constant (`le_antisymm_iff.trans`, `Foo.rec`) refers to that constant."""
 
-    def __init__(self, table: pa.Table, lookup: Lookup, names: set[str]):
+    def __init__(self, table: pa.Table, names: set[str]):
         self.ns_col = table["_ns"].to_pylist()
         self.opens_col = table["_opens"].to_pylist()
-        self.exists = lookup.exists
+        self.exists = names.__contains__
         self.lasts = pa.array(list({n.rpartition(".")[2] for n in names}), pa.string())
         self.contexts: dict[tuple[str, str], tuple[list[str], dict[str, str | None]]] = {}
 
@@ -189,7 +190,8 @@ class _Resolver:
         memo = entry[1]
         full = memo.get(target, False)
         if full is False:
-            full = memo[target] = resolve(target, ctx[0], entry[0], self.exists)
+            full = memo[target] = (resolve(target, ctx[0], entry[0], self.exists)
+                                   or resolve_in_opened(target, ctx[0], entry[0], self.exists))
         return full
 
     def prefix(self, target: str, parent: int) -> str | None:
@@ -202,11 +204,12 @@ class _Resolver:
         return None
 
 
-def _dependencies(table: pa.Table, corpus: str, lookup: Lookup, names: set[str]) -> pa.Table:
+def _dependencies(table: pa.Table, corpus: str, names: set[str]) -> pa.Table:
     """One row per (declaration, constant named by its statement or else by its proof): resolved to
-    a full name of the corpus through the namespace and `open`s in force where possible, else as
-    written. A (declaration, target) pair appears once, as `statement` when the signature names it."""
-    res = _Resolver(table, lookup, names)
+    one of the corpus's full `names` (generated ones included) through the namespace and `open`s in
+    force where possible, else as written. A (declaration, target) pair appears once, as
+    `statement` when the signature names it."""
+    res = _Resolver(table, names)
     full_names = table["full_name"].to_pylist()
     cols: dict[str, list] = {"full_name": [], "target": [], "resolved": [], "role": []}
     seen: set[tuple[str, str]] = set()
