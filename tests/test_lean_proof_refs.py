@@ -41,7 +41,7 @@ def test_tactic_block() -> None:
     refs = proof_refs(
         "theorem t (a b : Nat) (h : a ≤ b) : a ≤ b := by\n"
         "  rw [foo, ← bar, Nat.baz_eq]\n"
-        "  simp [baz] at h ⊢\n"
+        "  simp +contextual [baz, -erased] at h ⊢\n"
         "  apply le_of_thing\n"
         "  exact qux _\n"
     )
@@ -142,3 +142,14 @@ def test_references_resolve_to_generated_names_and_relative_opens(tmp_path: Path
         "Cat.Category.assoc_law": ("proof", True),  # `open Category` inside `namespace Cat`
         "trivial": ("proof", False),  # Lean core's, not the corpus's
     }
+
+
+def test_a_protected_name_needs_its_namespace(tmp_path: Path) -> None:
+    ex = extract(tmp_path, {"D/Prot.lean": (
+        "theorem zero_mul : True := trivial\n"
+        "namespace Mat\nprotected theorem zero_mul : True := trivial\n"
+        "theorem uses_root : True := zero_mul\n"
+        "theorem uses_own : True := Mat.zero_mul\nend Mat\n"
+    )})
+    assert rows(ex.dependencies, "Mat.uses_root")["zero_mul"] == ("proof", True)
+    assert rows(ex.dependencies, "Mat.uses_own")["Mat.zero_mul"] == ("proof", True)

@@ -174,6 +174,10 @@ class _Resolver:
         self.ns_col = table["_ns"].to_pylist()
         self.opens_col = table["_opens"].to_pylist()
         self.exists = names.__contains__
+        # a `protected` name is never reached from its last component alone (through the
+        # namespace or an `open`): `zero_mul` inside `namespace Matrix` is the root `zero_mul`
+        protected = set(pc.filter(table["full_name"], table["is_protected"]).to_pylist())
+        self.exists_short = (names - protected).__contains__
         self.lasts = pa.array(list({n.rpartition(".")[2] for n in names}), pa.string())
         self.contexts: dict[tuple[str, str], tuple[list[str], dict[str, str | None]]] = {}
 
@@ -190,8 +194,9 @@ class _Resolver:
         memo = entry[1]
         full = memo.get(target, False)
         if full is False:
-            full = memo[target] = (resolve(target, ctx[0], entry[0], self.exists)
-                                   or resolve_in_opened(target, ctx[0], entry[0], self.exists))
+            exists = self.exists if "." in target else self.exists_short
+            full = memo[target] = (resolve(target, ctx[0], entry[0], exists)
+                                   or resolve_in_opened(target, ctx[0], entry[0], exists))
         return full
 
     def prefix(self, target: str, parent: int) -> str | None:

@@ -8,11 +8,14 @@ not Lean keywords or tactic words and not local names. A name is local when
 - the body binds it: `fun x`, `intro`/`rintro`/`obtain`/`rcases … with`/`cases … with`/
   `induction … with`/`choose`/`ext`/`case`/`next` patterns, `have`/`let`/`set`/`replace` names,
   `suffices h :`, `by_cases h :`, match arms `| succ n ih =>`, quantifiers and set-builder binders,
-  structure-instance fields and named arguments (`toFun x := …`, `(config := …)`),
+  structure-instance fields and named arguments (`toFun x := …`, `(config := …)`), and names
+  that are not uses: `simp [-foo]` erasures, `+contextual` flags, `set_option` names,
 - or it looks like one: a single letter with digits, subscripts or primes (`x`, `a₁`, `f'`), or a
   hypothesis name (`h`, `hx`, `hab'`, `H₂`, `ih`).
 
-Binding is not scoped: a name bound anywhere in the body is local everywhere in it.
+Binding is not scoped: a name bound anywhere in the body is local everywhere in it. Tactic names
+(`TACTIC_WORDS`) and keywords are never references; the fields and constructors a structure or
+inductive type declares are not references of its own body (the scanner passes them as bound).
 
 Dotted names: `x.foo` on a signature binder `x : T …` becomes `T.foo` (as for statements); on any
 other local head (`hab.le`, `h.1`) it is dropped, since the head's type is unknown. A dotted name
@@ -25,7 +28,7 @@ from __future__ import annotations
 import re
 
 from mathindex.lean.binders import BINDER_INTRO
-from mathindex.lean.lexer import ATOM, KEYWORDS, LOCALISH, idents
+from mathindex.lean.lexer import ATOM, KEYWORDS, LOCALISH, NAME, idents
 
 # Tactic names and tactic-syntax words: never references. Words that are also constants used as
 # terms (`rfl`, `trivial`, `absurd`, `id`, `funext`, `congrArg`) are not listed.
@@ -84,6 +87,10 @@ _SET_BUILDER = re.compile(r"\{[ \t]*(" + ATOM + r"(?:[ \t]+" + ATOM + r")*)[ \t]
 # ascription, so this is used for types only)
 _BINDER_GROUP = re.compile(r"[({⦃\[][ \t]*(" + ATOM + r"(?:[ \t]+" + ATOM + r")*)[ \t]*:(?!=)")
 _OPTION = re.compile(r"set_option[ \t]+(\S+)")
+# not uses: a lemma erased from a simp set (`simp [-foo]`), a configuration flag (`simp +contextual`)
+# (two patterns, each led by rare characters, scan faster than one led by any space)
+_ERASED = re.compile(r"[\[,][ \t]*-(" + NAME.pattern + r")")
+_FLAG = re.compile(r" \+(" + NAME.pattern + r")")
 _ASCRIPTION = re.compile(r":[^()\[\]{}⦃⦄⟨⟩,|]*")
 _HYPOTHESIS = re.compile(r"^(?:h|H|ih|IH)[A-Za-z]{0,4}[\d₀-₉'!?ₐ-ₜᵢ-ᵪⱼ]*$")
 _POSTFIX = re.compile(r"(?:ᵒᵈ|ᵐᵒᵖ|ᵃᵒᵖ|ᵒᵖ|ᵀ|ᴴ|ᶜ|ᵛ)+$")  # notations written onto a name: `αᵒᵈ`, `Cᵒᵖ`, `Aᵀ`
@@ -104,6 +111,10 @@ def body_bound(body: str, type_like: bool = False) -> set[str]:
     for cap in caps:
         out.update(n for n in idents(_ASCRIPTION.sub(" ", cap)) if "." not in n)
     out.update(_OPTION.findall(body))
+    if "-" in body:
+        out.update(_ERASED.findall(body))
+    if "+" in body:
+        out.update(_FLAG.findall(body))
     return out - _NOT_BINDERS
 
 
