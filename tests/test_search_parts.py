@@ -97,3 +97,17 @@ def test_latex_macros_meet_lean_symbols():
     assert tokens(r"a poset with binary $\sqcup$ and $a \le b$") == ["poset", "binari", "⊔", "≤", "b"]
     assert tokens(r"$\sqcup$ \le \mathbb{N}") == ["⊔", "≤", "mathbb", "n"]
     assert tokens("a ⊔ b ≤ c") == ["⊔", "b", "≤", "c"]
+
+
+def test_lexical_document_drops_the_glosses_of_used_constants():
+    from mathindex.embed.rules import render_rules, without_context
+
+    rendering = render_rules("Foo.bar", "theorem", "theorem Foo.bar (n : ℕ) : n ≤ n + 1", "n ≤ n + 1",
+                             "Uses nothing else. Monotone.", (("Nat.succ", "The successor of a natural number."),))
+    assert "Nat.succ" in rendering
+    kept = without_context(rendering)
+    assert "Nat.succ" not in kept and kept.endswith("Uses nothing else. Monotone.")  # the docstring stays whole
+    texts = pa.table({"name": ["Foo.bar", "Foo.bar"], "facet": ["informal", "docstring"],
+                      "text": [rendering, "Uses nothing else. Monotone."]})
+    names, docs = node_documents(texts)
+    assert names == ["Foo.bar"] and "successor" not in docs[0] and "Monotone" in docs[0]

@@ -69,10 +69,13 @@ def build_nodes(declarations: pa.Table | None, statements: pa.Table | None,
 
 
 def node_documents(texts: pa.Table) -> tuple[list[str], list[str]]:
-    """(names, documents): every embedding text of a node joined, one document per node name."""
+    """(names, documents): every text of a node joined, one document per node name; an informal
+    rendering comes without its glosses of the constants it uses (those are other nodes' words)."""
+    from mathindex.embed.rules import without_context  # here: mathindex.embed imports this module
+
     docs: dict[str, list[str]] = {}
     t = texts.select(["name", "facet", "text"]).sort_by([("name", "ascending"), ("facet", "ascending")])
-    for name, text in zip(t.column("name").to_pylist(), t.column("text").to_pylist()):
-        docs.setdefault(name, []).append(text)
+    for name, facet, text in zip(*(t.column(c).to_pylist() for c in ("name", "facet", "text"))):
+        docs.setdefault(name, []).append(without_context(text) if facet == "informal" else text)
     names = sorted(docs)
     return names, ["\n".join(docs[n]) for n in names]

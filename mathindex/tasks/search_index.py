@@ -7,7 +7,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from mathindex.search.engine import LEXICAL_DIR
-from mathindex.search.lexical import build_lexical_index
+from mathindex.search.lexical import BM25_B, BM25_K1, build_lexical_index
 from mathindex.search.nodes import build_nodes, node_documents
 from mathindex.tasks import stage
 
@@ -21,4 +21,4 @@ def nodes_table(declarations: pa.Table, statements: pa.Table, dependencies: pa.T
 def lexical_index(texts: pa.Table, release_dir: Path) -> dict:
     names, docs = node_documents(texts)
     build_lexical_index(names, docs, release_dir / LEXICAL_DIR)
-    return {"documents": len(names), "method": "bm25 (bm25s, lucene)"}
+    return {"documents": len(names), "method": f"bm25 (bm25s, lucene, k1 {BM25_K1}, b {BM25_B})"}
