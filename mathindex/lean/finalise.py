@@ -1,6 +1,6 @@
 """The corpus-wide pass over raw per-file rows: names of generated declarations (anonymous
 instances, `@[to_additive]`/`@[to_dual]` twins, `attribute [...]` targets), decl ids and the
-dependency edges table."""
+dependency edges table (`dependencies.py`)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mathindex.lean import names as guess
-from mathindex.lean.instances import Lookup, instance_name, resolve, resolve_in_opened
+from mathindex.lean.dependencies import dependency_table
+from mathindex.lean.instances import Lookup, instance_name, resolve
 from mathindex.lean.scanner import STAGE
 from mathindex.schemas.common import ERRORS, error_row
-from mathindex.schemas.lean import DECLARATIONS, DEPENDENCIES, ROLE_PROOF, ROLE_STATEMENT
+from mathindex.schemas.lean import DECLARATIONS
 
 log = logging.getLogger(__name__)
 
@@ -158,82 +159,5 @@ def finalise(raw: pa.Table, corpus: str) -> tuple[pa.Table, pa.Table, pa.Table]:
     table = table.filter(named)
     decls = table.select(DECLARATIONS.names).cast(DECLARATIONS)
 
-    deps = _dependencies(table, corpus, {n for n in full if n})
+    deps = dependency_table(table, corpus, {n for n in full if n})
     return decls, deps, pa.Table.from_pylist(errors, schema=ERRORS)
-
-
-class _Resolver:
-    """Resolution of written names through the namespace and `open`s in force (also an `open`
-    relative to the namespace: `resolve_in_opened`), memoised per context.
-
-    A target whose last component ends no corpus name cannot resolve (checked column-wise first).
-    A proof reference that does not resolve falls back to its longest resolving prefix, so a
-    dotted name on a constant (`le_antisymm_iff.trans`, `Foo.rec`) refers to that constant."""
-
-    def __init__(self, table: pa.Table, names: set[str]):
-        self.ns_col = table["_ns"].to_pylist()
-        self.opens_col = table["_opens"].to_pylist()
-        self.exists = names.__contains__
-        # a `protected` name is never reached from its last component alone (through the
-        # namespace or an `open`): `zero_mul` inside `namespace Matrix` is the root `zero_mul`
-        protected = set(pc.filter(table["full_name"], table["is_protected"]).to_pylist())
-        self.exists_short = (names - protected).__contains__
-        self.lasts = pa.array(list({n.rpartition(".")[2] for n in names}), pa.string())
-        self.contexts: dict[tuple[str, str], tuple[list[str], dict[str, str | None]]] = {}
-
-    def maybe(self, flat: pa.Array) -> list[bool]:
-        """For each written name: may it resolve at all (its last component ends a corpus name)?"""
-        last_of = pc.struct_field(pc.extract_regex(flat, r"(?P<last>[^.]*)$"), [0])
-        return pc.fill_null(pc.is_in(last_of, value_set=self.lasts), False).to_pylist()
-
-    def __call__(self, target: str, parent: int) -> str | None:
-        ctx = (self.ns_col[parent], self.opens_col[parent])
-        entry = self.contexts.get(ctx)
-        if entry is None:
-            entry = self.contexts[ctx] = (json.loads(ctx[1]) if ctx[1] else [], {})
-        memo = entry[1]
-        full = memo.get(target, False)
-        if full is False:
-            exists = self.exists if "." in target else self.exists_short
-            full = memo[target] = (resolve(target, ctx[0], entry[0], exists)
-                                   or resolve_in_opened(target, ctx[0], entry[0], exists))
-        return full
-
-    def prefix(self, target: str, parent: int) -> str | None:
-        """The longest proper prefix of a dotted `target` that resolves, if any."""
-        while "." in target:
-            target = target.rpartition(".")[0]
-            full = self(target, parent)
-            if full is not None:
-                return full
-        return None
-
-
-def _dependencies(table: pa.Table, corpus: str, names: set[str]) -> pa.Table:
-    """One row per (declaration, constant named by its statement or else by its proof): resolved to
-    one of the corpus's full `names` (generated ones included) through the namespace and `open`s in
-    force where possible, else as written. A (declaration, target) pair appears once, as
-    `statement` when the signature names it."""
-    res = _Resolver(table, names)
-    full_names = table["full_name"].to_pylist()
-    cols: dict[str, list] = {"full_name": [], "target": [], "resolved": [], "role": []}
-    seen: set[tuple[str, str]] = set()
-    for column, role in (("_deps", ROLE_STATEMENT), ("_proof_deps", ROLE_PROOF)):
-        deps_list = table[column]
-        parents = pc.list_parent_indices(deps_list).to_numpy()
-        flat_arr = pc.list_flatten(deps_list)
-        proof = role == ROLE_PROOF
-        for target, p, ok in zip(flat_arr.to_pylist(), parents, res.maybe(flat_arr)):
-            full = res(target, p) if ok else None
-            if full is None and proof and "." in target:
-                full = res.prefix(target, p)
-            key = (full_names[p], full or target)
-            if key in seen:
-                continue
-            seen.add(key)
-            cols["full_name"].append(key[0])
-            cols["target"].append(key[1])
-            cols["resolved"].append(full is not None)
-            cols["role"].append(role)
-    n = len(cols["target"])
-    return pa.table({"corpus": pa.array([corpus] * n, pa.string()), **cols}).cast(DEPENDENCIES)
