@@ -43,9 +43,11 @@ class _Resolver:
         return resolve(written, ns, [], self._exists(written))
 
     def opened(self, written: str, ns: str, opens: list[str]) -> str | None:
-        """What `resolve` then `resolve_in_opened` give for `written` outside the namespace: the
-        first of the opened namespaces (as written, then under each namespace prefix) holding it.
-        Tries those namespaces, or, when fewer, the corpus names that end like `written`."""
+        """`written` in the first opened namespace that holds it: the `open`s as written, then
+        each `open` under each namespace prefix, longest first (`open Category` made inside
+        `namespace CategoryTheory` opens `CategoryTheory.Category`; the namespace the `open` was
+        made in is not recorded, the declaration's is taken). Tries those namespaces, or, when
+        fewer, the corpus names that end like `written`."""
         key = (ns, tuple(opens))
         rank = self.contexts.get(key)
         if rank is None:

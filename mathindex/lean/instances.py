@@ -83,19 +83,6 @@ def resolve(name: str, namespace: str, opens: list[str], exists: Callable[[str],
     return None
 
 
-def resolve_in_opened(name: str, namespace: str, opens: list[str], exists: Callable[[str], bool]) -> str | None:
-    """`resolve`'s last resort for references: an `open` taken relative to the namespace
-    (`open Category` made inside `namespace CategoryTheory` opens `CategoryTheory.Category`). The
-    namespace the `open` was made in is not recorded; the declaration's prefixes are tried."""
-    parts = namespace.split(".") if namespace else []
-    for o in opens:
-        for i in range(len(parts), 0, -1):
-            cand = ".".join(parts[:i]) + "." + o + "." + name
-            if exists(cand):
-                return cand
-    return None
-
-
 class _Namer:
     def __init__(self, hint: dict, module: str, lookup: Lookup):
         self.ns = hint["ns"]
