@@ -18,7 +18,7 @@ class TableSpec:
 
 def table_specs() -> dict[str, TableSpec]:
     """All release tables by name (imported lazily: each domain owns its schema module)."""
-    from mathindex.schemas import common, embed, formula, latex, lean, search
+    from mathindex.schemas import common, embed, formal, formula, latex, lean, search
 
     specs = [
         TableSpec("declarations", lean.DECLARATIONS, ("corpus", "file", "line_start", "full_name")),
@@ -29,6 +29,7 @@ def table_specs() -> dict[str, TableSpec]:
         TableSpec("informalisations", embed.INFORMALISATIONS, ("full_name", "decl_id")),
         TableSpec("embedding_texts", embed.EMBEDDING_TEXTS, ("text_id",)),
         TableSpec("nodes", search.NODES, ("node_id",)),
+        TableSpec("formal_statements", formal.FORMAL_STATEMENTS, ("doc",)),
         TableSpec("errors", common.ERRORS, ("corpus", "stage", "file", "line", "reason")),
         TableSpec("bench_results", common.BENCH_RESULTS, ("suite", "query_id")),
     ]

@@ -1,0 +1,151 @@
+"""Index keys of a declaration's telescope, and the constants its statement mentions.
+
+Keys are strings with a one-letter kind: `c:` a constant (full name), `s:` a symbol (operator or
+constant's last component) anywhere, `p:` a parent>child head pair anywhere, `h:` the conclusion's
+head, `y:` a hypothesis's head, `e:` the conclusion's shape (equal up to renaming)."""
+
+from __future__ import annotations
+
+import hashlib
+
+from mathindex.formal.normal import head, shape_key
+
+# Notation the grammar turns into operators, as the Lean constants Loogle would name.
+NOTATION = {
+    "add": "HAdd.hAdd", "mul": "HMul.hMul", "pow": "HPow.hPow", "inv": "Inv.inv", "neg": "Neg.neg",
+    "frac": "HDiv.hDiv", "le": "LE.le", "lt": "LT.lt", "eq": "Eq", "neq": "Ne", "iff": "Iff",
+    "and": "And", "or": "Or", "not": "Not", "in": "Membership.mem", "notin": "Membership.mem",
+    "subseteq": "HasSubset.Subset", "subset": "HasSSubset.SSubset", "cup": "Union.union",
+    "cap": "Inter.inter", "setminus": "SDiff.sdiff", "mid": "Dvd.dvd", "exists": "Exists",
+    "compose": "Function.comp", "factorial": "Nat.factorial", "lambda": None, "forall": None,
+}
+# Leaves whose last component is ambiguous but whose notation is not: `√`, `π`, `∑'`, `∑ x ∈ s`.
+DEFAULT_OF = {
+    "sqrt": "Real.sqrt", "pi": "Real.pi", "tsum": "tsum", "tprod": "tprod", "sum": "Finset.sum",
+    "prod": "Finset.prod", "iSup": "iSup", "iInf": "iInf", "iUnion": "Set.iUnion", "iInter": "Set.iInter",
+    "univ": "Finset.univ", "range": "Finset.range", "card": "Finset.card", "exp": "Real.exp",
+    "log": "Real.log", "sin": "Real.sin", "cos": "Real.cos",
+}
+_SORTS = frozenset({"Type", "Sort", "Prop", "bbN", "bbZ", "bbQ", "bbR", "bbC"})
+NOTATION_CONSTANTS = sorted({v for v in NOTATION.values() if v} | set(DEFAULT_OF.values()))
+
+
+def tree_keys(hyps: list[tuple], concl: tuple | None) -> set[str]:
+    """s:, p:, h:, y: and e: keys of a telescope."""
+    keys: set[str] = set()
+    trees = ([concl] if concl is not None else []) + hyps
+    for t in trees:
+        _walk(t, keys)
+    if concl is not None:
+        keys.add("h:" + head(concl))
+        keys.add("e:" + shape_hash(concl))
+    for h in hyps:
+        keys.add("y:" + head(h))
+    return keys
+
+
+def shape_hash(t: tuple) -> str:
+    return hashlib.sha1(shape_key(t).encode("utf-8")).hexdigest()[:16]
+
+
+def _walk(t: tuple, keys: set[str]) -> None:
+    stack = [t]
+    while stack:
+        x = stack.pop()
+        tag = x[0]
+        if tag == "#c":
+            keys.add("s:" + x[1])
+            continue
+        if tag == "#n":
+            keys.add("s:#" + x[1])
+            continue
+        if tag[0] == "#" or tag in ("?", "_"):
+            continue
+        if tag == "apply":
+            h = head(x[1])
+            args = x[2:]
+            if h != "*":
+                keys.add("s:" + h)
+        else:
+            h = tag
+            args = x[1:]
+            keys.add("s:" + tag)
+        if h != "*":
+            for a in args:
+                ah = head(a)
+                if ah != "*":
+                    keys.add(f"p:{h}>{ah}")
+        stack.extend(x[1:])
+
+
+def pattern_keys(t: tuple) -> set[str]:
+    """The s: and p: keys every statement matching pattern `t` somewhere must have."""
+    keys: set[str] = set()
+    _walk(t, keys)
+    return keys
+
+
+def leaf_symbols(trees: list[tuple]) -> set[str]:
+    """Constant last components and operators used by the trees."""
+    out: set[str] = set()
+    stack = list(trees)
+    while stack:
+        x = stack.pop()
+        tag = x[0]
+        if tag == "#c":
+            out.add(x[1])
+        elif tag[0] != "#" and tag not in ("?", "_"):
+            if tag != "apply":
+                out.add(tag)
+            stack.extend(x[1:])
+    return out
+
+
+class ConstantResolver:
+    """The full names a statement's leaves stand for: its own namespaces first (`sqrt` in
+    `Real.sqrt_le` is `Real.sqrt`), then the root, the notation defaults, the namespaces of the
+    types its statement names (`card` beside `Finset` is `Finset.card`), then a unique name."""
+
+    def __init__(self, names: list[str]):
+        self.full = set(names)
+        self.by_last: dict[str, list[str]] = {}
+        for n in names:
+            self.by_last.setdefault(n.rsplit(".", 1)[-1], []).append(n)
+
+    def constants(self, decl_name: str, symbols: set[str], named: list[str]) -> set[str]:
+        out = set(named)
+        spaces = _prefixes(decl_name)
+        types = {n for n in named if n[:1].isupper()}
+        written = {n.rsplit(".", 1)[-1] for n in named}  # `sqrt` written out is not `√`
+        for s in symbols:
+            op_const = NOTATION.get(s)
+            if op_const:
+                out.add(op_const)
+                continue
+            if s in NOTATION:
+                continue
+            if s in _SORTS:
+                continue
+            found = self._leaf(s, spaces, types, s in written)
+            if found:
+                out.add(found)
+        return out
+
+    def _leaf(self, s: str, spaces: list[str], types: set[str], written: bool) -> str | None:
+        for ns in spaces:
+            if f"{ns}.{s}" in self.full:
+                return f"{ns}.{s}"
+        if s in self.full:
+            return s
+        if s in DEFAULT_OF and not written:
+            return DEFAULT_OF[s]
+        for t in types:
+            if f"{t}.{s}" in self.full:
+                return f"{t}.{s}"
+        cands = self.by_last.get(s)
+        return cands[0] if cands and len(cands) == 1 else None
+
+
+def _prefixes(name: str) -> list[str]:
+    parts = name.split(".")[:-1]
+    return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]

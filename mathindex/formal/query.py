@@ -1,0 +1,254 @@
+"""The Loogle query language, parsed into terms: constants (`Real.sqrt`), quoted name fragments
+(`"differ"`), patterns with holes (`_ * (_ ^ _)`, `Real.sqrt ?a * Real.sqrt ?a`), conclusion
+patterns (`⊢ tsum _ = _ * tsum _`, `|- _ < _ → tsum _ < tsum _`), separated by top-level commas.
+
+Bad input raises FormalQueryError (a one-line message and the 0-based position in the query) or
+UnknownConstant (with the closest known names); never a traceback, never a silent empty result."""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+import re
+from dataclasses import dataclass, field
+
+from mathindex.formal.normal import MVAR, WILD
+from mathindex.formal.telescope import split
+from mathindex.formula.grammar import ParseError, parse_lean
+
+_IDENT = r"[A-Za-z_\u03b1-\u03c9\u0391-\u03a9\u1d00-\u1dbf\u2100-\u214f][A-Za-z0-9_'!?\u03b1-\u03c9\u0391-\u03a9\u2080-\u2089\u2090-\u209c]*"
+IDENT_RE = re.compile(rf"^{_IDENT}(?:\.{_IDENT})*$")
+_IDENT_IN = re.compile(rf"(?<![\w.?']){_IDENT}(?:\.{_IDENT})*")
+_MVAR_RE = re.compile(r"\?([A-Za-z_][A-Za-z0-9_']*)")
+_BINDERS = re.compile(r"[∀∃∑∏⨆⨅⋃⋂λ∫]|\bfun\b")
+_PAIRS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄"}
+_CLOSERS = {v: k for k, v in _PAIRS.items()}
+
+
+class FormalQueryError(ValueError):
+    """A malformed query; `position` is the 0-based character offset of the problem."""
+
+    def __init__(self, message: str, position: int, query: str = ""):
+        self.position = position
+        self.query = query
+        super().__init__(f"{message} at position {position + 1}")
+
+
+class UnknownConstant(ValueError):
+    """A constant the release does not know; `suggestions` are the closest known names."""
+
+    def __init__(self, name: str, suggestions: list[str]):
+        self.name = name
+        self.suggestions = suggestions
+        hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
+        super().__init__(f"unknown constant {name}{hint}")
+
+
+class Vocabulary:
+    """Every constant name a release knows (declarations and the targets their statements name),
+    with lookup by full name, by last component and by spelling."""
+
+    def __init__(self, names: list[str]):
+        self.names = sorted(set(names))
+        self.full = frozenset(self.names)
+        self.by_last: dict[str, list[str]] = {}
+        for n in self.names:
+            self.by_last.setdefault(n.rsplit(".", 1)[-1], []).append(n)
+
+    def resolve(self, name: str) -> list[str]:
+        """[name] when it is a full name; else every full name ending in `.name`; else []."""
+        if name in self.full:
+            return [name]
+        last = name.rsplit(".", 1)[-1]
+        return [n for n in self.by_last.get(last, []) if n.endswith("." + name)]
+
+    def known_component(self, name: str) -> bool:
+        return name in self.full or name.rsplit(".", 1)[-1] in self.by_last
+
+    def suggest(self, name: str, n: int = 3) -> list[str]:
+        """Close spellings (difflib) among names sharing the namespace or the first letters."""
+        prefix = name.rsplit(".", 1)[0] + "." if "." in name else ""
+        pool = [x for x in self._around(prefix, name) if x != name]
+        found = difflib.get_close_matches(name, pool, n=n, cutoff=0.6)
+        if not found:
+            last = name.rsplit(".", 1)[-1]
+            lasts = difflib.get_close_matches(last, list(self.by_last), n=n, cutoff=0.75)
+            found = [self.by_last[x][0] for x in lasts]
+        return found
+
+    def _around(self, prefix: str, name: str) -> list[str]:
+        key = prefix + name[len(prefix):len(prefix) + 2] if prefix else name[:2]
+        lo = bisect.bisect_left(self.names, key)
+        hi = bisect.bisect_left(self.names, key + "\uffff")
+        pool = self.names[lo:hi]
+        if len(pool) > 20_000:
+            pool = pool[:20_000]
+        return pool
+
+
+@dataclass
+class Term:
+    """One comma-separated filter of a query."""
+
+    kind: str  # constant | fragment | pattern | conclusion
+    text: str
+    start: int
+    constants: list[list[str]] = field(default_factory=list)  # alternatives per named constant
+    fragment: str = ""
+    tree: tuple | None = None  # pattern: the whole term
+    hypotheses: list[tuple] = field(default_factory=list)  # pattern / conclusion: its telescope
+    conclusion: tuple | None = None
+
+
+def split_terms(query: str) -> list[tuple[str, int]]:
+    """(term text, start offset) at top-level commas; a binder's own comma (`∀ x, p x`,
+    `∑ i ∈ s, f i`) stays inside its term. Unbalanced brackets and quotes raise FormalQueryError."""
+    terms: list[tuple[str, int]] = []
+    stack: list[tuple[str, int]] = []
+    start, pending, i = 0, 0, 0
+    while i < len(query):
+        c = query[i]
+        if c == '"':
+            j = query.find('"', i + 1)
+            if j < 0:
+                raise FormalQueryError("unterminated name fragment (missing closing \")", i, query)
+            i = j + 1
+            continue
+        if c in _PAIRS:
+            stack.append((c, i))
+        elif c in _CLOSERS:
+            if not stack or stack[-1][0] != _CLOSERS[c]:
+                raise FormalQueryError(f"unmatched {c!r}", i, query)
+            stack.pop()
+        elif _BINDERS.match(query, i):
+            pending += 1
+        elif c == "," and not stack:
+            if pending:
+                pending -= 1
+            else:
+                terms.append((query[start:i], start))
+                start = i + 1
+        i += 1
+    if stack:
+        c, pos = stack[-1]
+        raise FormalQueryError(f"unclosed {c!r}", pos, query)
+    terms.append((query[start:], start))
+    return terms
+
+
+def parse_query(query: str, vocab: Vocabulary) -> list[Term]:
+    """The terms of a Loogle query; raises FormalQueryError / UnknownConstant on bad input."""
+    if not query.strip():
+        raise FormalQueryError("empty query", 0, query)
+    out = []
+    for text, start in split_terms(query):
+        lead = len(text) - len(text.lstrip())
+        body, at = text.strip(), start + lead
+        if not body:
+            raise FormalQueryError("empty term between commas", start, query)
+        out.append(parse_term(body, at, vocab, query))
+    return out
+
+
+def parse_term(body: str, at: int, vocab: Vocabulary, query: str = "") -> Term:
+    if body.startswith('"'):
+        if len(body) < 2 or not body.endswith('"') or '"' in body[1:-1]:
+            raise FormalQueryError("a name fragment is one quoted string", at, query)
+        if len(body) == 2:
+            raise FormalQueryError("empty name fragment", at, query)
+        return Term("fragment", body, at, fragment=body[1:-1])
+    if IDENT_RE.match(body) and body != "_":
+        return Term("constant", body, at, constants=[_resolve(body, vocab)])
+    conclusion = body.startswith("⊢") or body.startswith("|-")
+    if conclusion:
+        skip = 1 if body.startswith("⊢") else 2
+        inner = body[skip:]
+        at += skip + len(inner) - len(inner.lstrip())
+        body = inner.strip()
+        if not body:
+            raise FormalQueryError("⊢ needs a pattern after it", at, query)
+    term = pattern_term(body, at, vocab, query, strict=True)
+    if conclusion:
+        term.kind = "conclusion"
+    return term
+
+
+def pattern_term(body: str, at: int, vocab: Vocabulary | None, query: str = "", strict: bool = True) -> Term:
+    """A pattern's normal-form tree and telescope; named constants resolved when `vocab` is given
+    (`strict`: an unknown dotted or long name raises UnknownConstant, else it is left out)."""
+    constants = []
+    if vocab is not None:
+        for m in _IDENT_IN.finditer(_MVAR_RE.sub(" ", body)):
+            name = m.group(0)
+            if name in ("fun", "if", "then", "else", "_") or name.startswith("_"):
+                continue
+            if "." not in name:  # a root constant, else a variable or a last component (tree keys)
+                if name in vocab.full:
+                    constants.append([name])
+                elif strict and len(name) >= 4 and not vocab.known_component(name):
+                    raise UnknownConstant(name, vocab.suggest(name))
+                continue
+            found = vocab.resolve(name)
+            if found:
+                constants.append(found)
+            elif strict:
+                raise UnknownConstant(name, vocab.suggest(name))
+    text = _MVAR_RE.sub(lambda m: MVAR + m.group(1), body)
+    try:
+        raw = parse_lean(text)
+    except ParseError as exc:
+        raise FormalQueryError(f"malformed pattern: {exc}", at + _offending(body, str(exc)), query) from None
+    if _has_empty(raw):
+        raise FormalQueryError("malformed pattern: an operator lacks an operand", at + _dangling(body), query)
+    tele = split(raw, [], query=True)
+    whole = tele.conclusion if not tele.hypotheses else None
+    if whole is None:
+        from mathindex.formal.normal import normalise
+
+        whole = normalise(raw, query=True)
+    return Term("pattern", body, at, constants=constants, tree=whole, hypotheses=tele.hypotheses,
+                conclusion=tele.conclusion)
+
+
+def _resolve(name: str, vocab: Vocabulary) -> list[str]:
+    found = vocab.resolve(name)
+    if not found:
+        raise UnknownConstant(name, vocab.suggest(name))
+    return found
+
+
+def _has_empty(t: tuple) -> bool:
+    stack = [t]
+    while stack:
+        x = stack.pop()
+        if x == ("#e",):
+            return True
+        if x[0][0] != "#":
+            stack.extend(x[1:])
+    return False
+
+
+def _offending(body: str, message: str) -> int:
+    """Where the token a grammar message quotes first occurs in the pattern (else 0)."""
+    m = re.search(r"'([^']+)'", message)
+    if m:
+        tok = m.group(1).lstrip("\\")
+        pos = body.find(tok)
+        if pos >= 0:
+            return pos
+    return len(body) - 1 if "end" in message else 0
+
+
+def _dangling(body: str) -> int:
+    """The operator without an operand: the last non-space character, when it is an operator."""
+    stripped = body.rstrip()
+    if stripped and not (stripped[-1].isalnum() or stripped[-1] in "_)]}⟩'"):
+        return len(stripped) - 1
+    m = re.search(r"[(\[{,]\s*[*+/^=<>≤≥∣∈∪∩•]|[*+/^=<>≤≥∣∈∪∩•]\s*[)\]},]", body)
+    if m:
+        return m.start() + (1 if body[m.start()] in "([{," else 0)
+    m = re.match(r"\s*[*+/^=<>≤≥∣∈∪∩•]", body)
+    return m.end() - 1 if m else 0
+
+
+__all__ = ["FormalQueryError", "Term", "UnknownConstant", "Vocabulary", "WILD", "parse_query", "pattern_term", "split_terms"]

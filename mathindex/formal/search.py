@@ -1,0 +1,282 @@
+"""Answering queries from the formal index.
+
+`FormalIndex.loogle` is the Loogle mode: every term of the query must hold (constants mentioned,
+name fragment, pattern somewhere, `⊢` pattern at the conclusion with its hypotheses in any order);
+candidates come from the postings, patterns are verified on the trees. Ranking: an exact
+conclusion match first, then how much of the declaration the query covers (specificity), then the
+smaller statement, then the name.
+
+`FormalIndex.soft` is the fused channel's mode for Lean-looking prose (MathlibQR's `q1a_lean`):
+each backtick piece scores declarations by the share of its keys they have (idf-weighted), plus a
+bonus when the piece matches the conclusion exactly up to renaming or matches somewhere."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from mathindex.formal.index import FORMAL_DIR
+from mathindex.formal.keys import pattern_keys, shape_hash
+from mathindex.formal.match import match, match_anywhere, match_hypotheses, match_telescope
+from mathindex.formal.normal import head, size
+from mathindex.formal.query import (
+    IDENT_RE,
+    FormalQueryError,
+    Term,
+    UnknownConstant,
+    Vocabulary,
+    parse_query,
+    pattern_term,
+)
+from mathindex.formula.grammar import from_json
+
+MAX_VERIFY = 4000  # pattern checks per query; past it the count is a lower bound
+SOFT_VERIFY = 150  # per piece, the best-scored declarations checked for an actual match
+_PIECE = re.compile(r"`([^`]+)`")
+
+
+@dataclass
+class FormalHit:
+    name: str
+    score: float
+    exact: bool = False
+
+
+@dataclass
+class FormalResult:
+    """Loogle mode's answer: the ranked hits, how many declarations match, whether that count is
+    exact (False when more candidates than MAX_VERIFY needed a pattern check)."""
+
+    query: str
+    hits: list[FormalHit]
+    count: int
+    exact_count: bool = True
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+
+class FormalIndex:
+    """The `formal_statements` table and `formal/` postings of one release, opened once."""
+
+    def __init__(self, release: Path):
+        release = Path(release)
+        st = pq.read_table(release / "formal_statements.parquet",
+                           columns=["name", "kind", "module", "signature", "size", "conclusion", "hypotheses"])
+        self.names: list[str] = st.column("name").to_pylist()
+        self.n = len(self.names)
+        self.sizes = np.asarray(st.column("size").to_numpy(zero_copy_only=False), dtype=np.int32)
+        self._st = st
+        self._trees: dict[int, tuple] = {}
+        keys = pq.read_table(release / FORMAL_DIR / "keys.parquet")
+        self.keys = dict(zip(keys.column("key").to_pylist(),
+                             zip(keys.column("start").to_pylist(), keys.column("count").to_pylist())))
+        self.postings = np.load(release / FORMAL_DIR / "postings.npy", mmap_mode="r")
+        self.vocab = Vocabulary(pq.read_table(release / FORMAL_DIR / "vocabulary.parquet").column("name").to_pylist())
+        self._blob = "\n".join(self.names) + "\n"
+        self._line_starts = np.cumsum([0] + [len(x) + 1 for x in self.names[:-1]])
+
+    # -- postings --------------------------------------------------------------------------
+
+    def docs(self, key: str) -> np.ndarray:
+        start, count = self.keys.get(key, (0, 0))
+        return np.asarray(self.postings[start:start + count])
+
+    def df(self, key: str) -> int:
+        return self.keys.get(key, (0, 0))[1]
+
+    def idf(self, key: str) -> float:
+        return math.log((self.n + 1) / (self.df(key) + 0.5))
+
+    def _any_of(self, names: list[str]) -> np.ndarray:
+        arrays = [self.docs("c:" + c) for c in names]
+        return np.unique(np.concatenate(arrays)) if len(arrays) > 1 else arrays[0]
+
+    def fragment_docs(self, fragment: str) -> np.ndarray:
+        """Declarations whose full name contains `fragment` (case-sensitive, as Loogle)."""
+        offsets = [m.start() for m in re.finditer(re.escape(fragment), self._blob)]
+        if not offsets:
+            return np.zeros(0, dtype=np.int32)
+        rows = np.searchsorted(self._line_starts, np.asarray(offsets), side="right") - 1
+        return np.unique(rows).astype(np.int32)
+
+    def telescope(self, doc: int) -> tuple[list[tuple], tuple | None]:
+        got = self._trees.get(doc)
+        if got is None:
+            c = self._st.column("conclusion")[doc].as_py()
+            h = self._st.column("hypotheses")[doc].as_py()
+            got = ([from_json(x) for x in json.loads(h)], from_json(json.loads(c)) if c else None)
+            if len(self._trees) > 50_000:
+                self._trees.clear()
+            self._trees[doc] = got
+        return got
+
+    def describe(self, doc: int) -> dict:
+        row = self._st.slice(doc, 1).select(["name", "kind", "module", "signature"]).to_pylist()[0]
+        return row
+
+    # -- Loogle mode ---------------------------------------------------------------------
+
+    def loogle(self, query: str, limit: int = 10) -> FormalResult:
+        """Every declaration matching all terms, ranked; raises FormalQueryError / UnknownConstant."""
+        t0 = time.perf_counter()
+        terms = parse_query(query, self.vocab)
+        cands = self._candidates(terms)
+        patterns = [t for t in terms if t.kind in ("pattern", "conclusion")]
+        order = cands[np.lexsort((cands, self.sizes[cands]))] if cands.size else cands
+        exact_count = True
+        if patterns and order.size > MAX_VERIFY:
+            order, exact_count = order[:MAX_VERIFY], False
+        scored: list[tuple] = []
+        for doc in order.tolist():
+            got = self._verify(doc, patterns) if patterns else (False, 0)
+            if got is None:
+                continue
+            exact, covered = got
+            scored.append((not exact, -self._coverage(doc, terms, covered), int(self.sizes[doc]), self.names[doc], exact))
+        scored.sort()
+        count = len(scored) if patterns or not exact_count else int(cands.size)
+        hits = [FormalHit(s[3], round(1.0 / (i + 1), 6), s[4]) for i, s in enumerate(scored[:limit])]
+        return FormalResult(query, hits, count, exact_count, round(time.perf_counter() - t0, 4))
+
+    def _candidates(self, terms: list[Term]) -> np.ndarray:
+        """Docs having every key the terms require, smallest posting list first."""
+        sets: list[np.ndarray] = []
+        for t in terms:
+            if t.kind == "fragment":
+                sets.append(self.fragment_docs(t.fragment))
+                continue
+            for alts in t.constants:
+                sets.append(self._any_of(alts))
+            if t.kind in ("pattern", "conclusion"):
+                trees = [t.conclusion, *t.hypotheses] if t.kind == "conclusion" else [t.tree]
+                for key in sorted(set().union(*(pattern_keys(x) for x in trees))):
+                    sets.append(self.docs(key))
+                if t.kind == "conclusion" and head(t.conclusion) != "*":
+                    sets.append(self.docs("h:" + head(t.conclusion)))
+        if not sets:
+            return np.arange(self.n, dtype=np.int32)
+        sets.sort(key=len)
+        out = sets[0]
+        for s in sets[1:]:
+            if out.size == 0:
+                break
+            out = np.intersect1d(out, s, assume_unique=True)
+        return out.astype(np.int32)
+
+    def _verify(self, doc: int, patterns: list[Term]) -> tuple[bool, int] | None:
+        """(some pattern matched the conclusion at its root, pattern nodes matched), or None."""
+        hyps, concl = self.telescope(doc)
+        if concl is None:
+            return None
+        exact, covered = False, 0
+        for t in patterns:
+            if t.kind == "conclusion":
+                if match_telescope(t.hypotheses, t.conclusion, hyps, concl) is None:
+                    return None
+                exact = True
+            elif match(t.tree, concl, {}) is not None:
+                exact = True
+            elif not any(match_anywhere(t.tree, x, {}) is not None for x in [concl, *hyps]):
+                if not t.hypotheses or match_telescope(t.hypotheses, t.conclusion, hyps, concl) is None:
+                    return None
+            covered += size(t.tree if t.kind == "pattern" else t.conclusion) + sum(size(h) for h in t.hypotheses)
+        return exact, covered
+
+    def _coverage(self, doc: int, terms: list[Term], covered: int) -> float:
+        """How much of the declaration the query accounts for: pattern nodes over statement nodes,
+        plus named constants over the statement's constants (specific declarations first)."""
+        named = sum(1 for t in terms for _ in t.constants)
+        total = max(1, int(self.sizes[doc]))
+        return min(1.0, covered / total) + min(1.0, named / max(1, total / 4))
+
+    # -- soft mode (the fused channel) ---------------------------------------------------------
+
+    def soft(self, query: str, k: int) -> list[tuple[str, float]]:
+        """(name, score) for a Lean-looking query: Loogle mode when the whole query is one and
+        has matches, else the idf-weighted key overlap of its backtick pieces."""
+        if looks_like_loogle(query):
+            try:
+                res = self.loogle(query, k)
+                if res.hits:
+                    return [(h.name, h.score) for h in res.hits]
+            except (FormalQueryError, UnknownConstant):
+                pass
+        pieces = [p.strip() for p in _PIECE.findall(query)] or [query.strip().strip("`")]
+        total = np.zeros(self.n, dtype=np.float32)
+        for piece in dict.fromkeys(p for p in pieces if p):
+            self._score_piece(piece, total)
+        if not total.any():
+            return []
+        top = np.argsort(-total, kind="stable")[:k]
+        return [(self.names[i], float(total[i])) for i in top if total[i] > 0]
+
+    def _score_piece(self, piece: str, total: np.ndarray) -> None:
+        if IDENT_RE.match(piece):
+            alts = self.vocab.resolve(piece)
+            if alts and len(alts) <= 20:
+                docs = self._any_of(alts)
+                total[docs] += 0.5
+            return
+        try:
+            term = pattern_term(piece, 0, self.vocab, strict=False)
+        except (FormalQueryError, UnknownConstant, ValueError, RecursionError):
+            return
+        weights = self._piece_keys(term)
+        if not weights:
+            return
+        norm = sum(weights.values())
+        score = np.zeros(self.n, dtype=np.float32)
+        for key, w in weights.items():
+            score[self.docs(key)] += w / norm
+        shape = self.docs("e:" + shape_hash(term.conclusion))
+        score[shape] += 1.0
+        top = np.argpartition(-score, min(SOFT_VERIFY, self.n - 1))[:SOFT_VERIFY]
+        for doc in top.tolist():
+            if score[doc] > 0:
+                score[doc] += self._soft_bonus(int(doc), term)
+        total += score
+
+    def _piece_keys(self, term: Term) -> dict[str, float]:
+        """idf weight of every key the piece names (keys the index lacks are left out)."""
+        keys = set()
+        for x in [term.conclusion, *term.hypotheses]:
+            keys |= pattern_keys(x)
+        if head(term.conclusion) != "*":
+            keys.add("h:" + head(term.conclusion))
+        for alts in term.constants:
+            if len(alts) <= 20:
+                keys.update("c:" + c for c in alts)
+        return {key: self.idf(key) for key in keys if self.df(key)}
+
+    def _soft_bonus(self, doc: int, term: Term) -> float:
+        """0.5 when the piece matches somewhere, 1.0 at the conclusion (hypotheses in any order)."""
+        hyps, concl = self.telescope(doc)
+        if concl is None:
+            return 0.0
+        if match(term.conclusion, concl, {}) is not None and (
+                not term.hypotheses or match_hypotheses(term.hypotheses, hyps, {}) is not None):
+            return 1.0
+        if any(match_anywhere(term.tree, x, {}) is not None for x in [concl, *hyps]):
+            return 0.5
+        return 0.0
+
+
+_LOOGLE = re.compile(r"⊢|\|-|\?[A-Za-z_]|(?:^|,)\s*\"[^\"]+\"\s*(?:,|$)|(?:^|[\s(,])_(?:$|[\s),])")
+
+
+def looks_like_loogle(query: str) -> bool:
+    """A query in Loogle's syntax: `⊢`, `?x`, a quoted fragment term, a `_` hole, or a comma list
+    of constants (`Real.sqrt, Real.pi`), and no backticks or `$`."""
+    if "`" in query or "$" in query or "\\" in query:
+        return False
+    if _LOOGLE.search(query):
+        return True
+    parts = [p.strip() for p in query.split(",")]
+    return all(IDENT_RE.match(p) for p in parts) and any("." in p for p in parts)
