@@ -139,6 +139,20 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--no-hard-negatives", action="store_true")
     t.add_argument("--suite", type=_existing_file, action="append", default=[], help="an extra suite to benchmark (never trained on)")
     t.add_argument("--pool", type=int, default=10_000, help="sampled nodes in the benchmark pool, beside every gold node")
+    sv = sub.add_parser("serve", help="serve a release over HTTP (API, web page); follows ROOT/published.json")
+    sv.add_argument("root", type=_existing_dir, help="release root (releases/, published.json)")
+    sv.add_argument("--host", default="127.0.0.1")
+    sv.add_argument("--port", type=int, default=8000)
+    sv.add_argument("--release", help="serve this release id of ROOT (pinned: no hot swap)")
+    sv.add_argument("--threads", type=int, help="query threads (default: one per core)")
+    sv.add_argument("--budget", type=float, default=5.0, help="seconds per request before a 503")
+    sv.add_argument("--cache", type=int, default=1024, help="answers cached per release (0: none)")
+    sv.add_argument("--poll", type=float, default=1.0, help="seconds between checks of published.json")
+    sv.add_argument("--access-log", action="store_true")
+
+    mc = sub.add_parser("mcp", help="an MCP server (stdio) with search, resolve, formula and declaration tools")
+    mc.add_argument("root", type=_existing_dir, help="release root (releases/, published.json)")
+    mc.add_argument("--release", help="serve this release id of ROOT (pinned: no hot swap)")
     return p
 
 
@@ -375,6 +389,61 @@ def cmd_train_embedder(args) -> int:
     return EXIT_OK
 
 
+def _holder(verb: str, args, cache: int = 1024):
+    """The release holder of `serve` and `mcp`: ROOT's published (or --release) release, opened."""
+    import functools
+    import logging
+
+    from mathindex.serve.app import configure_runtime
+    from mathindex.serve.release import ServedRelease
+    from mathindex.serve.swap import NoRelease, ReleaseHolder
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger("mathindex.serve").setLevel(logging.INFO)
+    configure_runtime()
+    try:
+        return ReleaseHolder(args.root, args.release, opener=functools.partial(ServedRelease, cache_size=cache))
+    except NoRelease as exc:
+        raise UsageError(f"mathindex {verb}: {exc}") from None
+
+
+def cmd_serve(args) -> int:
+    from mathindex.serve.app import serve
+
+    for name, low in (("threads", 1), ("cache", 0)):
+        if getattr(args, name) is not None and getattr(args, name) < low:
+            raise UsageError(f"mathindex serve: --{name} must be at least {low}")
+    if not 0 < args.port < 65536:
+        raise UsageError("mathindex serve: --port must be between 1 and 65535")
+    if not args.budget > 0 or not args.poll > 0:
+        raise UsageError("mathindex serve: --budget and --poll must be positive")
+    holder = _holder("serve", args, args.cache)
+    holder.watch(args.poll)
+    print(f"mathindex serve: release {holder.current.release_id} on http://{args.host}:{args.port}/"
+          f"{' (pinned)' if holder.pinned else ''}", file=sys.stderr, flush=True)
+    try:
+        serve(holder, args.host, args.port, threads=args.threads, budget_s=args.budget, access_log=args.access_log)
+    finally:
+        holder.stop()
+    return EXIT_OK
+
+
+def cmd_mcp(args) -> int:
+    import contextlib
+
+    with contextlib.redirect_stdout(sys.stderr):  # stdout carries the protocol only
+        holder = _holder("mcp", args)
+        from mathindex.serve.mcp import build_mcp
+
+        server = build_mcp(holder)
+    holder.watch()
+    try:
+        server.run("stdio")
+    finally:
+        holder.stop()
+    return EXIT_OK
+
+
 COMMANDS = {
     "release": cmd_release,
     "extract": cmd_extract,
@@ -384,4 +453,6 @@ COMMANDS = {
     "gate": cmd_gate,
     "reembed": cmd_reembed,
     "train-embedder": cmd_train_embedder,
+    "serve": cmd_serve,
+    "mcp": cmd_mcp,
 }

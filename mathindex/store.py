@@ -130,6 +130,26 @@ def publish(root: Path, release_id: str) -> None:
     write_json(root / PUBLISHED, {"release_id": release_id})
 
 
+def verify_release(release: Path) -> list[str]:
+    """What is wrong with a release directory against its manifest: a missing manifest, or a file
+    the manifest lists that is missing or whose sha256 differs (empty: the release is intact)."""
+    try:
+        manifest = load_manifest(release)
+    except (OSError, ValueError) as exc:
+        return [f"manifest: {exc}"]
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not files:
+        return ["manifest lists no file hashes"]
+    problems = []
+    for rel, expected in sorted(files.items()):
+        path = release / rel
+        if not path.is_file():
+            problems.append(f"{rel}: missing")
+        elif sha256_file(path) != expected:
+            problems.append(f"{rel}: sha256 mismatch")
+    return problems
+
+
 def load_manifest(release: Path) -> dict:
     path = release / MANIFEST
     if not path.is_file():

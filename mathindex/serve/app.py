@@ -1,0 +1,206 @@
+"""The HTTP API and the web page over a served release (FastAPI; `mathindex serve ROOT`).
+
+Queries run on a bounded thread pool (one thread per core: torch, FAISS and BM25 each use one
+thread per query), each under a time budget: past it the answer is a 503, and a query still
+waiting for a thread is dropped. Bad input is a 4xx with a one-line JSON body, never a 500."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from mathindex.serve.models import (
+    DeclarationResponse,
+    ErrorBody,
+    FormulaResponse,
+    HealthResponse,
+    ReleaseResponse,
+    ResolveResponse,
+    SearchResponse,
+)
+from mathindex.serve.release import BadInput, describe
+from mathindex.serve.swap import ReleaseHolder
+
+log = logging.getLogger(__name__)
+
+STATIC = Path(__file__).parent / "static"
+MAX_QUERY_BYTES = 4096
+MAX_K = 100
+BUDGET_S = 5.0
+MAX_SOURCE_BYTES = 4 << 20
+_ERRORS = {status: {"model": ErrorBody} for status in (400, 404, 413, 422, 503)}
+
+
+class BudgetExceeded(Exception):
+    pass
+
+
+class QueryRunner:
+    """A bounded pool of query threads; `run` answers within `budget_s` or raises BudgetExceeded."""
+
+    def __init__(self, threads: int, budget_s: float):
+        self.budget_s = budget_s
+        self.pool = ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="query")
+
+    async def run(self, fn, *args):
+        future = self.pool.submit(fn, *args)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), self.budget_s)
+        except asyncio.TimeoutError:
+            future.cancel()  # still queued: never runs; already running: finishes, answer dropped
+            raise BudgetExceeded(f"the query took longer than the {self.budget_s:g} s budget") from None
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def configure_runtime() -> None:
+    """One thread per query inside torch and FAISS: the pool gives the parallelism, and intra-op
+    threads on 2 cores only add synchronisation (see search/engine.py `_encode_one`)."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import torch
+
+    torch.set_num_threads(1)
+    try:
+        import faiss
+
+        faiss.omp_set_num_threads(1)
+    except ImportError:  # pragma: no cover - faiss is a dependency
+        pass
+
+
+def _text(value: str, what: str) -> str:
+    if len(value.encode("utf-8", errors="replace")) > MAX_QUERY_BYTES:
+        raise BadInput(f"{what} is longer than {MAX_QUERY_BYTES} bytes", 413)
+    if not value.strip():
+        raise BadInput(f"{what} is empty")
+    return value
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse(status_code=status, content={"error": message, "status": status})
+
+
+def create_app(holder: ReleaseHolder, *, threads: int | None = None, budget_s: float = BUDGET_S) -> FastAPI:
+    """The API over `holder`'s current release (read once per request)."""
+    runner = QueryRunner(threads or os.cpu_count() or 1, budget_s)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI):
+        yield
+        runner.close()
+
+    app = FastAPI(lifespan=lifespan, title="mathindex", version="1", summary="Search a mathindex release: Lean declarations and LaTeX statements",
+                  docs_url="/docs", redoc_url=None)
+    app.state.holder, app.state.runner = holder, runner
+
+    @app.exception_handler(BadInput)
+    async def _bad_input(_: Request, exc: BadInput):
+        return _error(exc.status, str(exc))
+
+    @app.exception_handler(BudgetExceeded)
+    async def _budget(_: Request, exc: BudgetExceeded):
+        return _error(503, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError):
+        parts = []
+        for e in exc.errors():
+            where = ".".join(str(x) for x in e.get("loc", ()) if x not in ("query", "path"))
+            parts.append(f"{where}: {e.get('msg')}" if where else str(e.get("msg")))
+        return _error(400, "; ".join(parts) or "invalid request")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException):
+        return _error(exc.status_code, str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def _bug(_: Request, exc: Exception):
+        log.exception("internal error")
+        return _error(500, f"internal error: {type(exc).__name__}")
+
+    @app.get("/search", response_model=SearchResponse, responses=_ERRORS, tags=["search"])
+    async def search(q: str = Query(..., description="words, LaTeX ($…$), a Lean term (`…`) or a name"),
+                     k: int = Query(10, ge=1, le=MAX_K, description="hits to return")):
+        """Fused hits with their kind, title, file:line, channel ranks and score."""
+        release = holder.current
+        return await runner.run(release.search, _text(q, "q"), k)
+
+    @app.get("/resolve", response_model=ResolveResponse, responses=_ERRORS, tags=["search"])
+    async def resolve(id: str = Query(..., description="a full or dotted-suffix name, a Stacks tag or a label")):  # noqa: A002
+        """The identifier resolver alone: exact names, aliases, dotted suffixes and nicknames."""
+        release = holder.current
+        return await runner.run(release.resolve, _text(id, "id"))
+
+    @app.get("/formula", response_model=FormulaResponse, responses=_ERRORS, tags=["formula"])
+    async def formula(latex: str = Query(..., description="one formula, LaTeX or a Lean term")):
+        """The operator tree, path tokens, canonical form and parse status; 422 when unreadable."""
+        return await runner.run(describe, _text(latex, "latex"))
+
+    @app.get("/declaration/{name:path}", response_model=DeclarationResponse, responses=_ERRORS, tags=["search"])
+    async def declaration(name: str):
+        """The node's row, its dependencies, what cites it and where it is defined."""
+        release = holder.current
+        found = await runner.run(release.declaration, _text(name, "name"))
+        if found is None:
+            raise BadInput(f"no declaration or statement named {name!r} in release {release.release_id}", 404)
+        return found
+
+    @app.get("/health", response_model=HealthResponse, tags=["release"])
+    async def health():
+        import time
+
+        return HealthResponse(status="ok", release_id=holder.current.release_id, watching=holder.watching,
+                              swaps=holder.swaps, refused=holder.refused, uptime_s=round(time.time() - holder.started, 1))
+
+    @app.get("/release", response_model=ReleaseResponse, tags=["release"])
+    async def release():
+        """The manifest summary, the gate verdict and the benchmark metrics of the served release."""
+        return holder.current.summary()
+
+    @app.get("/source/{corpus}/{file:path}", response_class=HTMLResponse, responses=_ERRORS, tags=["page"])
+    async def source(corpus: str, file: str):
+        """A corpus file with numbered lines (`#L<n>` anchors), when the corpus is on this machine."""
+        path = holder.current.source_file(corpus, file)
+        if path is None:
+            raise BadInput(f"no source file {file!r} in corpus {corpus!r} on this server", 404)
+        if path.stat().st_size > MAX_SOURCE_BYTES:
+            raise BadInput(f"{file} is larger than {MAX_SOURCE_BYTES} bytes", 413)
+        return HTMLResponse(_source_page(corpus, file, path.read_text(encoding="utf-8", errors="replace")))
+
+    @app.get("/", include_in_schema=False)
+    async def page():
+        return FileResponse(STATIC / "index.html", media_type="text/html")
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    return app
+
+
+def _source_page(corpus: str, file: str, text: str) -> str:
+    rows = "\n".join(f'<tr id="L{i}"><td class="n"><a href="#L{i}">{i}</a></td><td><pre>{html.escape(line)}</pre></td></tr>'
+                     for i, line in enumerate(text.splitlines(), 1))
+    title = html.escape(f"{corpus}/{file}")
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+            f'<link rel="stylesheet" href="/static/style.css"></head><body class="source">'
+            f'<header><a href="/">mathindex</a> · {title}</header><table class="code">{rows}</table></body></html>')
+
+
+def serve(holder: ReleaseHolder, host: str, port: int, *, threads: int | None = None, budget_s: float = BUDGET_S,
+          access_log: bool = False) -> None:
+    """Runs the API until interrupted (uvicorn, one process: the release is loaded once)."""
+    import uvicorn
+
+    app = create_app(holder, threads=threads, budget_s=budget_s)
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=access_log, timeout_graceful_shutdown=5)

@@ -1,0 +1,136 @@
+"""Response models of the HTTP API (and the MCP tools): what `/openapi.json` documents.
+
+Hits carry names, channel ranks and fused scores, never vectors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorBody(_Model):
+    """Every 4xx and 5xx answer: one line of JSON."""
+
+    error: str = Field(description="what was wrong, in one sentence")
+    status: int = Field(description="the HTTP status code, repeated")
+
+
+class Location(_Model):
+    corpus: str | None = None
+    file: str | None = None
+    line: int | None = None
+    source_url: str | None = Field(None, description="this server's view of the source file at that line")
+
+
+class Node(_Model):
+    """A searchable node: a Lean declaration or a LaTeX statement."""
+
+    name: str
+    kind: str | None = None
+    title: str | None = Field(None, description="signature or statement opening")
+    location: Location
+
+
+class SearchHit(Node):
+    rank: int = Field(description="1-based position in the answer")
+    score: float = Field(description="fused score (weighted reciprocal rank, then the reference prior)")
+    channels: dict[str, int] = Field(description="the hit's rank in each channel that found it "
+                                                 "(identifier, lexical, embedding, formula)")
+
+
+class SearchResponse(_Model):
+    release_id: str
+    query: str
+    query_kind: str = Field(description="`words` or `formula`: which fusion weights were used")
+    k: int
+    hits: list[SearchHit]
+    resolved: list[str] = Field(description="names the identifier resolver matched (ranked first)")
+    unavailable: dict[str, str] = Field(description="channels that could not open, with the reason")
+    took_ms: float
+
+
+class ResolveResponse(_Model):
+    release_id: str
+    query: str
+    nodes: list[Node] = Field(description="what the identifier resolver alone matched, in its order")
+
+
+class FormulaResponse(_Model):
+    input: str
+    tree: Any = Field(description="the operator tree (nested objects)")
+    tree_text: str | None = None
+    path_tokens: list[str]
+    canonical: str | None = None
+    canonical_status: str
+    parser: str = Field(description="grammar, mathml (fallback) or tokens")
+    status: str = Field(description="ok, fallback or error")
+    syntax: str = Field(description="latex or lean")
+    reason: str | None = None
+    mathml: str | None = Field(None, description="the input rendered as MathML (LaTeX input only)")
+
+
+class Dependency(_Model):
+    target: str
+    resolved: bool
+    role: str = Field(description="statement or proof")
+
+
+class Citation(_Model):
+    name: str
+    role: str = Field(description="whether the citing declaration names it in its statement or only its proof")
+
+
+class DeclarationResponse(_Model):
+    release_id: str
+    node: Node
+    row: dict[str, Any] = Field(description="the declarations row (Lean) or latex_statements row (LaTeX)")
+    dependencies: list[Dependency]
+    dependencies_total: int
+    cited_by: list[Citation] = Field(description="declarations whose statement or proof names this one")
+    cited_by_total: int
+    defined_at: Location
+
+
+class Refusal(_Model):
+    release_id: str
+    reason: str
+    at: float = Field(description="unix time of the refusal")
+
+
+class HealthResponse(_Model):
+    status: str
+    release_id: str
+    watching: bool = Field(description="whether published.json is watched for new releases")
+    swaps: int = Field(description="releases switched to since start")
+    refused: list[Refusal] = Field(description="releases that failed to open (latest last)")
+    uptime_s: float
+
+
+class GateCheck(_Model):
+    model_config = ConfigDict(extra="allow")
+    metric: str
+    ok: bool
+
+
+class Gate(_Model):
+    model_config = ConfigDict(extra="allow")
+    passed: bool
+    checks: list[GateCheck] = []
+
+
+class ReleaseResponse(_Model):
+    release_id: str
+    published: bool | None = None
+    previous_release: str | None = None
+    code_version: str | None = None
+    corpora: list[dict[str, Any]]
+    embedder: dict[str, Any] | None = None
+    row_counts: dict[str, int]
+    gate: Gate | None = None
+    metrics: dict[str, Any] = Field(description="bench/metrics.json: headline and per-suite metrics (points)")
+    opened_at: float = Field(description="unix time this server opened the release")

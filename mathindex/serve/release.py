@@ -1,0 +1,269 @@
+"""One opened release, as the server answers from it: the search engine, node locations, the
+declaration tables (through the release's DuckDB file) and the manifest summary.
+
+Opening verifies every file against the manifest's sha256 first, so a corrupt or half-copied
+release is refused before anything reads it. An opened release is never modified; the swap
+holder (swap.py) replaces it whole."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import OrderedDict
+from pathlib import Path
+from urllib.parse import quote
+
+import pyarrow.parquet as pq
+
+from mathindex.serve.models import (
+    Citation,
+    DeclarationResponse,
+    Dependency,
+    FormulaResponse,
+    Location,
+    Node,
+    ReleaseResponse,
+    ResolveResponse,
+    SearchHit,
+    SearchResponse,
+)
+from mathindex.store import load_manifest, verify_release
+
+log = logging.getLogger(__name__)
+
+MAX_LISTED = 200  # dependencies and citations listed per declaration (the totals say how many more)
+DUCKDB_MEMORY = "512MB"  # DuckDB's buffer pool for declaration look-ups: bounds the server's memory
+
+
+class ReleaseRefused(Exception):
+    """A release that cannot be served: a file missing or altered, or (for a swap) a channel that
+    the release being served has and this one fails to open."""
+
+
+class BadInput(ValueError):
+    """A request the server will not answer (4xx): too long, out of range or malformed."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+class ServedRelease:
+    """A verified, opened release; every method is safe to call from several threads at once."""
+
+    def __init__(self, path: Path, *, verify: bool = True, cache_size: int = 1024, warm: bool = True):
+        path = Path(path)
+        started = time.monotonic()
+        problems = verify_release(path) if verify else []
+        if problems:
+            more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+            raise ReleaseRefused(f"release {path.name}: {'; '.join(problems[:3])}{more}")
+        self.path = path
+        self.manifest = load_manifest(path)
+        self.release_id: str = self.manifest.get("release_id", path.name)
+        from mathindex.search.engine import SearchEngine
+
+        self.engine = SearchEngine(path)
+        for channel, why in self.engine.unavailable.items():  # reported with every answer; swap.py compares
+            log.warning("release %s: channel %s unavailable: %s", self.release_id, channel, why)
+        _serialise_encoding(self.engine)
+        nodes = pq.read_table(path / "nodes.parquet", columns=["name", "node_id", "corpus"])
+        self._node_ids = nodes.column("node_id")
+        self._corpora = nodes.column("corpus")
+        self._row_of = {n: i for i, n in enumerate(self.engine.nodes.column("name").to_pylist())}
+        self._corpus_roots = {c["name"]: Path(c["path"]) for c in self.manifest.get("corpora", []) if c.get("path")}
+        self._db = _open_duckdb(path / "search.duckdb")
+        self._db_lock = threading.Lock()
+        self._dep_roles = "role" in self._columns("dependencies")
+        metrics = path / "bench" / "metrics.json"
+        self.metrics = json.loads(metrics.read_text(encoding="utf-8")) if metrics.is_file() else {}
+        self._cache: OrderedDict[tuple[str, int], SearchResponse] = OrderedDict()
+        self._cache_size = cache_size
+        self._cache_lock = threading.Lock()
+        if warm:
+            self._warm()
+        self.opened_at = time.time()
+        log.info("opened release %s in %.1f s", self.release_id, time.monotonic() - started)
+
+    # -- queries ---------------------------------------------------------------------------------
+
+    def search(self, query: str, k: int) -> SearchResponse:
+        """The engine's ranked hits with their locations (answers are cached per release)."""
+        key = (query, k)
+        with self._cache_lock:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                return cached
+        from mathindex.search.engine import query_kind
+
+        started = time.perf_counter()
+        result = self.engine.search(query, k)
+        hits = [SearchHit(rank=i, score=h.score, channels=h.channels, **self._node(h.name).model_dump())
+                for i, h in enumerate(result.hits, 1)]
+        answer = SearchResponse(release_id=self.release_id, query=query, query_kind=query_kind(query), k=k,
+                                hits=hits, resolved=result.resolved, unavailable=result.unavailable,
+                                took_ms=round((time.perf_counter() - started) * 1000, 2))
+        if self._cache_size > 0:
+            with self._cache_lock:
+                self._cache[key] = answer
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+        return answer
+
+    def resolve(self, query: str) -> ResolveResponse:
+        names = self.engine.resolver.resolve(query)
+        return ResolveResponse(release_id=self.release_id, query=query, nodes=[self._node(n) for n in names])
+
+    def declaration(self, name: str) -> DeclarationResponse | None:
+        """The node's table row, what it depends on, what cites it and where it is defined; None
+        when the release has no node of that name."""
+        i = self._row_of.get(name)
+        if i is None:
+            return None
+        node = self._node(name)
+        node_id = self._node_ids[i].as_py()
+        if node_id.startswith("lean:"):
+            row, deps, n_deps, cites, n_cites = self._lean_declaration(name)
+        else:
+            row, deps, n_deps, cites, n_cites = self._latex_statement(node_id, name)
+        return DeclarationResponse(release_id=self.release_id, node=node, row=row, dependencies=deps,
+                                   dependencies_total=n_deps, cited_by=cites, cited_by_total=n_cites,
+                                   defined_at=node.location)
+
+    def summary(self) -> ReleaseResponse:
+        m = self.manifest
+        return ReleaseResponse(
+            release_id=self.release_id, published=m.get("published"), previous_release=m.get("previous_release"),
+            code_version=m.get("code_version"), corpora=m.get("corpora", []), embedder=m.get("embedder"),
+            row_counts=m.get("row_counts", {}), gate=m.get("gate"), metrics=self.metrics, opened_at=self.opened_at)
+
+    def source_file(self, corpus: str, file: str) -> Path | None:
+        """The corpus file a hit points at, when the corpus is on this machine; None for anything
+        outside the corpus root (no path escapes it)."""
+        root = self._corpus_roots.get(corpus)
+        if root is None or not root.is_dir():
+            return None
+        root = root.resolve()
+        path = (root / file).resolve()
+        if not path.is_relative_to(root) or not path.is_file():
+            return None
+        return path
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _node(self, name: str) -> Node:
+        i = self._row_of.get(name)
+        if i is None:
+            return Node(name=name, location=Location())
+        row = self.engine.nodes.slice(i, 1).to_pylist()[0]
+        corpus = self._corpora[i].as_py()
+        url = None
+        if corpus in self._corpus_roots and row["file"]:
+            url = f"/source/{quote(corpus, safe='')}/{quote(row['file'])}" + (f"#L{row['line']}" if row["line"] else "")
+        return Node(name=name, kind=row["kind"], title=row["title"],
+                    location=Location(corpus=corpus, file=row["file"], line=row["line"], source_url=url))
+
+    def _query(self, sql: str, params: list) -> list[tuple]:
+        with self._db_lock:  # one DuckDB connection; look-ups take milliseconds
+            return self._db.execute(sql, params).fetchall()
+
+    def _columns(self, table: str) -> set[str]:
+        try:
+            return {r[0] for r in self._query(f'DESCRIBE "{table}"', [])}
+        except Exception:  # noqa: BLE001 - an older release without the table: no dependencies
+            return set()
+
+    def _row(self, sql: str, params: list) -> dict:
+        with self._db_lock:
+            cur = self._db.execute(sql, params)
+            first = cur.fetchone()
+            names = [d[0] for d in cur.description]
+        return {} if first is None else {n: _jsonable(v) for n, v in zip(names, first)}
+
+    def _lean_declaration(self, name: str):
+        row = self._row("SELECT * FROM declarations WHERE full_name = ? ORDER BY corpus, file, line_start LIMIT 1", [name])
+        role = "role" if self._dep_roles else "'statement'"
+        deps = self._query(f"SELECT target, resolved, {role} FROM dependencies WHERE full_name = ? "
+                           f"ORDER BY {role} DESC, target LIMIT {MAX_LISTED}", [name])
+        n_deps = self._query("SELECT count(*) FROM dependencies WHERE full_name = ?", [name])[0][0]
+        cites = self._query(f"SELECT full_name, {role} FROM dependencies WHERE target = ? AND resolved "
+                            f"ORDER BY full_name LIMIT {MAX_LISTED}", [name])
+        n_cites = self._query("SELECT count(*) FROM dependencies WHERE target = ? AND resolved", [name])[0][0]
+        return (row, [Dependency(target=t, resolved=r, role=ro) for t, r, ro in deps], n_deps,
+                [Citation(name=n, role=ro) for n, ro in cites], n_cites)
+
+    def _latex_statement(self, node_id: str, name: str):
+        row = self._row("SELECT * FROM latex_statements WHERE node_id = ? LIMIT 1", [node_id])
+        deps = [Dependency(target=c, resolved=c in self._row_of, role="proof") for c in row.get("cites") or []]
+        citing = self._query("SELECT tag, full_label, label, statement_id FROM latex_statements "
+                             "WHERE list_contains(cites, ?) ORDER BY file, line_start", [name])
+        cites = [Citation(name=next(x for x in r if x), role="proof") for r in citing]
+        return row, deps[:MAX_LISTED], len(deps), cites[:MAX_LISTED], len(cites)
+
+    def _warm(self) -> None:
+        """One query through every channel, and SymPy loaded for formula queries, before serving."""
+        self.engine.search("warm up", 1)
+        if self.engine.formula is not None:
+            self.engine.formula.index.wait_ready(60.0)
+
+    def close(self) -> None:
+        with self._db_lock:
+            self._db.close()
+
+
+def describe(latex: str) -> FormulaResponse:
+    """`/formula`: the tree, canonical form and status of one formula, with MathML for LaTeX input;
+    a formula that neither the grammar nor the MathML converter can read is a BadInput (422)."""
+    from mathindex.formula import describe_formula
+
+    if not latex.strip():
+        raise BadInput("latex is empty")
+    d = describe_formula(latex)
+    if d["status"] == "error":
+        raise BadInput(f"malformed formula: {' '.join((d.get('reason') or 'unreadable').split())[:300]}", 422)
+    mathml = None
+    if d["syntax"] == "latex":
+        try:
+            from latex2mathml.converter import convert
+
+            mathml = convert(latex.strip().strip("$").strip())
+        except Exception:  # noqa: BLE001 - the tree is the answer; MathML is a rendering of it
+            mathml = None
+    return FormulaResponse(input=latex, mathml=mathml, **{k: d.get(k) for k in (
+        "tree", "tree_text", "path_tokens", "canonical", "canonical_status", "parser", "status", "syntax", "reason")})
+
+
+def _open_duckdb(path: Path):
+    import duckdb
+
+    return duckdb.connect(str(path), read_only=True, config={"threads": 1, "memory_limit": DUCKDB_MEMORY})
+
+
+def _jsonable(value):
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return str(value)
+
+
+def _serialise_encoding(engine) -> None:
+    """Query encodes one at a time: a fast tokenizer shared between threads fails with 'Already
+    borrowed', and a single short text gains nothing from running beside another on 2 cores."""
+    vector = engine.vector
+    if vector is None:
+        return
+    embedder = vector.embedder
+    embedder.workers = 1  # never the process pool at query time
+    encode, lock = embedder.encode, threading.Lock()
+
+    def locked_encode(texts):
+        with lock:
+            return encode(texts)
+
+    embedder.encode = locked_encode

@@ -1,0 +1,130 @@
+"""The release being served and its hot swap.
+
+`ReleaseHolder.current` is one reference, replaced in a single assignment: a request reads it once
+and finishes on that release even when a new one is switched in meanwhile. A watcher thread polls
+`ROOT/published.json`; a newly named release is opened (and verified) on that thread, off the
+request path, and switched in only once it opened; one that fails is logged and refused, and the
+server goes on with the release it has."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from mathindex.serve.models import Refusal
+from mathindex.serve.release import ReleaseRefused, ServedRelease
+from mathindex.store import MANIFEST, PUBLISHED
+
+log = logging.getLogger(__name__)
+
+POLL_S = 1.0
+MAX_REFUSALS = 20  # kept for /health
+
+
+class NoRelease(Exception):
+    """The root names no release to serve (no published.json, or an unknown --release)."""
+
+
+def published_id(root: Path) -> str:
+    """The release id ROOT/published.json names."""
+    pointer = Path(root) / PUBLISHED
+    try:
+        rid = json.loads(pointer.read_text(encoding="utf-8"))["release_id"]
+    except FileNotFoundError:
+        raise NoRelease(f"no {PUBLISHED} under {root}: nothing is published there (give --release ID)") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise NoRelease(f"{pointer} does not name a release ({type(exc).__name__}: {exc})") from None
+    if not isinstance(rid, str) or not rid or "/" in rid or rid.startswith("."):
+        raise NoRelease(f"{pointer} names no valid release id: {rid!r}")
+    return rid
+
+
+def release_path(root: Path, release_id: str) -> Path:
+    path = Path(root) / "releases" / release_id
+    if not (path / MANIFEST).is_file():
+        raise NoRelease(f"release {release_id} not found under {Path(root) / 'releases'} (no {MANIFEST})")
+    return path
+
+
+class ReleaseHolder:
+    """Serves one release of ROOT at a time: `--release ID` pins it, else published.json names it
+    and `watch()` follows it."""
+
+    def __init__(self, root: Path, release_id: str | None = None,
+                 opener: Callable[[Path], ServedRelease] = ServedRelease):
+        self.root = Path(root)
+        self.pinned = release_id is not None
+        self._opener = opener
+        rid = release_id or published_id(self.root)
+        self._current: ServedRelease = opener(release_path(self.root, rid))
+        self.swaps = 0
+        self.refused: list[Refusal] = []
+        self._seen = rid  # the last id published.json named (opened or refused)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.started = time.time()
+
+    @property
+    def current(self) -> ServedRelease:
+        return self._current
+
+    @property
+    def watching(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def refresh(self) -> bool:
+        """Opens and switches to the release published.json names when it is a new one; True when
+        it switched. A release that fails to open is refused once (until published.json names
+        another), logged and kept in `refused`."""
+        try:
+            rid = published_id(self.root)
+        except NoRelease as exc:
+            if self._seen is not None:
+                log.warning("keeping release %s: %s", self._current.release_id, exc)
+                self._seen = None
+            return False
+        if rid == self._seen or rid == self._current.release_id:
+            self._seen = rid
+            return False
+        self._seen = rid
+        log.info("release %s published; opening it beside %s", rid, self._current.release_id)
+        try:
+            new = self._opener(release_path(self.root, rid))
+            lost = set(new.engine.unavailable) - set(self._current.engine.unavailable)
+            if lost:
+                raise ReleaseRefused(f"release {rid}: channels unavailable: "
+                                     + "; ".join(f"{c}: {new.engine.unavailable[c]}" for c in sorted(lost)))
+        except (ReleaseRefused, NoRelease, Exception) as exc:  # noqa: BLE001 - any failure keeps the old release
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            log.error("refused release %s (still serving %s): %s", rid, self._current.release_id, reason)
+            self.refused = (self.refused + [Refusal(release_id=rid, reason=reason, at=time.time())])[-MAX_REFUSALS:]
+            return False
+        old, self._current = self._current, new  # the switch: one reference assignment
+        self.swaps += 1
+        log.info("now serving release %s (was %s)", new.release_id, old.release_id)
+        return True
+
+    def watch(self, interval_s: float = POLL_S) -> None:
+        """Starts the watcher thread (a no-op for a pinned release or when already watching)."""
+        if self.pinned or self.watching:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, args=(interval_s,), name="release-watcher", daemon=True)
+        self._thread.start()
+
+    def _loop(self, interval_s: float) -> None:
+        while not self._stop.wait(interval_s):
+            try:
+                self.refresh()
+            except Exception:  # noqa: BLE001 - the watcher never dies on one bad poll
+                log.exception("release watcher: poll failed")
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            self._thread = None
