@@ -106,10 +106,10 @@ def body_bound(body: str, type_like: bool = False) -> set[str]:
     caps.extend(m for m in _ARM.findall(body) if m.strip())
     caps.extend(field_definitions(body))
     caps.extend(_SET_BUILDER.findall(body))
+    caps.extend(BINDER_INTRO.findall(body))
     out = set(_NAMED_HYP.findall(body))
-    out.update(BINDER_INTRO.findall(body))
-    for cap in caps:
-        out.update(n for n in idents(_ASCRIPTION.sub(" ", cap)) if "." not in n)
+    # all captures at once (`,` ends a type ascription): names, not the types ascribed to them
+    out.update(n for n in idents(_ASCRIPTION.sub(" ", " , ".join(caps))) if "." not in n)
     out.update(_OPTION.findall(body))
     if "-" in body:
         out.update(_ERASED.findall(body))
@@ -135,6 +135,10 @@ def field_definitions(body: str) -> list[str]:
     return out
 
 
+_NEVER = KEYWORDS | TACTIC_WORDS
+_LOCAL_LOOKING: dict[str, bool] = {}  # is_local_looking, memoised (names repeat across a corpus)
+
+
 def is_local_looking(name: str) -> bool:
     """A variable-like (`x`, `a₁`, also under a postfix notation: `αᵒᵈ`) or hypothesis-like (`h`,
     `hx`, `hab'`, `ih`) name."""
@@ -152,10 +156,10 @@ def proof_references(body: str, sig_bound: set[str], heads: dict[str, str | None
     if not names:
         return []
     bound = body_bound(body, type_like)
-    skip = set(statement)
+    skip = _NEVER.union(statement)
     out: dict[str, None] = {}
     for d in names:
-        if d in KEYWORDS or d in TACTIC_WORDS or d in skip:
+        if d in skip:
             continue
         head, dot, rest = d.partition(".")
         if head in sig_bound or head in var_heads:
@@ -164,7 +168,11 @@ def proof_references(body: str, sig_bound: set[str], heads: dict[str, str | None
                 if t and t + "." + rest not in skip:
                     out[t + "." + rest] = None
             continue
-        if head in bound or is_local_looking(head):
+        if head in bound:
             continue
-        out[d] = None
+        local = _LOCAL_LOOKING.get(head)
+        if local is None:
+            local = _LOCAL_LOOKING[head] = is_local_looking(head)
+        if not local:
+            out[d] = None
     return list(out)
