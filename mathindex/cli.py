@@ -109,6 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("query")
     s.add_argument("--k", type=int, default=10)
     s.add_argument("--json", action="store_true")
+    s.add_argument("--formal", action="store_true",
+                   help="the formal channel alone, Loogle syntax: constants, \"fragments\", patterns with _ and ?x, ⊢")
 
     b = sub.add_parser("bench", help="run one query set against a release")
     b.add_argument("release", type=_release_dir)
@@ -268,8 +270,13 @@ def cmd_search(args) -> int:
 
     if args.k < 1:
         raise UsageError("mathindex search: --k must be at least 1")
+    if args.formal:
+        return _formal_search(args)
     engine = SearchEngine(args.release)
     result = engine.search(args.query, args.k)
+    if engine.formal is not None:
+        for note in engine.formal.index.query_notes(args.query):
+            print(f"(formal: {note})", file=sys.stderr)
     about = engine.describe([h.name for h in result.hits])
     if args.json:
         hits = [{"rank": i, "name": h.name, "score": h.score, "channels": h.channels,
@@ -287,6 +294,35 @@ def cmd_search(args) -> int:
             print(f"       {' '.join(node['title'].split())[:110]}")
     if not result.hits:
         print("no results")
+    return EXIT_OK
+
+
+def _formal_search(args) -> int:
+    """`search --formal`: Loogle-like output (name, type, module) with the count of all matches."""
+    from mathindex.formal.query import FormalQueryError, UnknownConstant
+    from mathindex.formal.search import FormalIndex
+
+    if not (args.release / "formal_statements.parquet").is_file():
+        raise UsageError(f"mathindex search: {args.release} has no formal index (a release built before the formal channel)")
+    index = FormalIndex(args.release)
+    try:
+        res = index.loogle(args.query, args.k)
+    except (FormalQueryError, UnknownConstant) as exc:
+        raise UsageError(f"mathindex search: {exc}") from None
+    about = {h.name: index.describe_name(h.name) for h in res.hits}
+    if args.json:
+        hits = [{"rank": i, "name": h.name, "exact_conclusion": h.exact, "channels": {"formal": i}, **about[h.name]}
+                for i, h in enumerate(res.hits, 1)]  # fmt: skip
+        print(json.dumps({"query": res.query, "count": res.count, "count_exact": res.exact_count, "hits": hits,
+                          "notes": res.notes, "seconds": res.seconds}, ensure_ascii=False, indent=2))
+        return EXIT_OK
+    print(f"Found {'' if res.exact_count else 'about '}{res.count} declaration{'s' * (res.count != 1)} matching "
+          f"{res.query}{'' if res.exact_count else ' (estimated from the smallest candidates)'}; showing {len(res.hits)}")
+    for i, h in enumerate(res.hits, 1):
+        d = about[h.name]
+        print(f"{i:>3}. {h.name}  [formal#{i}]\n       {' '.join(d['signature'].split())[:200]}\n       {d['module']}")
+    for note in res.notes:
+        print(f"  {note}")
     return EXIT_OK
 
 

@@ -38,6 +38,7 @@ class ReleaseParts:
     row_counts: dict[str, int]
     errors: pa.Table
     suites: list[dict]
+    formal_index: dict | None = None  # flows that build no formal index (reembed) leave it out
 
 
 def finish_release(root: Path, staging: Path, parts: ReleaseParts, metrics: dict, verdict: GateReport,
@@ -50,13 +51,16 @@ def finish_release(root: Path, staging: Path, parts: ReleaseParts, metrics: dict
     (staging / "bench" / "metrics.svg").write_text(metrics_svg(verdict, f"{title} {parts.release_id}"), encoding="utf-8")
     errors_by_stage = dict(Counter(parts.errors.column("stage").to_pylist()))
     indexes = {"vector": parts.vector_index, "formula": parts.formula_index, "lexical": parts.lexical_index}
+    if parts.formal_index:
+        indexes["formal"] = parts.formal_index
     notes = render_notes(parts.release_id, verdict, baseline_from, metrics["suites"], [p.model_dump() for p in parts.pins],
                          parts.row_counts, errors_by_stage, parts.stages, indexes, title=title,
                          before_suites=_suites_of(before))  # fmt: skip
     (staging / "release-notes.md").write_text(notes, encoding="utf-8")
     manifest = Manifest(
         release_id=parts.release_id, code_version=__version__, corpora=parts.pins, embedder=parts.embedder,
-        vector_index=parts.vector_index, formula_index=parts.formula_index, stages=parts.stages,
+        vector_index=parts.vector_index, formula_index=parts.formula_index, formal_index=parts.formal_index or {},
+        stages=parts.stages,
         row_counts=parts.row_counts, files=file_hashes(staging),
         bench={"headline": metrics["headline"], "baseline": baseline_from, "suites": parts.suites},
         gate=verdict.to_dict(), published=verdict.passed,

@@ -51,6 +51,7 @@ def reembed_flow(release: str, model: str, out: str) -> ReleaseOutcome:
                 release_id=release_id, pins=pins, embedder=vector["embedder"],
                 vector_index={**vector["index"], "embedding": vector["embedding"]},
                 formula_index=before["formula_index"], lexical_index={"copied_from": before["release_id"]},
+                formal_index=before.get("formal_index") or None,
                 stages={**before["stages"], "reembed": f"from {before['release_id']} with {embedding_model.label}"},
                 row_counts=row_counts, errors=read_table(staging, "errors"), suites=[s.model_dump() for s in suites],
             )  # fmt: skip

@@ -23,13 +23,14 @@ from mathindex.store import building, published_release
 from mathindex.tasks.bench import baseline_metrics, gate_release, run_benchmarks
 from mathindex.tasks.embed import build_embedding_texts, embed_and_index
 from mathindex.tasks.extract import extract_latex, extract_lean, merge_extractions
+from mathindex.tasks.formal import formal_index
 from mathindex.tasks.formulas import build_formula_index, collect_formulas, parse_formulas
 from mathindex.tasks.informalise import informalise_declarations
 from mathindex.tasks.search_index import lexical_index, nodes_table
 from mathindex.tasks.store import write_database, write_tables
 
 SYMPY_BUDGET_S = 2.0
-STAGES = ["pin", "extract", "informalise", "embed", "formulas", "search index", "bench", "store", "publish"]
+STAGES = ["pin", "extract", "informalise", "embed", "formulas", "formal index", "search index", "bench", "store", "publish"]
 
 
 @flow(name="release", log_prints=False)
@@ -67,6 +68,8 @@ def release_flow(
                 formulas = collect_formulas(ex.formulas, ex.declarations)
                 trees, formula_errors = parse_formulas(formulas, SYMPY_BUDGET_S)
                 formula_info = build_formula_index(trees, formulas, staging)
+            with progress.stage("formal index"):
+                formal, formal_info = formal_index(ex.declarations, ex.dependencies, staging)
             with progress.stage("search index"):
                 nodes = nodes_table(ex.declarations, ex.statements, ex.dependencies)
                 lexical = lexical_index(texts, staging)
@@ -76,8 +79,10 @@ def release_flow(
                     "declarations": ex.declarations, "dependencies": ex.dependencies,
                     "latex_statements": ex.statements, "formulas": formulas, "formula_trees": trees,
                     "informalisations": informal, "embedding_texts": texts, "nodes": nodes, "errors": errors,
+                    "formal_statements": formal,
                 }  # fmt: skip
                 row_counts = write_tables(staging, tables)  # the search engine reads them
+                formal_info["table_bytes"] = (staging / "formal_statements.parquet").stat().st_size
                 metrics, bench_rows = run_benchmarks(staging, suite_specs, embedding_model.reference)
             with progress.stage("store"):
                 row_counts |= write_tables(staging, {"bench_results": bench_rows})
@@ -88,7 +93,7 @@ def release_flow(
                 parts = ReleaseParts(
                     release_id=release_id, pins=pins, embedder=vector["embedder"],
                     vector_index={**vector["index"], "embedding": vector["embedding"]}, formula_index=formula_info,
-                    lexical_index=lexical, stages=stage_report(ex, trees, errors, progress.seconds),
+                    lexical_index=lexical, formal_index=formal_info, stages=stage_report(ex, trees, errors, progress.seconds),
                     row_counts=row_counts, errors=errors, suites=[s.model_dump() for s in suite_specs],
                 )  # fmt: skip
                 return finish_release(root, staging, parts, metrics, verdict, baseline_from, before=published_release(root))

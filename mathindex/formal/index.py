@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mathindex.formal.keys import NOTATION_CONSTANTS, ConstantResolver, leaf_symbols, tree_keys
-from mathindex.formal.normal import TooDeep, additive, head, size
+from mathindex.formal.normal import TooDeep, head, size
 from mathindex.formal.telescope import TelescopeBuilder
 from mathindex.schemas.common import table
 from mathindex.schemas.formal import FORMAL_KEYS, FORMAL_STATEMENTS, FORMAL_VOCABULARY
@@ -98,12 +98,11 @@ def _statement_row(doc: int, d: dict, builder: TelescopeBuilder, resolver: Const
     tele = None
     if d.get("type"):
         try:
-            tele = builder.of_declaration(d.get("signature") or "", d["type"], d.get("variables") or "")
+            tele = builder.of_declaration(d.get("signature") or "", d["type"], d.get("variables") or "",
+                                          to_additive=d.get("origin") == "to_additive")
         except (TooDeep, RecursionError):
             tele = None
     hyps, concl = (tele.hypotheses, tele.conclusion) if tele is not None else ([], None)
-    if tele is not None and d.get("origin") == "to_additive":
-        hyps, concl = [additive(h) for h in hyps], additive(concl)
     trees = ([concl] if concl is not None else []) + hyps
     constants = sorted(resolver.constants(d["full_name"], leaf_symbols(trees), named))
     keys = tree_keys(hyps, concl) if trees else set()

@@ -62,11 +62,23 @@ def subterms(t: tuple) -> Iterator[tuple]:
 
 
 def match_anywhere(p: tuple, t: tuple, env: Env) -> Env | None:
-    """The first subterm of `t` that `p` matches (root first)."""
-    for sub in subterms(t):
-        got = match(p, sub, env)
-        if got is not None:
-            return got
+    """The first subterm of `t` that `p` matches (root first); only subterms with the pattern's
+    operator (and applied head) are tried."""
+    tag = p[0]
+    if tag in ("_", "?") or tag[0] == "#":
+        return next((g for g in (match(p, s, env) for s in subterms(t)) if g is not None), None)
+    phead = p[1] if tag == "apply" and p[1][0] == "#c" else None
+    stack = [t]
+    while stack:
+        x = stack.pop()
+        xt = x[0]
+        if xt[0] == "#" or xt in ("?", "_"):
+            continue
+        if xt == tag and (phead is None or x[1] == phead):
+            got = match(p, x, env)
+            if got is not None:
+                return got
+        stack.extend(x[:0:-1])
     return None
 
 

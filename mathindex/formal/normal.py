@@ -246,18 +246,16 @@ def shape_key(t: tuple) -> str:
     return " ".join(out)
 
 
-ADDITIVE_OPS = {"mul": "add", "prod": "sum", "inv": "neg", "tprod": "tsum"}
-ADDITIVE_CONSTS = {"prod": "sum", "tprod": "tsum", "one": "zero", "mulIndicator": "indicator"}
+ADDITIVE_OPS = {"mul": "add", "prod": "sum", "inv": "neg"}
 
 
 def additive(t: tuple) -> tuple:
-    """The additive form of a `@[to_additive]` statement's tree (the extractor keeps the
-    multiplicative text): ∏ -> ∑, * -> +, ⁻¹ -> -, / -> -, a ^ n -> n • a, 1 -> 0."""
+    """The additive form of a `@[to_additive]` statement's grammar tree (the extractor keeps the
+    multiplicative text): ∏ -> ∑, * -> +, ⁻¹ -> -, / -> -, a ^ n -> n • a, 1 -> 0. Applied before
+    `normalise`, where `∏` is still an operator: a written `H.prod K` may stay `prod` additively."""
     op = t[0]
     if op == "#n":
         return ("#n", "0") if t[1] == "1" else t
-    if op == "#c":
-        return ("#c", ADDITIVE_CONSTS.get(t[1], t[1]))
     if op[0] == "#":
         return t
     kids = [additive(k) for k in t[1:]]

@@ -12,7 +12,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-from mathindex.formal.normal import MVAR, WILD
+from mathindex.formal.normal import MVAR, WILD, normalise
 from mathindex.formal.telescope import split
 from mathindex.formula.grammar import ParseError, parse_lean
 
@@ -69,7 +69,7 @@ class Vocabulary:
         """Close spellings (difflib) among names sharing the namespace or the first letters."""
         prefix = name.rsplit(".", 1)[0] + "." if "." in name else ""
         pool = [x for x in self._around(prefix, name) if x != name]
-        found = difflib.get_close_matches(name, pool, n=n, cutoff=0.6)
+        found = _closest(name, pool, n)
         if not found:
             last = name.rsplit(".", 1)[-1]
             lasts = difflib.get_close_matches(last, list(self.by_last), n=n, cutoff=0.75)
@@ -84,6 +84,17 @@ class Vocabulary:
         if len(pool) > 20_000:
             pool = pool[:20_000]
         return pool
+
+
+def _closest(name: str, pool: list[str], n: int, cutoff: float = 0.6) -> list[str]:
+    """The best difflib matches, and only those nearly as close as the best (within 0.1)."""
+    scored = []
+    for x in pool:
+        m = difflib.SequenceMatcher(None, name, x)
+        if m.real_quick_ratio() >= cutoff and m.quick_ratio() >= cutoff and (r := m.ratio()) >= cutoff:
+            scored.append((r, x))
+    scored.sort(key=lambda s: (-s[0], s[1]))
+    return [x for r, x in scored[:n] if r >= scored[0][0] - 0.1]
 
 
 @dataclass
@@ -198,14 +209,10 @@ def pattern_term(body: str, at: int, vocab: Vocabulary | None, query: str = "", 
         raw = parse_lean(text)
     except ParseError as exc:
         raise FormalQueryError(f"malformed pattern: {exc}", at + _offending(body, str(exc)), query) from None
-    if _has_empty(raw):
-        raise FormalQueryError("malformed pattern: an operator lacks an operand", at + _dangling(body), query)
     tele = split(raw, [], query=True)
-    whole = tele.conclusion if not tele.hypotheses else None
-    if whole is None:
-        from mathindex.formal.normal import normalise
-
-        whole = normalise(raw, query=True)
+    whole = tele.conclusion if not tele.hypotheses else normalise(raw, query=True)
+    if _has_empty(whole):  # checked after normalising: a big operator's empty limit slot is no error
+        raise FormalQueryError("malformed pattern: an operator lacks an operand", at + _dangling(body), query)
     return Term("pattern", body, at, constants=constants, tree=whole, hypotheses=tele.hypotheses,
                 conclusion=tele.conclusion)
 

@@ -35,9 +35,8 @@ from mathindex.formal.query import (
     parse_query,
     pattern_term,
 )
-from mathindex.formula.grammar import from_json
 
-MAX_VERIFY = 4000  # pattern checks per query; past it the count is a lower bound
+MAX_VERIFY = 1500  # pattern checks per query, smallest statements first; past it the count is estimated
 SOFT_VERIFY = 150  # per piece, the best-scored declarations checked for an actual match
 _PIECE = re.compile(r"`([^`]+)`")
 
@@ -73,6 +72,8 @@ class FormalIndex:
         self.n = len(self.names)
         self.sizes = np.asarray(st.column("size").to_numpy(zero_copy_only=False), dtype=np.int32)
         self._st = st
+        self._concl = st.column("conclusion").combine_chunks()
+        self._hyps = st.column("hypotheses").combine_chunks()
         self._trees: dict[int, tuple] = {}
         keys = pq.read_table(release / FORMAL_DIR / "keys.parquet")
         self.keys = dict(zip(keys.column("key").to_pylist(),
@@ -106,20 +107,35 @@ class FormalIndex:
         rows = np.searchsorted(self._line_starts, np.asarray(offsets), side="right") - 1
         return np.unique(rows).astype(np.int32)
 
-    def telescope(self, doc: int) -> tuple[list[tuple], tuple | None]:
+    def telescope(self, doc: int) -> tuple[list, list | None]:
+        """(hypotheses, conclusion) of a declaration as JSON lists (match() takes lists or tuples
+        alike; patterns are turned into lists too, so that leaves compare equal)."""
         got = self._trees.get(doc)
         if got is None:
-            c = self._st.column("conclusion")[doc].as_py()
-            h = self._st.column("hypotheses")[doc].as_py()
-            got = ([from_json(x) for x in json.loads(h)], from_json(json.loads(c)) if c else None)
+            c = self._concl[doc].as_py()
+            got = (json.loads(self._hyps[doc].as_py()), json.loads(c) if c else None)
             if len(self._trees) > 50_000:
                 self._trees.clear()
             self._trees[doc] = got
         return got
 
-    def describe(self, doc: int) -> dict:
-        row = self._st.slice(doc, 1).select(["name", "kind", "module", "signature"]).to_pylist()[0]
+    def describe_name(self, name: str) -> dict:
+        """kind, module and signature of a declaration."""
+        if not hasattr(self, "_doc_of"):
+            self._doc_of = {n: i for i, n in enumerate(self.names)}
+        row = self._st.slice(self._doc_of[name], 1).select(["kind", "module", "signature"]).to_pylist()[0]
         return row
+
+    def query_notes(self, query: str) -> list[str]:
+        """Why a Loogle-syntax query cannot run strictly (unknown constant, malformed pattern); empty
+        for other queries. The fused search reports these and answers with the other channels."""
+        if not looks_like_loogle(query):
+            return []
+        try:
+            parse_query(query, self.vocab)
+        except (FormalQueryError, UnknownConstant) as exc:
+            return [str(exc)]
+        return []
 
     # -- Loogle mode ---------------------------------------------------------------------
 
@@ -128,22 +144,33 @@ class FormalIndex:
         t0 = time.perf_counter()
         terms = parse_query(query, self.vocab)
         cands = self._candidates(terms)
-        patterns = [t for t in terms if t.kind in ("pattern", "conclusion")]
+        patterns = [_as_lists(t) for t in terms if t.kind in ("pattern", "conclusion")]
         order = cands[np.lexsort((cands, self.sizes[cands]))] if cands.size else cands
-        exact_count = True
-        if patterns and order.size > MAX_VERIFY:
-            order, exact_count = order[:MAX_VERIFY], False
+        exact_count = not patterns or order.size <= MAX_VERIFY
+        checked = order if exact_count else order[:MAX_VERIFY]
         scored: list[tuple] = []
-        for doc in order.tolist():
+        for doc in checked.tolist():
             got = self._verify(doc, patterns) if patterns else (False, 0)
             if got is None:
                 continue
             exact, covered = got
             scored.append((not exact, -self._coverage(doc, terms, covered), int(self.sizes[doc]), self.names[doc], exact))
         scored.sort()
-        count = len(scored) if patterns or not exact_count else int(cands.size)
+        count = len(scored) if exact_count else round(len(scored) * order.size / max(1, checked.size))
         hits = [FormalHit(s[3], round(1.0 / (i + 1), 6), s[4]) for i, s in enumerate(scored[:limit])]
-        return FormalResult(query, hits, count, exact_count, round(time.perf_counter() - t0, 4))
+        result = FormalResult(query, hits, count, exact_count, round(time.perf_counter() - t0, 4))
+        if not scored:
+            result.notes = self._why_empty(terms)
+        return result
+
+    def _why_empty(self, terms: list[Term]) -> list[str]:
+        """For an empty answer: how many declarations each term alone matches."""
+        notes = []
+        for t in terms:
+            alone = self._candidates([t])
+            what = "candidates" if t.kind in ("pattern", "conclusion") else "declarations"
+            notes.append(f"{t.text}: {alone.size} {what} alone")
+        return notes
 
     def _candidates(self, terms: list[Term]) -> np.ndarray:
         """Docs having every key the terms require, smallest posting list first."""
@@ -228,6 +255,7 @@ class FormalIndex:
             term = pattern_term(piece, 0, self.vocab, strict=False)
         except (FormalQueryError, UnknownConstant, ValueError, RecursionError):
             return
+        lists = _as_lists(term)
         weights = self._piece_keys(term)
         if not weights:
             return
@@ -240,7 +268,7 @@ class FormalIndex:
         top = np.argpartition(-score, min(SOFT_VERIFY, self.n - 1))[:SOFT_VERIFY]
         for doc in top.tolist():
             if score[doc] > 0:
-                score[doc] += self._soft_bonus(int(doc), term)
+                score[doc] += self._soft_bonus(int(doc), lists)
         total += score
 
     def _piece_keys(self, term: Term) -> dict[str, float]:
@@ -266,6 +294,15 @@ class FormalIndex:
         if any(match_anywhere(term.tree, x, {}) is not None for x in [concl, *hyps]):
             return 0.5
         return 0.0
+
+
+def _as_lists(term: Term) -> Term:
+    """The term with its trees as JSON lists, the form statements are read in."""
+    def conv(t):
+        return json.loads(json.dumps(t)) if t is not None else None
+
+    return Term(term.kind, term.text, term.start, term.constants, term.fragment, conv(term.tree),
+                [conv(h) for h in term.hypotheses], conv(term.conclusion))
 
 
 _LOOGLE = re.compile(r"⊢|\|-|\?[A-Za-z_]|(?:^|,)\s*\"[^\"]+\"\s*(?:,|$)|(?:^|[\s(,])_(?:$|[\s),])")

@@ -10,7 +10,7 @@ import logging
 import re
 from dataclasses import dataclass
 
-from mathindex.formal.normal import binder_parts, normalise
+from mathindex.formal.normal import additive, binder_parts, normalise
 from mathindex.formula.grammar import ParseError, parse_lean
 
 log = logging.getLogger(__name__)
@@ -127,11 +127,14 @@ class TelescopeBuilder:
                 hyps.extend([tree] * max(1, min(len(b.names), MAX_BINDER_NAMES)))
         return hyps
 
-    def of_declaration(self, signature: str, type_: str, variables: str) -> Telescope | None:
-        """None when the type does not parse."""
+    def of_declaration(self, signature: str, type_: str, variables: str, to_additive: bool = False) -> Telescope | None:
+        """None when the type does not parse. `to_additive`: the statement is the additive twin of
+        the multiplicative text the extractor recorded (normal.additive)."""
         try:
             tree = parse_lean(type_)
             hyps = self.binder_hypotheses(variables or "") + self.binder_hypotheses(signature or "")
+            if to_additive:
+                tree, hyps = additive(tree), [additive(h) for h in hyps]
             return split(tree, hyps, self.query)
         except (ParseError, ValueError, RecursionError):
             return None

@@ -82,6 +82,7 @@ class Manifest(_Strict):
     embedder: EmbedderInfo
     vector_index: dict
     formula_index: dict
+    formal_index: dict = {}  # mathindex.formal: keys, postings, seconds, bytes; empty before it existed
     stages: dict[str, str]
     row_counts: dict[str, int]
     files: dict[str, str]  # relative path -> sha256

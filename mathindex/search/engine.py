@@ -1,5 +1,5 @@
-"""Query-time search over a built release: identifier resolver, then lexical, embedding and
-formula channels fused by weighted reciprocal rank, then the reference prior (search/prior.py).
+"""Query-time search over a built release: identifier resolver, then lexical, embedding, formula
+and (for Lean-looking queries) formal channels fused by weighted reciprocal rank, then the reference prior (search/prior.py).
 Each hit reports its channels and ranks."""
 
 from __future__ import annotations
@@ -31,24 +31,41 @@ log = logging.getLogger(__name__)
 # (20261201T072844Z), MathlibQR dev nDCG@10 / R@10: no prior 45.1 / 59.5 (depth 100); PageRank 1.5
 # 49.6 / 64.7; 2.0 50.3 / 65.6 (two-fold CV 49.8; the folds chose 3.0 and 2.0). 1.5, not 2.0,
 # because the small sample corpus falls 0.7 at 1.5 but 2.1 at 2.0, past the release gate.
+# "lean" queries (Lean syntax in backticks, Loogle syntax, dotted constant names; see
+# `looks_like_lean`) get the formula weights plus the formal channel (mathindex/formal): FORMAL_WEIGHT.
 WEIGHTS_BY_KIND = {
     "words": {"lexical": 1.0, "embedding": 0.5, "formula": 1.0, "prior": 1.5},
     "formula": {"lexical": 1.0, "embedding": 1.0, "formula": 1.0, "prior": 1.5},
 }
+FORMAL_WEIGHT = 2.0
+WEIGHTS_BY_KIND["lean"] = {**WEIGHTS_BY_KIND["formula"], "formal": FORMAL_WEIGHT}
 # Candidates per channel before fusion: 100 rather than 50 lets the prior lift a well-used
 # declaration that one channel ranks 51-100 (bench/ranking_prior.py: +1.2 nDCG@10 with the prior).
 CANDIDATES = 100
 _FORMULA_HINT = re.compile(r"[\\^_=<>+$]|[∀∃∑∏∫→↔∈∉⊆⊂∪∩≤≥≠∣⁻¹√ℕℤℚℝℂ×•∘]")
 
 LEXICAL_DIR, VECTOR_DIR, FORMULA_DIR = "lexical", "vector", "formula"
+_DOTTED_CONSTANT = re.compile(r"\b[A-Z][A-Za-z0-9]*\.[A-Za-z_]")
 
 
 def looks_like_formula(query: str) -> bool:
     return bool(_FORMULA_HINT.search(query))
 
 
+def looks_like_lean(query: str) -> bool:
+    """Lean in backticks, Loogle syntax (`⊢`, `?x`, `_`, "fragments", constant lists) or a dotted
+    constant name, and no TeX (`$`, backslash)."""
+    from mathindex.formal.search import looks_like_loogle
+
+    if "$" in query or "\\" in query:
+        return False
+    return "`" in query or looks_like_loogle(query) or bool(_DOTTED_CONSTANT.search(query))
+
+
 def query_kind(query: str) -> str:
-    """`formula` when the query has TeX or math symbols, else `words`."""
+    """`lean` for Lean-looking queries, `formula` when the query has TeX or math symbols, else `words`."""
+    if looks_like_lean(query):
+        return "lean"
     return "formula" if looks_like_formula(query) else "words"
 
 
@@ -86,6 +103,9 @@ class SearchEngine:
         root = release_root(self.release)  # where the release is now: a moved or copied root finds its model
         self.vector = self._try("embedding", lambda: _VectorChannel(self.release, reference_path(model, root)))
         self.formula = self._try("formula", lambda: _FormulaChannel(self.release))
+        self.formal = None  # a release built before the formal channel has none: not an error
+        if (self.release / "formal_statements.parquet").exists():
+            self.formal = self._try("formal", lambda: _FormalChannel(self.release))
 
     def _read_prior(self, signal: str) -> dict[str, float]:
         """name -> prior; empty (no prior) for a release built before `nodes` had the signals."""
@@ -113,6 +133,8 @@ class SearchEngine:
             results["embedding"] = self.vector.search(query, CANDIDATES)
         if self.formula is not None and looks_like_formula(query):
             results["formula"] = self.formula.search(query, CANDIDATES)
+        if self.formal is not None and looks_like_lean(query):
+            results["formal"] = self.formal.search(query, CANDIDATES)
         return results
 
     def search(self, query: str, k: int = 10) -> SearchResult:
@@ -197,3 +219,16 @@ class _FormulaChannel:
         # the raw query: the index itself searches each $…$ / backtick piece and adds their scores
         hits = [(self.name_of[f], s) for f, s in self.index.search(query, k * 3) if f in self.name_of]
         return best_per_name(hits)[:k]
+
+
+class _FormalChannel:
+    """Loogle-style search over the release's formal index (mathindex/formal); soft mode, so that
+    Lean in prose still ranks declarations by how much of each piece they match."""
+
+    def __init__(self, release: Path):
+        from mathindex.formal.search import FormalIndex
+
+        self.index = FormalIndex(release)
+
+    def search(self, query: str, k: int) -> list[tuple[str, float]]:
+        return self.index.soft(query, k)

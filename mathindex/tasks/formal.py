@@ -1,0 +1,19 @@
+"""Formal-index task: the `formal_statements` table and the `formal/` postings (mathindex.formal)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+
+from mathindex.tasks import stage
+
+
+@stage(name="build_formal_index")
+def formal_index(declarations: pa.Table, dependencies: pa.Table, release_dir: Path) -> tuple[pa.Table, dict]:
+    """(formal_statements, manifest info: build seconds, bytes on disk of the table and postings)."""
+    from mathindex.formal import FORMAL_DIR, build_formal_index
+
+    statements, info = build_formal_index(declarations, dependencies, release_dir / FORMAL_DIR)
+    info["directory_bytes"] = sum(p.stat().st_size for p in (release_dir / FORMAL_DIR).rglob("*") if p.is_file())
+    return statements, info

@@ -1,0 +1,114 @@
+"""The formal channel on a tiny self-written index: each Loogle query form, `?x` binding,
+hypotheses in any order, notation normalisation, error messages and ranking."""
+
+from __future__ import annotations
+
+import pytest
+
+from mathindex.formal.query import FormalQueryError, UnknownConstant
+from mathindex.formal.search import FormalIndex, looks_like_loogle
+from tests.formal_fixture import build
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    root = tmp_path_factory.mktemp("formal")
+    info = build(root)
+    assert info["declarations"] == 20 and info["postings"] > 0
+    return FormalIndex(root)
+
+
+def names(index, query, k=20):
+    return [h.name for h in index.loogle(query, k).hits]
+
+
+def test_constants_conjunction(index):
+    assert names(index, "Real.sqrt, Real.pi") == ["Real.sqrt_pi_pos"]
+    # `√` is Real.sqrt: notation resolves to the constant Loogle would name
+    assert {"Real.sqrt_mul_self'", "Real.sqrt_two_lt", "Real.sqrt_pi_pos"} <= set(names(index, "Real.sqrt"))
+
+
+def test_name_fragment(index):
+    assert set(names(index, '"tsum_"')) == {"Demo.tsum_mul_left", "Demo.tsum_lt_tsum", "Demo.tsum_le_tsum"}
+    assert names(index, '"sqrt", Real.pi') == ["Real.sqrt_pi_pos"]
+
+
+def test_pattern_with_holes(index):
+    got = names(index, "_ * (_ ^ _)")
+    assert got == ["Demo.mul_pow_le"]
+
+
+def test_metavariable_binds_the_same_subterm(index):
+    assert names(index, "Real.sqrt ?a * Real.sqrt ?a") == ["Real.sqrt_mul_self'"]
+    assert names(index, "?a * ?b = ?b * ?a") == ["Demo.mul_comm"]
+    assert names(index, "?a * ?a = ?b * ?a") == []  # ?a cannot be both a and b
+
+
+def test_conclusion_pattern_with_hypotheses_in_any_order(index):
+    assert names(index, "⊢ tsum _ = _ * tsum _") == ["Demo.tsum_mul_left"]
+    # `f i < g i` is the second hypothesis of Demo.tsum_lt_tsum, not the last
+    assert names(index, "|- _ < _ → tsum _ < tsum _") == ["Demo.tsum_lt_tsum"]
+    assert names(index, "⊢ Summable _ → _ < _ → tsum _ < tsum _") == ["Demo.tsum_lt_tsum"]
+    assert names(index, "⊢ (∀ n, _ ≤ _) → tsum _ ≤ tsum _") == ["Demo.tsum_le_tsum"]
+
+
+def test_notation_is_normalised_alike(index):
+    # x⁻¹ and x ^ (-1), in queries and in statements
+    assert set(names(index, "⊢ ?a⁻¹ * ?a = 1")) == {"Demo.inv_mul", "Demo.zpow_neg_one_mul"}
+    assert set(names(index, "⊢ ?a ^ (-1 : ℤ) * ?a = 1")) == {"Demo.inv_mul", "Demo.zpow_neg_one_mul"}
+    # ∑ x ∈ s, f x and Finset.sum s f
+    assert set(names(index, "Finset.sum ?s ?f = Finset.sum ?s ?g")) == {"Demo.sum_eq_finset_sum"}
+    assert set(names(index, "∑ x ∈ ?s, ?f x = ∑ x ∈ ?s, ?g x")) == {"Demo.sum_eq_finset_sum"}
+    assert "Demo.sum_add" in names(index, "Finset.sum ?s ?f + Finset.sum ?s ?g")
+    # a to_additive twin is searched in its additive form
+    assert names(index, "⊢ Finset.sum _ (fun _ => 0) = 0") == ["Demo.sum_zero"]
+
+
+def test_ranking_exact_conclusion_first(index):
+    hits = index.loogle("Real.sqrt _ * Real.sqrt _", 10).hits
+    assert hits[0].name == "Real.sqrt_mul_self'"
+    hits = index.loogle("_ < _", 10).hits
+    exact = [h.exact for h in hits]
+    assert exact == sorted(exact, reverse=True) and exact[0]
+
+
+def test_count_reports_all_matches(index):
+    res = index.loogle("Real.sqrt", 1)
+    assert res.count >= 4 and len(res.hits) == 1 and res.exact_count
+
+
+def test_unknown_constant_suggests_close_names(index):
+    with pytest.raises(UnknownConstant) as exc:
+        index.loogle("Real.sqr", 10)
+    assert str(exc.value) == "unknown constant Real.sqr; did you mean Real.sqrt?"
+    with pytest.raises(UnknownConstant):
+        index.loogle("Real.sqr ?a * _", 10)
+
+
+@pytest.mark.parametrize("query, position", [
+    ("_ * (_ ^ _", 5), ("Real.sqrt, _ * ", 14), ('"differ', 1), ("Real.sqrt,, Real.pi", 11), ("_ * (_ ^ _))", 12),
+])
+def test_malformed_pattern_gives_the_position(index, query, position):
+    with pytest.raises(FormalQueryError) as exc:
+        index.loogle(query, 10)
+    assert exc.value.position + 1 == position
+    assert str(exc.value).endswith(f"at position {position}")
+
+
+def test_empty_answer_is_explained(index):
+    res = index.loogle("Real.pi, _ * (_ ^ _)", 10)
+    assert res.count == 0 and any("alone" in n for n in res.notes)
+
+
+def test_soft_mode_ranks_lean_pieces(index):
+    got = [n for n, _ in index.soft("the lemma `√x * √x = x` for `0 ≤ x`", 5)]
+    assert got[0] == "Real.sqrt_mul_self'"
+    got = [n for n, _ in index.soft("`∑' x, c * g x = c * ∑' x, g x`", 5)]
+    assert got[0] == "Demo.tsum_mul_left"
+
+
+def test_loogle_syntax_detection():
+    for q in ("Real.sqrt, Real.pi", '"differ"', "_ * (_ ^ _)", "⊢ tsum _ = _", "?a + ?b", "Real.sqrt"):
+        assert looks_like_loogle(q), q
+    for q in ("square root of pi", "$\\sqrt{\\pi}$", "an `InfHom` `j`", "sqrt"):
+        assert not looks_like_loogle(q), q
