@@ -111,3 +111,20 @@ def test_lexical_document_drops_the_glosses_of_used_constants():
                       "text": [rendering, "Uses nothing else. Monotone."]})
     names, docs = node_documents(texts)
     assert names == ["Foo.bar"] and "successor" not in docs[0] and "Monotone" in docs[0]
+
+
+def test_lexical_index_files_do_not_depend_on_the_hash_seed(tmp_path):
+    import hashlib
+    import os
+    import subprocess
+    import sys
+
+    script = ("import sys; from pathlib import Path; from mathindex.search.lexical import build_lexical_index; "
+              "build_lexical_index(['a', 'b', 'c'], ['Lagrange theorem on subgroups', 'primes are infinite', "
+              "'the order of a subgroup divides the order of the group ⊔ ≤'], Path(sys.argv[1]))")
+    digests = []
+    for seed in ("1", "2"):
+        out = tmp_path / seed
+        subprocess.run([sys.executable, "-c", script, str(out)], check=True, env={**os.environ, "PYTHONHASHSEED": seed})
+        digests.append({p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.iterdir())})
+    assert digests[0] == digests[1]

@@ -25,8 +25,11 @@ def build_lexical_index(node_names: list[str], documents: list[str], out_dir: Pa
     """Indexes documents (row-aligned with node names) into out_dir."""
     out_dir.mkdir(parents=True, exist_ok=True)
     corpus = [tokens(d) or ["∅"] for d in documents]
+    # bm25s numbers the vocabulary in set order, which follows PYTHONHASHSEED: number it here,
+    # sorted, so that two builds of the same documents write the same bytes
+    vocab = {t: i for i, t in enumerate(sorted({t for doc in corpus for t in doc}))}
     retriever = bm25s.BM25(k1=BM25_K1, b=BM25_B)
-    retriever.index(corpus, show_progress=False)
+    retriever.index(([[vocab[t] for t in doc] for doc in corpus], vocab), show_progress=False)
     retriever.save(str(out_dir), show_progress=False)
     pq.write_table(pa.table({"name": pa.array(node_names, pa.string())}), out_dir / NODE_FILE)
 
