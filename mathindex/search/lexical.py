@@ -45,6 +45,18 @@ class LexicalIndex:
         q = [t for t in tokens(query) if t in self.retriever.vocab_dict]
         if not q or not self.names:
             return []
-        docs, scores = self.retriever.retrieve([q], k=min(k, len(self.names)), show_progress=False)
-        keep = np.asarray(scores[0]) > 0
-        return [(self.names[int(d)], float(s)) for d, s in zip(docs[0][keep], scores[0][keep])]
+        docs, scores = top_positive(self.retriever.get_scores(q), k)
+        return [(self.names[int(d)], float(s)) for d, s in zip(docs, scores)]
+
+
+def top_positive(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(doc ids, scores) of the k best positive scores, best first, ties by doc id. Selects among the
+    positive scores only: bm25s's argpartition over every document (mostly zeros) took 8 ms of the
+    8.5 ms of a whole-Mathlib query; this takes well under 1 ms."""
+    docs = np.flatnonzero(scores > 0)
+    values = scores[docs]
+    if len(docs) > k:
+        part = np.argpartition(-values, k - 1)[:k]
+        docs, values = docs[part], values[part]
+    order = np.lexsort((docs, -values))
+    return docs[order], values[order]
