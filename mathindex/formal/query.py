@@ -230,7 +230,7 @@ def _has_empty(t: tuple) -> bool:
         x = stack.pop()
         if x == ("#e",):
             return True
-        if x[0][0] != "#":
+        if x[0] and x[0][0] != "#":
             stack.extend(x[1:])
     return False
 

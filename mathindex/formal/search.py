@@ -13,6 +13,7 @@ bonus when the piece matches the conclusion exactly up to renaming or matches so
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 import time
@@ -36,8 +37,12 @@ from mathindex.formal.query import (
     pattern_term,
 )
 
+log = logging.getLogger(__name__)
 MAX_VERIFY = 1500  # pattern checks per query, smallest statements first; past it the count is estimated
 SOFT_VERIFY = 150  # per piece, the best-scored declarations checked for an actual match
+SOFT_MIN_SCORE = 1.0  # soft hits below this are left out: a weak partial overlap is noise to the fusion
+SOFT_FULL_SYMBOLS = 4  # a piece with fewer operators and constants counts in proportion (`x ≤ j x`: 1/4)
+_STRUCTURE_KINDS = frozenset({"structure", "class", "inductive"})
 _PIECE = re.compile(r"`([^`]+)`")
 
 
@@ -80,8 +85,23 @@ class FormalIndex:
                              zip(keys.column("start").to_pylist(), keys.column("count").to_pylist())))
         self.postings = np.load(release / FORMAL_DIR / "postings.npy", mmap_mode="r")
         self.vocab = Vocabulary(pq.read_table(release / FORMAL_DIR / "vocabulary.parquet").column("name").to_pylist())
+        self._fields, self._parents = self._field_parents(st.column("kind").to_pylist() if "kind" in st.column_names else None)
         self._blob = "\n".join(self.names) + "\n"
         self._line_starts = np.cumsum([0] + [len(x) + 1 for x in self.names[:-1]])
+
+    def _field_parents(self, kinds: list[str] | None) -> tuple[np.ndarray, np.ndarray]:
+        """(field docs, their structure's doc): a structure is found by its fields' statements."""
+        if kinds is None:
+            return np.zeros(0, np.int32), np.zeros(0, np.int32)
+        doc_of = {n: i for i, n in enumerate(self.names)}
+        fields, parents = [], []
+        for i, (name, kind) in enumerate(zip(self.names, kinds)):
+            if kind == "field" and "." in name:
+                p = doc_of.get(name.rsplit(".", 1)[0])
+                if p is not None and kinds[p] in _STRUCTURE_KINDS:
+                    fields.append(i)
+                    parents.append(p)
+        return np.asarray(fields, np.int32), np.asarray(parents, np.int32)
 
     # -- postings --------------------------------------------------------------------------
 
@@ -238,27 +258,39 @@ class FormalIndex:
         pieces = [p.strip() for p in _PIECE.findall(query)] or [query.strip().strip("`")]
         total = np.zeros(self.n, dtype=np.float32)
         for piece in dict.fromkeys(p for p in pieces if p):
-            self._score_piece(piece, total)
-        if not total.any():
-            return []
-        top = np.argsort(-total, kind="stable")[:k]
-        return [(self.names[i], float(total[i])) for i in top if total[i] > 0]
+            try:
+                score = self._score_piece(piece)
+            except Exception:  # noqa: BLE001 - one odd piece must not fail the fused search
+                log.debug("formal soft piece failed: %r", piece, exc_info=True)
+                continue
+            if score is not None:
+                if self._fields.size:  # a structure scores as its best field
+                    parent = np.zeros_like(score)
+                    np.maximum.at(parent, self._parents, score[self._fields])
+                    score = np.maximum(score, parent)
+                total += score
+        keep = np.flatnonzero(total >= SOFT_MIN_SCORE)
+        top = keep[np.lexsort((keep, -total[keep]))][:k]
+        return [(self.names[i], float(total[i])) for i in top]
 
-    def _score_piece(self, piece: str, total: np.ndarray) -> None:
+    def _score_piece(self, piece: str) -> np.ndarray | None:
+        """One backtick piece's scores: a constant's declarations get 0.5; a term's
+        (key overlap + exact shape + verified match) x its informativeness."""
         if IDENT_RE.match(piece):
-            alts = self.vocab.resolve(piece)
-            if alts and len(alts) <= 20:
-                docs = self._any_of(alts)
-                total[docs] += 0.5
-            return
+            alts = self.vocab.resolve(piece) if len(piece) > 1 else []
+            if not alts or len(alts) > 20:
+                return None
+            score = np.zeros(self.n, dtype=np.float32)
+            score[self._any_of(alts)] = 0.5
+            return score
         try:
             term = pattern_term(piece, 0, self.vocab, strict=False)
         except (FormalQueryError, UnknownConstant, ValueError, RecursionError):
-            return
+            return None
         lists = _as_lists(term)
         weights = self._piece_keys(term)
         if not weights:
-            return
+            return None
         norm = sum(weights.values())
         score = np.zeros(self.n, dtype=np.float32)
         for key, w in weights.items():
@@ -269,7 +301,8 @@ class FormalIndex:
         for doc in top.tolist():
             if score[doc] > 0:
                 score[doc] += self._soft_bonus(int(doc), lists)
-        total += score
+        symbols = sum(1 for x in [term.tree] for s in _symbols(x))
+        return score * min(1.0, symbols / SOFT_FULL_SYMBOLS)
 
     def _piece_keys(self, term: Term) -> dict[str, float]:
         """idf weight of every key the piece names (keys the index lacks are left out)."""
@@ -294,6 +327,20 @@ class FormalIndex:
         if any(match_anywhere(term.tree, x, {}) is not None for x in [concl, *hyps]):
             return 0.5
         return 0.0
+
+
+def _symbols(t: tuple):
+    """The operators and constants of a pattern (holes, variables and applications left out)."""
+    stack = [t]
+    while stack:
+        x = stack.pop()
+        tag = x[0]
+        if tag in ("#c", "#n"):
+            yield x
+        elif tag[0] != "#" and tag not in ("?", "_"):
+            if tag not in ("apply", "lambda"):
+                yield x
+            stack.extend(x[1:])
 
 
 def _as_lists(term: Term) -> Term:
