@@ -28,3 +28,15 @@ def prefect_harness():
 
     with prefect_test_harness(server_startup_timeout=120):
         yield
+
+
+@pytest.fixture(scope="session")
+def sample_release_root(tmp_path_factory, prefect_harness):
+    """A release root with one published release of the bundled sample, built once per session
+    (the serving tests share it; copy it with `copy_root` before changing anything in it)."""
+    from mathindex.flows.release import release_flow
+
+    root = tmp_path_factory.mktemp("sample-root")
+    outcome = release_flow(out=str(root))
+    assert outcome.passed, outcome.gate
+    return root
