@@ -165,7 +165,12 @@ class FormalIndex:
         terms = parse_query(query, self.vocab)
         cands = self._candidates(terms)
         patterns = [_as_lists(t) for t in terms if t.kind in ("pattern", "conclusion")]
-        order = cands[np.lexsort((cands, self.sizes[cands]))] if cands.size else cands
+        # statements whose conclusion has a pattern's very shape first (they match), then by size
+        shaped = np.zeros(self.n, dtype=bool)
+        for t in terms:
+            if t.kind in ("pattern", "conclusion"):
+                shaped[self.docs("e:" + shape_hash(t.conclusion))] = True
+        order = cands[np.lexsort((cands, self.sizes[cands], ~shaped[cands]))] if cands.size else cands
         exact_count = not patterns or order.size <= MAX_VERIFY
         checked = order if exact_count else order[:MAX_VERIFY]
         scored: list[tuple] = []
@@ -207,6 +212,9 @@ class FormalIndex:
                     sets.append(self.docs(key))
                 if t.kind == "conclusion" and head(t.conclusion) != "*":
                     sets.append(self.docs("h:" + head(t.conclusion)))
+                if t.kind == "conclusion":
+                    for h in {head(x) for x in t.hypotheses} - {"*"}:
+                        sets.append(self.docs("y:" + h))
         if not sets:
             return np.arange(self.n, dtype=np.int32)
         sets.sort(key=len)
