@@ -112,3 +112,16 @@ def test_loogle_syntax_detection():
         assert looks_like_loogle(q), q
     for q in ("square root of pi", "$\\sqrt{\\pi}$", "an `InfHom` `j`", "sqrt"):
         assert not looks_like_loogle(q), q
+
+
+def test_cli_formal_output_and_bad_input(tmp_path, capsys):
+    from mathindex.cli import main
+
+    build(tmp_path)
+    assert main(["search", str(tmp_path), "--formal", "Real.sqrt, Real.pi"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Found 1 declaration matching Real.sqrt, Real.pi") and "Real.sqrt_pi_pos" in out
+    assert main(["search", str(tmp_path), "--formal", "Real.sqr"]) == 2
+    assert capsys.readouterr().err.strip() == "mathindex search: unknown constant Real.sqr; did you mean Real.sqrt?"
+    assert main(["search", str(tmp_path), "--formal", "_ * (_ ^ _"]) == 2
+    assert "position 5" in capsys.readouterr().err
