@@ -118,6 +118,7 @@ def test_cli_formal_output_and_bad_input(tmp_path, capsys):
     from mathindex.cli import main
 
     build(tmp_path)
+    (tmp_path / "manifest.json").write_text("{}")  # the CLI only checks that a release has one
     assert main(["search", str(tmp_path), "--formal", "Real.sqrt, Real.pi"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("Found 1 declaration matching Real.sqrt, Real.pi") and "Real.sqrt_pi_pos" in out
