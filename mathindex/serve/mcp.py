@@ -3,7 +3,10 @@ declaration as tools, over the same hot-swapped release holder as the HTTP serve
 
 from __future__ import annotations
 
+import functools
+
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 from mathindex.serve.models import DeclarationResponse, FormulaResponse, ResolveResponse, SearchResponse
 from mathindex.serve.release import BadInput, describe
@@ -28,10 +31,22 @@ def _text(value: str, what: str) -> str:
     return value
 
 
+def _answers(fn):
+    """Bad input reaches the client as the tool's error message (not a crash, no traceback)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except BadInput as exc:
+            raise ToolError(str(exc)) from None
+    return wrapper
+
+
 def build_mcp(holder: ReleaseHolder) -> MCPServer:
     server = MCPServer("mathindex", instructions=INSTRUCTIONS)
 
     @server.tool()
+    @_answers
     def search(query: str, k: int = 10) -> SearchResponse:
         """Ranked declarations and statements for a query, each with kind, title, file:line and its
         rank in every channel (identifier, lexical, embedding, formula)."""
@@ -40,16 +55,19 @@ def build_mcp(holder: ReleaseHolder) -> MCPServer:
         return holder.current.search(_text(query, "query"), k)
 
     @server.tool()
+    @_answers
     def resolve(identifier: str) -> ResolveResponse:
         """The identifier resolver alone: exact names, aliases (Stacks tags, labels), dotted suffixes."""
         return holder.current.resolve(_text(identifier, "identifier"))
 
     @server.tool()
+    @_answers
     def formula(latex: str) -> FormulaResponse:
         """Operator tree, path tokens, canonical form and parse status of one formula (LaTeX or Lean)."""
         return describe(_text(latex, "latex"))
 
     @server.tool()
+    @_answers
     def declaration(name: str) -> DeclarationResponse:
         """A declaration's (or statement's) row, dependencies, the declarations citing it and its location."""
         release = holder.current
