@@ -103,7 +103,7 @@ def create_app(holder: ReleaseHolder, *, threads: int | None = None, budget_s: f
         runner.close()
 
     app = FastAPI(lifespan=lifespan, title="mathindex", version="1", summary="Search a mathindex release: Lean declarations and LaTeX statements",
-                  docs_url="/docs", redoc_url=None)
+                  docs_url=None, redoc_url=None)  # Swagger UI would fetch its scripts from a CDN
     app.state.holder, app.state.runner = holder, runner
 
     @app.exception_handler(BadInput)
