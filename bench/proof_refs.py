@@ -15,7 +15,9 @@ alternating the two so that both see the same machine load; it prints each run a
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -40,24 +42,32 @@ with tempfile.TemporaryDirectory() as cache:
 """
 
 
-def cold_seconds(pkg: Path, root: Path) -> tuple[float, int]:
-    """Wall seconds of one cold extraction with the `mathindex` package under `pkg`, and its rows."""
+def cold_seconds(pkg: Path, root: Path) -> tuple[float, float, int]:
+    """Wall seconds of one cold extraction with the `mathindex` package under `pkg`, CPU seconds
+    of its process and workers (user + system), and its dependency rows."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run([sys.executable, "-c", _TIMED.format(pkg=str(pkg), root=str(root))],
                          check=True, capture_output=True, text=True).stdout.split()
-    return float(out[0]), int(out[1])
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return float(out[0]), cpu, int(out[1])
 
 
 def time_against(old: Path, root: Path, repeats: int) -> None:
     """Cold extraction, this checkout against `old`, alternating (old first on even rounds)."""
-    times: dict[str, list[float]] = {"old": [], "new": []}
+    wall: dict[str, list[float]] = {"old": [], "new": []}
+    cpu: dict[str, list[float]] = {"old": [], "new": []}
     for r in range(repeats):
         order = [("old", old), ("new", HERE)] if r % 2 == 0 else [("new", HERE), ("old", old)]
         for label, pkg in order:
-            secs, rows = cold_seconds(pkg, root)
-            times[label].append(secs)
-            print(f"round {r + 1} {label}: {secs:.2f} s ({rows} dependency rows)", flush=True)
-    before, after = statistics.median(times["old"]), statistics.median(times["new"])
-    print(f"cold extraction median: before {before:.2f} s, after {after:.2f} s, ratio {after / before:.3f}")
+            secs, cpu_s, rows = cold_seconds(pkg, root)
+            wall[label].append(secs)
+            cpu[label].append(cpu_s)
+            print(f"round {r + 1} {label}: {secs:.2f} s wall, {cpu_s:.2f} s CPU ({rows} dependency rows), "
+                  f"load {os.getloadavg()[0]:.1f}", flush=True)
+    for what, d in (("wall", wall), ("CPU", cpu)):
+        before, after = statistics.median(d["old"]), statistics.median(d["new"])
+        print(f"cold extraction {what} median: before {before:.2f} s, after {after:.2f} s, ratio {after / before:.3f}")
 
 
 def body_lines(root: Path, row: dict, decl: dict, lines_cache: dict[str, list[str]]) -> list[str]:

@@ -32,9 +32,13 @@ class _Resolver:
         self.exists = names.__contains__
         self.exists_short = (names - protected).__contains__  # for names of one component
         self.contexts: dict[tuple[str, tuple[str, ...]], dict[str, int]] = {}  # opened namespace -> rank
-        self.by_last: dict[str, list[str]] = {}  # last component -> the full names ending with it
-        for n in names:
-            self.by_last.setdefault(n.rpartition(".")[2], []).append(n)
+        # name of one component -> the namespaces Q whose `Q.name` the corpus declares, unprotected
+        self.holders: dict[str, set[str]] = {}
+        for n in names - protected:
+            q, dot, last = n.rpartition(".")
+            if dot:
+                self.holders.setdefault(last, set()).add(q)
+        self.names = names
 
     def _exists(self, written: str):
         return self.exists if "." in written else self.exists_short
@@ -46,8 +50,11 @@ class _Resolver:
         """`written` in the first opened namespace that holds it: the `open`s as written, then
         each `open` under each namespace prefix, longest first (`open Category` made inside
         `namespace CategoryTheory` opens `CategoryTheory.Category`; the namespace the `open` was
-        made in is not recorded, the declaration's is taken). Tries those namespaces, or, when
-        fewer, the corpus names that end like `written`."""
+        made in is not recorded, the declaration's is taken)."""
+        dotted = "." in written
+        held = None if dotted else self.holders.get(written)
+        if not dotted and not held:
+            return None
         key = (ns, tuple(opens))
         rank = self.contexts.get(key)
         if rank is None:
@@ -55,21 +62,10 @@ class _Resolver:
             prefixes = [".".join(parts[:k]) + "." for k in range(len(parts), 0, -1)]
             order = dict.fromkeys(opens + [pre + o for o in opens for pre in prefixes])
             rank = self.contexts[key] = {q: i for i, q in enumerate(order)}
-        same_last = self.by_last.get(written.rpartition(".")[2], ())
-        tail = "." + written
-        exists = self._exists(written)
-        if len(same_last) > len(rank):
-            for q in rank:
-                if exists(q + tail):
-                    return q + tail
-            return None
-        best, best_rank = None, len(rank)
-        for full in same_last:
-            if full.endswith(tail):
-                r = rank.get(full[: -len(tail)], best_rank)
-                if r < best_rank and exists(full):
-                    best, best_rank = full, r
-        return best
+        if dotted:  # few are asked: try each opened namespace
+            return next((q + "." + written for q in rank if q + "." + written in self.names), None)
+        hits = held.intersection(rank)
+        return min(hits, key=rank.__getitem__) + "." + written if hits else None
 
     def prefix(self, written: str, ns: str, opens: list[str]) -> str | None:
         """The longest proper prefix of a dotted name that resolves, if any."""
@@ -93,6 +89,33 @@ def _edges(table: pa.Table) -> pl.DataFrame:
     return pl.concat(parts)
 
 
+def _in_namespace(pairs: pl.DataFrame, ns_of: dict[int, str], names: set[str], protected: set[str]) -> pl.DataFrame:
+    """`resolve` with no `open`s, columnar: for each (`ns_id`, `written`), `in_ns` = the name under
+    the longest namespace prefix that the corpus declares, else the root name, else null."""
+    prefixes = []  # (ns_id, prefix, rank): "A.B." before "A." before the root ""
+    for n, ns in ns_of.items():
+        parts = ns.split(".") if ns else []
+        prefixes.extend((n, ".".join(parts[:k]) + ".", len(parts) - k) for k in range(len(parts), 0, -1))
+        prefixes.append((n, "", len(parts)))
+    prefixes_df = pl.DataFrame(prefixes, schema={"ns_id": pl.Int64, "prefix": pl.String, "rank": pl.Int64},
+                               orient="row")
+    everything = pl.Series(list(names), dtype=pl.String).implode()
+    unprotected = pl.Series(list(names - protected), dtype=pl.String).implode()
+    rooted = pl.col("written").str.starts_with("_root_.")  # `_root_.x` is `x`, from anywhere
+    return (
+        pairs.select(["ns_id", "written"])
+        .join(prefixes_df, on="ns_id")
+        .filter(~rooted | (pl.col("prefix") == ""))
+        .with_columns(cand=pl.when(rooted).then(pl.col("written").str.strip_prefix("_root_."))
+                      .otherwise(pl.col("prefix") + pl.col("written")))
+        .filter(pl.when(pl.col("written").str.contains(".", literal=True))
+                .then(pl.col("cand").is_in(everything)).otherwise(pl.col("cand").is_in(unprotected)))
+        .sort("rank")
+        .group_by(["ns_id", "written"], maintain_order=True)
+        .agg(in_ns=pl.col("cand").first())
+    )
+
+
 def _resolve(edges: pl.DataFrame, contexts: pl.DataFrame, names: set[str], protected: set[str]) -> pl.DataFrame:
     """`edges` (`ns_id`, `ctx_id`, `written`) with `exact` (the resolution, or null) and `fallback`
     (a dotted name's longest resolving prefix, where `exact` is null). `contexts`: `ns`, `opens`
@@ -103,13 +126,11 @@ def _resolve(edges: pl.DataFrame, contexts: pl.DataFrame, names: set[str], prote
     ns_of = dict(zip(contexts["ns_id"].to_list(), contexts["ns"].to_list()))
     ctx_ns = contexts["ns"].to_list()
     ctx_opens = [json.loads(o) if o else [] for o in contexts["opens"].to_list()]
-    lasts = pl.Series(list(res.by_last)).implode()
+    lasts = pl.Series(list({n.rpartition(".")[2] for n in names}), dtype=pl.String).implode()
     ns_pairs = edges.select(["ns_id", "written"]).unique().with_columns(
         maybe=pl.col("written").str.extract(r"([^.]*)$").is_in(lasts).fill_null(False))
-    ns_pairs = ns_pairs.with_columns(in_ns=pl.Series([
-        res.in_namespace(w, ns_of[n]) if ok else None
-        for n, w, ok in zip(ns_pairs["ns_id"].to_list(), ns_pairs["written"].to_list(), ns_pairs["maybe"].to_list())
-    ], dtype=pl.String))
+    ns_pairs = ns_pairs.join(_in_namespace(ns_pairs.filter("maybe"), ns_of, names, protected),
+                             on=["ns_id", "written"], how="left")
     edges = edges.join(ns_pairs, on=["ns_id", "written"], how="left", maintain_order="left")
     todo = (edges.filter(pl.col("in_ns").is_null() & (pl.col("maybe") | pl.col("written").str.contains(".", literal=True)))
             .select(["ctx_id", "written", "maybe"]).unique())

@@ -77,6 +77,7 @@ _PATTERNS = re.compile(
     _words("fun λ intro intros rintro introv rename_i next case case' ext ext1 obtain have haveI let letI set "
            "replace choose choose! by_contra by_contra! by_contra' with") + _RUN
 )
+_NAMED_HYP_WORDS = ("suffices", "by_cases", "generalize", "wlog")  # (substrings checked first)
 _NAMED_HYP = re.compile(_words("suffices by_cases generalize wlog rsuffices") + r"[^\S\n]+(" + ATOM + r")[ \t]*:(?!=)")
 _ARM = re.compile(r"\|([^|\n=]*)=>")
 # what precedes a `:=` that defines a field or names an argument: `toFun (x : α)`, `config`
@@ -105,13 +106,15 @@ def body_bound(body: str, type_like: bool = False) -> set[str]:
         caps.extend(_BINDER_GROUP.findall(body))
     caps.extend(m for m in _ARM.findall(body) if m.strip())
     caps.extend(field_definitions(body))
-    caps.extend(_SET_BUILDER.findall(body))
+    if "{" in body:
+        caps.extend(_SET_BUILDER.findall(body))
     caps.extend(BINDER_INTRO.findall(body))
-    out = set(_NAMED_HYP.findall(body))
+    out = set(_NAMED_HYP.findall(body)) if any(w in body for w in _NAMED_HYP_WORDS) else set()
     # all captures at once (`,` ends a type ascription): names, not the types ascribed to them
     out.update(n for n in idents(_ASCRIPTION.sub(" ", " , ".join(caps))) if "." not in n)
-    out.update(_OPTION.findall(body))
-    if "-" in body:
+    if "set_option" in body:
+        out.update(_OPTION.findall(body))
+    if "[-" in body or ",-" in body or ", -" in body or "[ -" in body:
         out.update(_ERASED.findall(body))
     if "+" in body:
         out.update(_FLAG.findall(body))
@@ -135,10 +138,6 @@ def field_definitions(body: str) -> list[str]:
     return out
 
 
-_NEVER = KEYWORDS | TACTIC_WORDS
-_LOCAL_LOOKING: dict[str, bool] = {}  # is_local_looking, memoised (names repeat across a corpus)
-
-
 def is_local_looking(name: str) -> bool:
     """A variable-like (`x`, `a₁`, also under a postfix notation: `αᵒᵈ`) or hypothesis-like (`h`,
     `hx`, `hab'`, `ih`) name."""
@@ -155,24 +154,39 @@ def proof_references(body: str, sig_bound: set[str], heads: dict[str, str | None
     names = dict.fromkeys(idents(body))
     if not names:
         return []
-    bound = body_bound(body, type_like)
-    skip = _NEVER.union(statement)
+    local = body_bound(body, type_like)
+    skip = set(statement)
     out: dict[str, None] = {}
     for d in names:
-        if d in skip:
+        kind = _KIND.get(d)
+        if kind is None:
+            kind = _KIND[d] = _kind(d)
+        if kind == _NEVER_REF or d in skip:
             continue
-        head, dot, rest = d.partition(".")
+        if kind == _PLAIN:
+            if d not in local and d not in sig_bound and d not in var_heads:
+                out[d] = None
+            continue
+        head, _, rest = d.partition(".")
         if head in sig_bound or head in var_heads:
-            if dot and head not in bound:
+            if head not in local:  # `x.foo` on a binder `x : T …` is `T.foo`
                 t = heads.get(head) if head in heads else var_heads.get(head)
                 if t and t + "." + rest not in skip:
                     out[t + "." + rest] = None
-            continue
-        if head in bound:
-            continue
-        local = _LOCAL_LOOKING.get(head)
-        if local is None:
-            local = _LOCAL_LOOKING[head] = is_local_looking(head)
-        if not local:
+        elif head not in local and not is_local_looking(head):
             out[d] = None
     return list(out)
+
+
+_NEVER_REF, _PLAIN, _DOTTED = 0, 1, 2
+_KIND: dict[str, int] = {}  # memoised `_kind` (names repeat across a corpus)
+
+
+def _kind(name: str) -> int:
+    """What a name is before its context is known: never a reference (a keyword, a tactic word,
+    a local-looking name), a plain name, or a dotted one (its head decides)."""
+    if name in KEYWORDS or name in TACTIC_WORDS:
+        return _NEVER_REF
+    if "." in name:
+        return _DOTTED
+    return _NEVER_REF if is_local_looking(name) else _PLAIN
