@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -89,6 +89,12 @@ def _text(value: str, what: str) -> str:
     return value
 
 
+def _json(model) -> Response:
+    """A response model as JSON, serialised once by pydantic (FastAPI would validate it again
+    against `response_model` and encode it twice; the schema in /openapi.json is the same)."""
+    return Response(model.model_dump_json(), media_type="application/json")
+
+
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse(status_code=status, content={"error": message, "status": status})
 
@@ -136,18 +142,18 @@ def create_app(holder: ReleaseHolder, *, threads: int | None = None, budget_s: f
                      k: int = Query(10, ge=1, le=MAX_K, description="hits to return")):
         """Fused hits with their kind, title, file:line, channel ranks and score."""
         release = holder.current
-        return await runner.run(release.search, _text(q, "q"), k)
+        return _json(await runner.run(release.search, _text(q, "q"), k))
 
     @app.get("/resolve", response_model=ResolveResponse, responses=_ERRORS, tags=["search"])
     async def resolve(id: str = Query(..., description="a full or dotted-suffix name, a Stacks tag or a label")):  # noqa: A002
         """The identifier resolver alone: exact names, aliases, dotted suffixes and nicknames."""
         release = holder.current
-        return await runner.run(release.resolve, _text(id, "id"))
+        return _json(await runner.run(release.resolve, _text(id, "id")))
 
     @app.get("/formula", response_model=FormulaResponse, responses=_ERRORS, tags=["formula"])
     async def formula(latex: str = Query(..., description="one formula, LaTeX or a Lean term")):
         """The operator tree, path tokens, canonical form and parse status; 422 when unreadable."""
-        return await runner.run(describe, _text(latex, "latex"))
+        return _json(await runner.run(describe, _text(latex, "latex")))
 
     @app.get("/declaration/{name:path}", response_model=DeclarationResponse, responses=_ERRORS, tags=["search"])
     async def declaration(name: str):
@@ -156,19 +162,19 @@ def create_app(holder: ReleaseHolder, *, threads: int | None = None, budget_s: f
         found = await runner.run(release.declaration, _text(name, "name"))
         if found is None:
             raise BadInput(f"no declaration or statement named {name!r} in release {release.release_id}", 404)
-        return found
+        return _json(found)
 
     @app.get("/health", response_model=HealthResponse, tags=["release"])
     async def health():
         import time
 
-        return HealthResponse(status="ok", release_id=holder.current.release_id, watching=holder.watching,
-                              swaps=holder.swaps, refused=holder.refused, uptime_s=round(time.time() - holder.started, 1))
+        return _json(HealthResponse(status="ok", release_id=holder.current.release_id, watching=holder.watching,
+                              swaps=holder.swaps, refused=holder.refused, uptime_s=round(time.time() - holder.started, 1)))
 
     @app.get("/release", response_model=ReleaseResponse, tags=["release"])
     async def release():
         """The manifest summary, the gate verdict and the benchmark metrics of the served release."""
-        return holder.current.summary()
+        return _json(holder.current.summary())
 
     @app.get("/source/{corpus}/{file:path}", response_class=HTMLResponse, responses=_ERRORS, tags=["page"])
     async def source(corpus: str, file: str):

@@ -68,7 +68,7 @@ class ServedRelease:
         self.engine = SearchEngine(path)
         for channel, why in self.engine.unavailable.items():  # reported with every answer; swap.py compares
             log.warning("release %s: channel %s unavailable: %s", self.release_id, channel, why)
-        _serialise_encoding(self.engine)
+        _thread_safe_encoding(self.engine)
         nodes = pq.read_table(path / "nodes.parquet", columns=["name", "node_id", "corpus"])
         self._node_ids = nodes.column("node_id")
         self._corpora = nodes.column("corpus")
@@ -252,18 +252,27 @@ def _jsonable(value):
     return str(value)
 
 
-def _serialise_encoding(engine) -> None:
-    """Query encodes one at a time: a fast tokenizer shared between threads fails with 'Already
-    borrowed', and a single short text gains nothing from running beside another on 2 cores."""
+def _thread_safe_encoding(engine) -> None:
+    """Query encodes from several threads at once: tokenising is serialised (a fast tokenizer shared
+    between threads fails with 'Already borrowed': each call sets its truncation state), the
+    forward pass is not (each thread runs one single-threaded pass, so 2 threads use 2 cores);
+    never the embedder's process pool. Same vectors as `encode`: same tokens, same forward."""
     vector = engine.vector
     if vector is None:
         return
+    import numpy as np
+
+    from mathindex.embed.embedder import MAX_ENCODE_CHARS, _forward, _tokenise
+
     embedder = vector.embedder
-    embedder.workers = 1  # never the process pool at query time
-    encode, lock = embedder.encode, threading.Lock()
+    model, lock = embedder.model, threading.Lock()
 
-    def locked_encode(texts):
+    def encode(texts: list[str]) -> np.ndarray:
+        texts = [t[:MAX_ENCODE_CHARS] for t in texts]
+        if not texts:
+            return np.zeros((0, embedder.dim), dtype=np.float32)
         with lock:
-            return encode(texts)
+            enc = _tokenise(model.tokenizer, texts, embedder.max_seq_length)
+        return _forward(model, model.tokenizer, enc, np.arange(len(texts)), model.device)
 
-    embedder.encode = locked_encode
+    embedder.encode = encode
