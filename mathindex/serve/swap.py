@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 
 POLL_S = 1.0
 MAX_REFUSALS = 20  # kept for /health
+TRIM_AFTER_S = 10.0  # after a swap, when requests on the old release have long finished
 
 
 class NoRelease(Exception):
@@ -117,9 +118,14 @@ class ReleaseHolder:
         self._thread.start()
 
     def _loop(self, interval_s: float) -> None:
+        trim_at = None
         while not self._stop.wait(interval_s):
             try:
-                self.refresh()
+                if self.refresh():
+                    trim_at = time.monotonic() + TRIM_AFTER_S
+                elif trim_at is not None and time.monotonic() >= trim_at:
+                    trim_at = None
+                    _return_freed_memory()
             except Exception:  # noqa: BLE001 - the watcher never dies on one bad poll
                 log.exception("release watcher: poll failed")
 
@@ -128,3 +134,16 @@ class ReleaseHolder:
         if self._thread is not None:
             self._thread.join(timeout=30)
             self._thread = None
+
+
+def _return_freed_memory() -> None:
+    """Collects the old release and hands freed heap pages back to the OS (glibc keeps them
+    otherwise, and the process would hold two releases' worth of RSS after every swap)."""
+    import ctypes
+    import gc
+
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except OSError:  # not glibc: nothing to trim
+        pass
