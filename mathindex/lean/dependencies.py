@@ -31,13 +31,18 @@ class _Resolver:
     def __init__(self, names: set[str], protected: set[str]):
         self.exists = names.__contains__
         self.exists_short = (names - protected).__contains__  # for names of one component
-        self.contexts: dict[tuple[str, tuple[str, ...]], dict[str, int]] = {}  # opened namespace -> rank
-        # name of one component -> the namespaces Q whose `Q.name` the corpus declares, unprotected
+        self.contexts: dict[int, dict[str, int]] = {}  # context -> opened namespace -> rank
+        # name of one component -> the namespaces Q whose `Q.name` the corpus declares, unprotected;
+        # every component that starts some namespace's last part (`A` of `X.A.b`): a dotted `A.b`
+        # can only be found under an `open` when its head is one
         self.holders: dict[str, set[str]] = {}
-        for n in names - protected:
+        self.inner: set[str] = set()
+        for n in names:
             q, dot, last = n.rpartition(".")
             if dot:
-                self.holders.setdefault(last, set()).add(q)
+                self.inner.add(q.rpartition(".")[2])
+                if n not in protected:
+                    self.holders.setdefault(last, set()).add(q)
         self.names = names
 
     def _exists(self, written: str):
@@ -46,32 +51,31 @@ class _Resolver:
     def in_namespace(self, written: str, ns: str) -> str | None:
         return resolve(written, ns, [], self._exists(written))
 
-    def opened(self, written: str, ns: str, opens: list[str]) -> str | None:
+    def opened(self, written: str, ctx: int, ns: str, opens: list[str]) -> str | None:
         """`written` in the first opened namespace that holds it: the `open`s as written, then
         each `open` under each namespace prefix, longest first (`open Category` made inside
         `namespace CategoryTheory` opens `CategoryTheory.Category`; the namespace the `open` was
-        made in is not recorded, the declaration's is taken)."""
+        made in is not recorded, the declaration's is taken). `ctx` numbers (`ns`, `opens`)."""
         dotted = "." in written
         held = None if dotted else self.holders.get(written)
-        if not dotted and not held:
+        if not (held or dotted and written.partition(".")[0] in self.inner):
             return None
-        key = (ns, tuple(opens))
-        rank = self.contexts.get(key)
+        rank = self.contexts.get(ctx)
         if rank is None:
             parts = ns.split(".") if ns else []
             prefixes = [".".join(parts[:k]) + "." for k in range(len(parts), 0, -1)]
             order = dict.fromkeys(opens + [pre + o for o in opens for pre in prefixes])
-            rank = self.contexts[key] = {q: i for i, q in enumerate(order)}
+            rank = self.contexts[ctx] = {q: i for i, q in enumerate(order)}
         if dotted:  # few are asked: try each opened namespace
             return next((q + "." + written for q in rank if q + "." + written in self.names), None)
         hits = held.intersection(rank)
         return min(hits, key=rank.__getitem__) + "." + written if hits else None
 
-    def prefix(self, written: str, ns: str, opens: list[str]) -> str | None:
+    def prefix(self, written: str, ctx: int, ns: str, opens: list[str]) -> str | None:
         """The longest proper prefix of a dotted name that resolves, if any."""
         while "." in written:
             written = written.rpartition(".")[0]
-            full = self.in_namespace(written, ns) or (self.opened(written, ns, opens) if opens else None)
+            full = self.in_namespace(written, ns) or (self.opened(written, ctx, ns, opens) if opens else None)
             if full is not None:
                 return full
         return None
@@ -138,9 +142,9 @@ def _resolve(edges: pl.DataFrame, contexts: pl.DataFrame, names: set[str], prote
     fallback: list[str | None] = []
     for c, w, ok in zip(todo["ctx_id"].to_list(), todo["written"].to_list(), todo["maybe"].to_list()):
         ns, opens = ctx_ns[c], ctx_opens[c]
-        full = res.opened(w, ns, opens) if ok and opens else None
+        full = res.opened(w, c, ns, opens) if ok and opens else None
         opened.append(full)
-        fallback.append(res.prefix(w, ns, opens) if full is None and "." in w else None)
+        fallback.append(res.prefix(w, c, ns, opens) if full is None and "." in w else None)
     todo = todo.select(["ctx_id", "written"]).with_columns(
         opened=pl.Series(opened, dtype=pl.String), fallback=pl.Series(fallback, dtype=pl.String))
     return (edges.join(todo, on=["ctx_id", "written"], how="left", maintain_order="left")

@@ -7,13 +7,15 @@ not Lean keywords or tactic words and not local names. A name is local when
 - the signature binds it (a binder, a `variable` in scope, a `∀`/`fun` in the type),
 - the body binds it: `fun x`, `intro`/`rintro`/`obtain`/`rcases … with`/`cases … with`/
   `induction … with`/`choose`/`ext`/`case`/`next` patterns, `have`/`let`/`set`/`replace` names,
-  `suffices h :`, `by_cases h :`, match arms `| succ n ih =>`, quantifiers and set-builder binders,
+  `suffices h :`, `by_cases h :`, match arms `| succ n ih =>`, set-builder binders,
   structure-instance fields and named arguments (`toFun x := …`, `(config := …)`), and names
   that are not uses: `simp [-foo]` erasures, `+contextual` flags, `set_option` names,
 - or it looks like one: a single letter with digits, subscripts or primes (`x`, `a₁`, `f'`), or a
   hypothesis name (`h`, `hx`, `hab'`, `H₂`, `ih`).
 
-Binding is not scoped: a name bound anywhere in the body is local everywhere in it. Tactic names
+Binding is not scoped: a name bound anywhere in the body is local everywhere in it. Quantifier
+binders in a proof (`∀ ε > 0,`) are not read: they bind names that look local anyway (on an
+eighth of Mathlib, reading them removed 0.1 % of the references, at a tenth of this pass's cost). Tactic names
 (`TACTIC_WORDS`) and keywords are never references; the fields and constructors a structure or
 inductive type declares are not references of its own body (the scanner passes them as bound).
 
@@ -27,7 +29,6 @@ from __future__ import annotations
 
 import re
 
-from mathindex.lean.binders import BINDER_INTRO
 from mathindex.lean.lexer import ATOM, KEYWORDS, LOCALISH, NAME, idents
 
 # Tactic names and tactic-syntax words: never references. Words that are also constants used as
@@ -108,7 +109,6 @@ def body_bound(body: str, type_like: bool = False) -> set[str]:
     caps.extend(field_definitions(body))
     if "{" in body:
         caps.extend(_SET_BUILDER.findall(body))
-    caps.extend(BINDER_INTRO.findall(body))
     out = set(_NAMED_HYP.findall(body)) if any(w in body for w in _NAMED_HYP_WORDS) else set()
     # all captures at once (`,` ends a type ascription): names, not the types ascribed to them
     out.update(n for n in idents(_ASCRIPTION.sub(" ", " , ".join(caps))) if "." not in n)
