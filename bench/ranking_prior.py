@@ -28,7 +28,7 @@ from mathindex.evaluation.suites import load_suite  # noqa: E402
 from mathindex.search.engine import SearchEngine, query_kind, weights_for  # noqa: E402
 from mathindex.search.prior import SIGNALS  # noqa: E402
 
-DEPTHS = (50, 100)
+DEPTHS = (50, 100, 200)
 WEIGHTS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
 
 

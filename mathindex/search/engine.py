@@ -47,9 +47,10 @@ FORMAL_WEIGHT = 2.0
 # chose 3.0 with formal 1.0 and 2.0); the sample's Lean queries stay at 100 for any weight, while its
 # prose and formula queries fall past 1.5, which is why those kinds keep 1.5.
 WEIGHTS_BY_KIND["lean"] = {**WEIGHTS_BY_KIND["formula"], "formal": FORMAL_WEIGHT, "prior": 3.0}
-# Candidates per channel before fusion: 100 rather than 50 lets the prior lift a well-used
-# declaration that one channel ranks 51-100 (bench/ranking_prior.py: +1.2 nDCG@10 with the prior).
-CANDIDATES = 100
+# Candidates per channel before fusion: 200, so that the prior can lift a well-used declaration that
+# one channel ranks far down (bench/ranking_prior.py, release 20261201T075654Z, PageRank 1.5: nDCG@10
+# 49.1 / 50.5 / 50.6 at depth 50 / 100 / 200; both folds chose 200). Costs about 7 ms a query.
+CANDIDATES = 200
 _FORMULA_HINT = re.compile(r"[\\^_=<>+$]|[∀∃∑∏∫→↔∈∉⊆⊂∪∩≤≥≠∣⁻¹√ℕℤℚℝℂ×•∘]")
 
 LEXICAL_DIR, VECTOR_DIR, FORMULA_DIR = "lexical", "vector", "formula"
