@@ -199,15 +199,29 @@ def cmd_release(args) -> int:
         flow = release_flow.with_options(task_runner=runner)
     elif args.dask_address:
         raise UsageError("mathindex release: --dask-address needs --runner dask")
-    outcome = flow(
+    state = flow(
         out=str(args.out),
         sources_file=str(args.sources) if args.sources else None,
         lean=[str(d) for d in args.lean],
         latex=[str(d) for d in args.latex],
         suites=[str(s) for s in args.suite],
         model=args.model,
+        return_state=True,
     )
-    return _report_release(outcome)
+    return _report_release(_outcome_of(state))
+
+
+def _outcome_of(state):
+    """The ReleaseOutcome a release-writing flow's final state carries: Completed (gate passed) or
+    Failed with the outcome as data (gate failed); any other failure is raised as its exception."""
+    from mathindex.flows.finish import ReleaseOutcome
+
+    result = state.result(raise_on_failure=False)
+    if isinstance(result, BaseException):
+        raise result
+    if not isinstance(result, ReleaseOutcome):
+        raise RuntimeError(state.message or f"flow run ended {state.type.value} without a release")
+    return result
 
 
 def _report_release(outcome) -> int:
@@ -372,7 +386,7 @@ def cmd_reembed(args) -> int:
     from mathindex.flows.reembed import reembed_flow
 
     _check_model("reembed", args.model, args.out)
-    return _report_release(reembed_flow(release=str(args.release), model=args.model, out=str(args.out)))
+    return _report_release(_outcome_of(reembed_flow(release=str(args.release), model=args.model, out=str(args.out), return_state=True)))
 
 
 def cmd_train_embedder(args) -> int:

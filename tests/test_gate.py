@@ -61,3 +61,11 @@ def test_metrics_plot_marks_failures_red():
     assert svg.startswith("<svg") and svg.count("<rect") == 4
     assert svg.count('fill="#c62828"') == 1 and svg.count('fill="#2e7d32"') == 1
     assert "57.90" in svg and "Release x" in svg
+
+
+def test_summary_names_each_failing_metric_and_its_drop():
+    report = gate({"sample/ndcg@10": 73.45, "sample/recall@10": 80.0}, {"sample/ndcg@10": 88.3, "sample/recall@10": 80.0})
+    assert report.summary() == "gate failed: sample/ndcg@10 fell 14.85 points (88.30 -> 73.45)"
+    assert gate({"x/m": 1.0}, {"x/m": 1.0}).summary() == "gate passed"
+    both = gate({"a/m": 50.0}, {"a/m": 60.0, "b/m": 1.0}, errors={"c": "boom"}).summary()
+    assert both == "gate failed: c/*: suite failed: boom; a/m fell 10.00 points (60.00 -> 50.00); b/m: metric missing or failed to compute"

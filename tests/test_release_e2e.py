@@ -6,11 +6,14 @@ One release is built per module (module fixture) under a single Prefect harness 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
 import pyarrow.parquet as pq
 import pytest
+from prefect.client.schemas.objects import StateType
 
 from mathindex.cli import main
 from mathindex.flows.release import release_flow
@@ -117,6 +120,70 @@ def test_failing_gate_exits_3_and_does_not_publish(first, root):
     manifest = json.loads((failed / "manifest.json").read_text())
     assert manifest["published"] is False and manifest["gate"]["passed"] is False
     assert "FAILED" in (failed / "release-notes.md").read_text()
+
+
+@contextmanager
+def _raised(metrics_path: Path, section: list[str], metric: str, points: float) -> Iterator[float]:
+    """`metric` (under the keys `section` of the JSON file) raised by `points` for the block; yields
+    its true value. The file is restored afterwards."""
+    saved = metrics_path.read_text()
+    raw = json.loads(saved)
+    head = raw
+    for key in section:
+        head = head[key]
+    true = head[metric]
+    head[metric] = true + points
+    metrics_path.write_text(json.dumps(raw))
+    try:
+        yield true
+    finally:
+        metrics_path.write_text(saved)
+
+
+def _flow_run(state):
+    """The flow run of `state` as the Prefect server recorded it."""
+    from prefect import get_client
+
+    with get_client(sync_client=True) as client:
+        return client.read_flow_run(state.state_details.flow_run_id)
+
+
+def test_failing_gate_ends_the_flow_run_failed_naming_the_drop(first, root):
+    """A scheduled release whose gate fails ends as a Failed flow run (Prefect's notifications fire)
+    whose message names the metric and its drop; the release is still written, unpublished."""
+    published = json.loads((root / "published.json").read_text())
+    last = root / "releases" / published["release_id"]
+    with _raised(last / "bench" / "metrics.json", ["headline"], "sample/ndcg@10", 15.0) as ndcg:
+        state = release_flow(out=str(root), return_state=True)
+    run = _flow_run(state)
+    assert run.state.type == StateType.FAILED
+    assert run.state.message == f"gate failed: sample/ndcg@10 fell 15.00 points ({ndcg + 15:.2f} -> {ndcg:.2f})"
+    outcome = state.result(raise_on_failure=False)
+    assert not outcome.passed and outcome.message == run.state.message
+    assert json.loads((outcome.release_dir / "manifest.json").read_text())["published"] is False
+    assert json.loads((root / "published.json").read_text()) == published
+
+
+def test_failing_gate_of_a_reembedding_ends_its_flow_run_failed(first, root, tmp_path):
+    """The same for reembed: gated against the source release's headline, here raised."""
+    import shutil
+
+    from mathindex.flows.reembed import reembed_flow
+
+    source = tmp_path / first.name
+    shutil.copytree(first, source)
+    with _raised(source / "manifest.json", ["bench", "headline"], "sample/recall@10", 15.0):
+        state = reembed_flow(release=str(source), model="default", out=str(root), return_state=True)
+    run = _flow_run(state)
+    assert run.state.type == StateType.FAILED
+    assert run.state.message.startswith("gate failed: sample/recall@10 fell 15.00 points (")
+    assert not state.result(raise_on_failure=False).passed
+
+
+def test_a_run_failing_for_another_reason_is_failed_too(tmp_path, prefect_harness):
+    state = release_flow(out=str(tmp_path), sources_file=str(tmp_path / "no-such-sources.yaml"), return_state=True)
+    assert _flow_run(state).state.type == StateType.FAILED
+    assert isinstance(state.result(raise_on_failure=False), Exception)
 
 
 def test_release_runs_on_dask(tmp_path, first):

@@ -26,12 +26,25 @@ class GateReport:
     def failures(self) -> list[MetricCheck]:
         return [c for c in self.checks if not c.ok]
 
+    def summary(self) -> str:
+        """One line: `gate passed`, or `gate failed: ` and each failing check, e.g.
+        `sample/ndcg@10 fell 14.85 points (88.30 -> 73.45)` (the failed flow run's message)."""
+        if self.passed:
+            return "gate passed"
+        return "gate failed: " + "; ".join(_failure_line(c) for c in self.failures())
+
     def to_dict(self) -> dict:
         return {
             "passed": self.passed,
             "tolerance": self.tolerance,
             "checks": [c.__dict__ for c in self.checks],
         }
+
+
+def _failure_line(c: MetricCheck) -> str:
+    if c.delta is not None and c.baseline is not None and c.current is not None:
+        return f"{c.metric} fell {-c.delta:.2f} points ({c.baseline:.2f} -> {c.current:.2f})"
+    return f"{c.metric}: {c.note}"
 
 
 def gate(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
+from prefect.states import Failed, State
 
 from mathindex import __version__
 from mathindex.evaluation.gate import GateReport
@@ -22,6 +23,14 @@ class ReleaseOutcome:
     release_dir: Path
     passed: bool
     gate: dict
+    message: str = ""  # the gate's one-line summary (`GateReport.summary`)
+
+
+def final_state(outcome: ReleaseOutcome) -> ReleaseOutcome | State:
+    """What a release-writing flow returns: the outcome (a Completed run) when the gate passed, else
+    a Failed state whose message names each failing metric and its drop, carrying the outcome as
+    its data, so a scheduled run ends Failed (notifications fire) and the CLI still reads the gate."""
+    return outcome if outcome.passed else Failed(message=outcome.message, data=outcome)
 
 
 @dataclass(frozen=True)
@@ -69,7 +78,7 @@ def finish_release(root: Path, staging: Path, parts: ReleaseParts, metrics: dict
     final = finalise(staging, parts.release_id, manifest.model_dump(mode="json"))
     if verdict.passed:
         publish(root, parts.release_id)
-    return ReleaseOutcome(release_dir=final, passed=verdict.passed, gate=verdict.to_dict())
+    return ReleaseOutcome(release_dir=final, passed=verdict.passed, gate=verdict.to_dict(), message=verdict.summary())
 
 
 def _suites_of(release: Path | None) -> dict | None:

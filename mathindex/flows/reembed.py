@@ -7,9 +7,10 @@ import shutil
 from pathlib import Path
 
 from prefect import flow
+from prefect.states import State
 
 from mathindex.embed.models import pin_model
-from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, finish_release
+from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, final_state, finish_release
 from mathindex.flows.progress import StageProgress
 from mathindex.flows.release import new_release_id
 from mathindex.schemas.manifest import CorpusPin, SuiteSpec
@@ -25,8 +26,9 @@ STAGES = ["copy", "embed", "bench", "store", "publish"]
 
 
 @flow(name="reembed", log_prints=False)
-def reembed_flow(release: str, model: str, out: str) -> ReleaseOutcome:
-    """`model` as `release_flow` takes it, resolved against `out`: `default`, an entry of
+def reembed_flow(release: str, model: str, out: str) -> ReleaseOutcome | State:
+    """A ReleaseOutcome when the gate passed, else a Failed state carrying it (`finish.final_state`).
+    `model` as `release_flow` takes it, resolved against `out`: `default`, an entry of
     `out/models/` (`name@rev16` or a bare `name`), or a model directory (installed there first)."""
     source, root = Path(release).resolve(), Path(out).resolve()
     before = load_manifest(source)
@@ -56,8 +58,9 @@ def reembed_flow(release: str, model: str, out: str) -> ReleaseOutcome:
                 row_counts=row_counts, errors=read_table(staging, "errors"), suites=[s.model_dump() for s in suites],
             )  # fmt: skip
             title = f"Re-embedding ({embedding_model.label}) of {before['release_id']} ->"
-            return finish_release(root, staging, parts, metrics, verdict, f"release {before['release_id']}", title=title,
-                                  before=source)
+            outcome = finish_release(root, staging, parts, metrics, verdict, f"release {before['release_id']}", title=title,
+                                     before=source)
+    return final_state(outcome)
 
 
 def copy_release(source: Path, staging: Path) -> None:

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pyarrow as pa
 from prefect import flow
+from prefect.states import State
 
 from mathindex import __version__
 from mathindex.embed.models import pin_model
-from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, finish_release
+from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, final_state, finish_release
 from mathindex.flows.progress import StageProgress
 from mathindex.schemas.common import ERRORS, concat
 from mathindex.schemas.manifest import SuiteSpec
@@ -41,8 +42,9 @@ def release_flow(
     latex: list[str] | None = None,
     suites: list[str] | None = None,
     model: str | None = None,
-) -> ReleaseOutcome:
-    """`model`: None (the nightly's default) is the model of the last published release under `out`,
+) -> ReleaseOutcome | State:
+    """A ReleaseOutcome when the gate passed, else a Failed state carrying it (`finish.final_state`).
+    `model`: None (the nightly's default) is the model of the last published release under `out`,
     else the bundled one; `default` is the bundled model; `name@rev16` or a bare `name` is an entry
     of `out/models/`; anything else a model directory, installed into `out/models/` first. The
     manifest records the model relative to the root (`embed.models.pin_model`)."""
@@ -96,7 +98,8 @@ def release_flow(
                     lexical_index=lexical, formal_index=formal_info, stages=stage_report(ex, trees, errors, progress.seconds),
                     row_counts=row_counts, errors=errors, suites=[s.model_dump() for s in suite_specs],
                 )  # fmt: skip
-                return finish_release(root, staging, parts, metrics, verdict, baseline_from, before=published_release(root))
+                outcome = finish_release(root, staging, parts, metrics, verdict, baseline_from, before=published_release(root))
+    return final_state(outcome)
 
 
 def resolve_inputs(sources_file: str | None, lean: list[str], latex: list[str], suites: list[str]):
