@@ -69,3 +69,10 @@ def test_summary_names_each_failing_metric_and_its_drop():
     assert gate({"x/m": 1.0}, {"x/m": 1.0}).summary() == "gate passed"
     both = gate({"a/m": 50.0}, {"a/m": 60.0, "b/m": 1.0}, errors={"c": "boom"}).summary()
     assert both == "gate failed: c/*: suite failed: boom; a/m fell 10.00 points (60.00 -> 50.00); b/m: metric missing or failed to compute"
+
+
+def test_artifact_keys_are_lowercase_letters_digits_and_dashes():
+    from mathindex.flows.finish import artifact_key
+
+    assert artifact_key("release-notes", "MathlibQR_dev", "sample") == "release-notes-mathlibqr-dev-sample"
+    assert artifact_key("metrics", "q1a.lean--x ") == "metrics-q1a-lean-x"

@@ -30,8 +30,14 @@ def root(tmp_path_factory, prefect_harness):
 
 
 @pytest.fixture(scope="module")
-def first(root):
-    outcome = release_flow(out=str(root))
+def first_state(root):
+    """The final state of the first release's flow run."""
+    return release_flow(out=str(root), return_state=True)
+
+
+@pytest.fixture(scope="module")
+def first(first_state):
+    outcome = first_state.result()
     assert outcome.passed, outcome.gate
     return outcome.release_dir
 
@@ -54,6 +60,28 @@ def test_manifest_pins_inputs_and_hashes_files(first):
     assert m["row_counts"]["declarations"] >= 60 and m["row_counts"]["latex_statements"] >= 30
     assert set(m["files"]) >= {f"{t}.parquet" for t in TABLES}
     assert m["gate"]["passed"] is True and m["published"] is True
+
+
+def test_notes_and_metrics_are_artifacts_of_the_flow_run(first_state, first):
+    """The release notes as a markdown artifact and each suite's metrics as a table artifact, keyed
+    by suite, read back through the Prefect client."""
+    from prefect import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
+
+    run_id = first_state.state_details.flow_run_id
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[run_id])))
+    by_key = {a.key: a for a in found}
+    assert set(by_key) == {"release-notes-sample", "metrics-sample"}
+    assert by_key["release-notes-sample"].type == "markdown"
+    assert by_key["release-notes-sample"].data == (first / "release-notes.md").read_text()
+    table = by_key["metrics-sample"]
+    assert table.type == "table"
+    rows = json.loads(table.data) if isinstance(table.data, str) else table.data
+    sample = json.loads((first / "bench" / "metrics.json").read_text())["suites"]["sample"]
+    assert rows[0] == {"style": "all", "queries": sample["queries"], **{k: round(v, 2) for k, v in sample["metrics"].items()}}
+    assert [r["style"] for r in rows[1:]] == list(sample["by_style"]) + (["fair subset"] if "fair" in sample else [])
+    assert first.name in table.description and "gate passed" in table.description
 
 
 def test_duckdb_has_the_same_rows_as_parquet(first):

@@ -82,3 +82,15 @@ def _style_table(s: dict, before: dict | None) -> list[str]:
         cells = " | ".join(f"{_fmt(b.get(x))} | {_fmt(m[x])} | {_delta(None if b.get(x) is None else m[x] - b[x])}" for x in names)
         out.append(f"| {label} | {n} | {cells} |")
     return out
+
+
+def metrics_rows(s: dict) -> list[dict]:
+    """A suite's metrics as table rows (all, each query style, the fair subset): style, queries and
+    each metric in points, two decimals; a suite that did not run is one row with its error."""
+    if "metrics" not in s or not s["metrics"]:
+        return [{"style": "all", "queries": 0, "error": s.get("error", "no metrics")}]
+    rows = [("all", s["metrics"] | {"queries": s["queries"]})] + list(s.get("by_style", {}).items())
+    if "fair" in s:
+        rows.append(("fair subset", s["fair"]))
+    return [{"style": label, "queries": m.get("queries"), **{k: round(v, 2) if isinstance(v, float) else v for k, v in m.items() if k != "queries"}}
+            for label, m in rows]

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.states import Failed, State
 
 from mathindex import __version__
 from mathindex.evaluation.gate import GateReport
-from mathindex.evaluation.notes import render_notes
+from mathindex.evaluation.notes import metrics_rows, render_notes
 from mathindex.evaluation.plot import metrics_svg
 from mathindex.schemas.manifest import CorpusPin, Manifest
 from mathindex.store import file_hashes, finalise, publish, write_json
@@ -24,6 +26,26 @@ class ReleaseOutcome:
     passed: bool
     gate: dict
     message: str = ""  # the gate's one-line summary (`GateReport.summary`)
+
+
+def artifact_key(*parts: str) -> str:
+    """A Prefect artifact key: lowercase letters, digits and single dashes."""
+    return re.sub(r"-+", "-", re.sub(r"[^a-z0-9]+", "-", "-".join(parts).lower())).strip("-")
+
+
+def publish_artifacts(outcome: ReleaseOutcome) -> None:
+    """The release notes as a markdown artifact (`release-notes-<suites>`) and each suite's metrics
+    as a table artifact (`metrics-<suite>`), attached to the flow run; a key's versions are that
+    suite's history across runs."""
+    release = outcome.release_dir
+    metrics = json.loads((release / "bench" / "metrics.json").read_text(encoding="utf-8"))
+    suites = sorted(metrics["suites"])
+    gate = "passed" if outcome.passed else "FAILED"
+    create_markdown_artifact(markdown=(release / "release-notes.md").read_text(encoding="utf-8"),
+                             key=artifact_key("release-notes", *suites), description=f"{release.name}: gate {gate}")
+    for name in suites:
+        create_table_artifact(table=metrics_rows(metrics["suites"][name]), key=artifact_key("metrics", name),
+                              description=f"{release.name}: suite {name} (points), gate {gate}")
 
 
 def final_state(outcome: ReleaseOutcome) -> ReleaseOutcome | State:

@@ -10,7 +10,7 @@ from prefect import flow
 from prefect.states import State
 
 from mathindex.embed.models import pin_model
-from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, final_state, finish_release
+from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, final_state, finish_release, publish_artifacts
 from mathindex.flows.progress import StageProgress
 from mathindex.flows.release import new_release_id
 from mathindex.schemas.manifest import CorpusPin, SuiteSpec
@@ -60,6 +60,7 @@ def reembed_flow(release: str, model: str, out: str) -> ReleaseOutcome | State:
             title = f"Re-embedding ({embedding_model.label}) of {before['release_id']} ->"
             outcome = finish_release(root, staging, parts, metrics, verdict, f"release {before['release_id']}", title=title,
                                      before=source)
+    publish_artifacts(outcome)
     return final_state(outcome)
 
 

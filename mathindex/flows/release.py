@@ -15,7 +15,7 @@ from prefect.states import State
 
 from mathindex import __version__
 from mathindex.embed.models import pin_model
-from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, final_state, finish_release
+from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, final_state, finish_release, publish_artifacts
 from mathindex.flows.progress import StageProgress
 from mathindex.schemas.common import ERRORS, concat
 from mathindex.schemas.manifest import SuiteSpec
@@ -99,6 +99,7 @@ def release_flow(
                     row_counts=row_counts, errors=errors, suites=[s.model_dump() for s in suite_specs],
                 )  # fmt: skip
                 outcome = finish_release(root, staging, parts, metrics, verdict, baseline_from, before=published_release(root))
+    publish_artifacts(outcome)
     return final_state(outcome)
 
 
