@@ -134,6 +134,12 @@ def rss_mb(pid: int) -> tuple[float, float]:
     return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
@@ -189,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.monotonic()
         proc = start_server(args.root, port, args.cache, args.threads, wait_s=600)
         print(f"server up in {time.monotonic() - t0:.1f} s (pid {proc.pid})", file=sys.stderr)
-    report: dict = {"pool": len(pool), "distinct": len({q for _, q in pool}),
+    report: dict = {"cores": os.cpu_count(), "pool": len(pool), "distinct": len({q for _, q in pool}),
                     "styles": {s: sum(1 for st, _ in pool if st == s) for s in STYLES}, "cache": args.cache}
     try:
         if proc is not None:
@@ -200,8 +206,12 @@ def main(argv: list[str] | None = None) -> int:
         report["single"] = run_queries(host, port, single, 1, args.k, time.monotonic() + args.max_seconds, 60)
         items = workload(pool, args.queries, args.seed)
         report["load_mid"] = loadavg()
+        cpu0 = cpu_seconds(proc.pid) if proc is not None else None
         report["concurrent"] = run_queries(host, port, items, args.clients, args.k,
                                            time.monotonic() + args.max_seconds, 60)
+        if proc is not None:  # what the load costs the server, whatever else runs on the machine
+            report["server_cpu_ms_per_query"] = round((cpu_seconds(proc.pid) - cpu0) * 1000
+                                                      / max(1, report["concurrent"]["answered"]), 1)
         report["load_after"] = loadavg()
         if proc is not None:
             now, peak = rss_mb(proc.pid)
@@ -213,7 +223,6 @@ def main(argv: list[str] | None = None) -> int:
                 proc.wait(30)
             except subprocess.TimeoutExpired:
                 proc.kill()
-    report["cores"] = os.cpu_count()
     s, c = report["single"], report["concurrent"]
     print(f"queries: pool {report['pool']} ({report['distinct']} distinct), answer cache {args.cache}")
     print(f"single client:  {s['answered']} queries  p50 {s['p50_ms']} ms  p95 {s['p95_ms']} ms  max {s['max_ms']} ms  "
@@ -221,6 +230,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{c['clients']} clients:     {c['answered']} queries  p50 {c['p50_ms']} ms  p95 {c['p95_ms']} ms  "
           f"p99 {c['p99_ms']} ms  max {c['max_ms']} ms  errors {c['errors']}  {c['throughput_qps']} q/s  "
           f"(load {report['load_mid']} -> {report['load_after']})")
+    if "server_cpu_ms_per_query" in report:
+        cpu = report["server_cpu_ms_per_query"]
+        print(f"server CPU: {cpu} ms a query under load; {report['cores']} idle cores would answer at most "
+              f"{report['cores'] * 1000 / cpu:.0f} q/s")
     if "rss_after_mb" in report:
         print(f"server RSS: idle {report['rss_idle_mb']} MB, after load {report['rss_after_mb']} MB, peak {report['rss_peak_mb']} MB")
     if c["error_samples"]:
