@@ -1,25 +1,52 @@
-"""A progress bar over the stages of a flow, on stderr (one line per stage when not a TTY)."""
+"""Progress over the stages of a flow, on stderr: a tqdm bar on a terminal, else one plain line
+per stage (a worker's log gets no carriage returns)."""
 
 from __future__ import annotations
 
 import sys
 import time
+from typing import TextIO
 
 from tqdm import tqdm
 
 
-class StageProgress:
-    """`with progress.stage("embed"): ...` advances the bar and records each stage's seconds."""
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
 
-    def __init__(self, stages: list[str], desc: str):
-        self.bar = tqdm(total=len(stages), desc=desc, unit="stage", file=sys.stderr, dynamic_ncols=True, leave=True)
+
+class StageProgress:
+    """`with progress.stage("embed"): ...` advances the bar (or writes a line) and records each
+    stage's seconds. `file` defaults to sys.stderr as it is when the progress starts."""
+
+    def __init__(self, stages: list[str], desc: str, file: TextIO | None = None):
+        self.file = sys.stderr if file is None else file
+        self.desc, self.total, self.done = desc, len(stages), 0
+        self.bar = None
+        if _is_terminal(self.file):
+            self.bar = tqdm(total=self.total, desc=desc, unit="stage", file=self.file, dynamic_ncols=True, leave=True)
         self.seconds: dict[str, float] = {}
 
     def stage(self, name: str):
         return _Stage(self, name)
 
+    def finished(self, name: str, ok: bool) -> None:
+        """Records the end of stage `name`: advances the bar, or writes `desc: k/n name 1.23 s`."""
+        if ok:
+            self.done += 1
+        if self.bar is not None:
+            if ok:
+                self.bar.update(1)
+            return
+        outcome = f"{self.seconds[name]:.2f} s" if ok else f"failed after {self.seconds[name]:.2f} s"
+        self.file.write(f"{self.desc}: {self.done}/{self.total} {name} {outcome}\n")
+        self.file.flush()
+
     def close(self) -> None:
-        self.bar.close()
+        if self.bar is not None:
+            self.bar.close()
 
     def __enter__(self) -> "StageProgress":
         return self
@@ -35,11 +62,11 @@ class _Stage:
 
     def __enter__(self):
         self.start = time.perf_counter()
-        self.progress.bar.set_postfix_str(self.name)
+        if self.progress.bar is not None:
+            self.progress.bar.set_postfix_str(self.name)
         return self
 
     def __exit__(self, *exc):
         self.progress.seconds[self.name] = round(time.perf_counter() - self.start, 2)
-        if exc[0] is None:
-            self.progress.bar.update(1)
+        self.progress.finished(self.name, exc[0] is None)
         return False

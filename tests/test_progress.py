@@ -1,0 +1,52 @@
+"""Stage progress: a bar on a terminal, plain lines (no carriage returns) in a worker's log."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import pytest
+
+from mathindex.flows.progress import StageProgress
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _run(stages: list[str], fail: str | None = None) -> StageProgress:
+    with StageProgress(stages, desc="release") as progress:
+        for name in stages:
+            with progress.stage(name):
+                if name == fail:
+                    raise RuntimeError("boom")
+    return progress
+
+
+def test_without_a_terminal_each_stage_is_one_plain_line(monkeypatch):
+    log = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", log)
+    progress = _run(["pin", "extract", "embed"])
+    out = log.getvalue()
+    assert "\r" not in out and "\x1b" not in out
+    lines = out.splitlines()
+    assert [line.split(" ")[:3] for line in lines] == [["release:", "1/3", "pin"], ["release:", "2/3", "extract"], ["release:", "3/3", "embed"]]
+    assert all(line.endswith(" s") for line in lines)
+    assert list(progress.seconds) == ["pin", "extract", "embed"]
+
+
+def test_a_failed_stage_says_so(monkeypatch):
+    log = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", log)
+    with pytest.raises(RuntimeError):
+        _run(["pin", "extract"], fail="extract")
+    assert log.getvalue().splitlines()[-1].startswith("release: 1/2 extract failed after ")
+
+
+def test_on_a_terminal_it_is_a_bar():
+    term = _Terminal()
+    with StageProgress(["pin", "extract"], desc="release", file=term) as progress:
+        with progress.stage("pin"):
+            pass
+    assert "\r" in term.getvalue() and "1/2" in term.getvalue()
