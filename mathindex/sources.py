@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from mathindex.schemas.manifest import CorpusPin, SourcesFile, SourceSpec, SuiteSpec
+from mathindex.schemas.manifest import CorpusPin, SourcesFile, SourceSpec, SuitePin, SuiteSpec
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCES = PACKAGE_ROOT / "data" / "sources.yaml"
@@ -70,6 +70,15 @@ def _resolve(spec: SourceSpec, base: Path) -> Source:
     elif (root / "tags" / "tags").is_file():
         tags = root / "tags" / "tags"
     return Source(spec=spec, root=root, tags_file=tags)
+
+
+def pin_suite(spec: SuiteSpec) -> SuitePin:
+    """A suite pinned by the sha256 of its file (None when the file cannot be read)."""
+    try:
+        digest = hashlib.sha256(Path(spec.path).read_bytes()).hexdigest()
+    except OSError:
+        digest = None
+    return SuitePin(name=spec.name, path=spec.path, sha256=digest)
 
 
 def input_files(source: Source) -> list[Path]:

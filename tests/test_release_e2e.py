@@ -5,6 +5,7 @@ One release is built per module (module fixture) under a single Prefect harness 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -60,6 +61,8 @@ def test_manifest_pins_inputs_and_hashes_files(first):
     assert m["row_counts"]["declarations"] >= 60 and m["row_counts"]["latex_statements"] >= 30
     assert set(m["files"]) >= {f"{t}.parquet" for t in TABLES}
     assert m["gate"]["passed"] is True and m["published"] is True
+    suite = Path(__file__).resolve().parent.parent / "data" / "sample" / "queries.json"
+    assert m["bench"]["suites"] == [{"name": "sample", "path": str(suite), "sha256": hashlib.sha256(suite.read_bytes()).hexdigest()}]
 
 
 def test_notes_and_metrics_are_artifacts_of_the_flow_run(first_state, first):
@@ -125,6 +128,7 @@ def test_second_build_is_deterministic_and_gates_against_the_first(first, root):
         assert a == b, f"{name}.parquet differs between identical builds"
     m = json.loads((second.release_dir / "manifest.json").read_text())
     assert m["previous_release"] == first.name
+    assert "changed since the baseline" not in (second.release_dir / "release-notes.md").read_text()  # same suite file
     assert m["vector_index"]["embedding"]["index_reused"] is True  # same texts and model: nothing embedded or built
     for name in ("vector.index", "vector_ids.parquet", "vector.json"):
         assert (first / "vector" / name).read_bytes() == (second.release_dir / "vector" / name).read_bytes(), name
@@ -193,19 +197,27 @@ def test_failing_gate_ends_the_flow_run_failed_naming_the_drop(first, root):
 
 
 def test_failing_gate_of_a_reembedding_ends_its_flow_run_failed(first, root, tmp_path):
-    """The same for reembed: gated against the source release's headline, here raised."""
+    """The same for reembed: gated against the source release's headline, here raised. The source's
+    pin of its suite is altered too, and the notes say the suite changed since that release."""
     import shutil
 
     from mathindex.flows.reembed import reembed_flow
 
     source = tmp_path / first.name
     shutil.copytree(first, source)
+    manifest = json.loads((source / "manifest.json").read_text())
+    true_sha = manifest["bench"]["suites"][0]["sha256"]
+    manifest["bench"]["suites"][0]["sha256"] = "0" * 64
+    (source / "manifest.json").write_text(json.dumps(manifest))
     with _raised(source / "manifest.json", ["bench", "headline"], "sample/recall@10", 15.0):
         state = reembed_flow(release=str(source), model="default", out=str(root), return_state=True)
     run = _flow_run(state)
     assert run.state.type == StateType.FAILED
     assert run.state.message.startswith("gate failed: sample/recall@10 fell 15.00 points (")
-    assert not state.result(raise_on_failure=False).passed
+    outcome = state.result(raise_on_failure=False)
+    assert not outcome.passed
+    notes = (outcome.release_dir / "release-notes.md").read_text()
+    assert f"- `sample`: changed (sha256 000000000000… -> {true_sha[:12]}…)" in notes
 
 
 def test_a_run_failing_for_another_reason_is_failed_too(tmp_path, prefect_harness):

@@ -25,14 +25,24 @@ def render_notes(
     indexes: dict[str, dict],
     title: str = "Release",
     before_suites: dict[str, dict] | None = None,
+    suite_pins: list[dict] | None = None,
+    changed_suites: dict[str, str] | None = None,
 ) -> str:
-    """The notes; each suite's per-style table shows `before_suites` (the baseline release's) beside it when given."""
+    """The notes; each suite's per-style table shows `before_suites` (the baseline release's) beside it when given.
+    `suite_pins` (name, path, sha256) are listed among the inputs; `changed_suites` (`suite_changes`)
+    are called out under the gate line, so a changed gold set is not read as a search regression."""
     verdict = "PASSED" if gate.passed else "FAILED"
     lines = [
         f"# {title} {release_id}",
         "",
         f"Gate: **{verdict}** (a headline metric may fall at most {gate.tolerance:.1f} points; baseline: {baseline_from}).",
         "",
+    ]
+    if changed_suites:
+        lines += ["**Suites changed since the baseline release** (their before and after figures come from different "
+                  "query sets; a drop there is not by itself a search regression):", ""]
+        lines += [f"- `{name}`: {what}" for name, what in sorted(changed_suites.items())] + [""]
+    lines += [
         "## Headline metrics (points, 0–100)",
         "",
         "![headline metrics before and after](bench/metrics.svg)",
@@ -46,12 +56,16 @@ def render_notes(
             status = c.note
         lines.append(f"| {c.metric} | {_fmt(c.baseline)} | {_fmt(c.current)} | {_delta(c.delta)} | {status} |")
     for name, s in sorted(suites.items()):
-        lines += ["", f"## Suite `{name}`: {s.get('queries', 0)} queries, by query style", ""]
+        changed = " (the suite changed since the baseline release)" if name in (changed_suites or {}) else ""
+        lines += ["", f"## Suite `{name}`: {s.get('queries', 0)} queries, by query style{changed}", ""]
         lines += _style_table(s, (before_suites or {}).get(name))
     lines += ["", "## Inputs", "", "| corpus | kind | files | pin |", "|---|---|---:|---|"]
     for c in corpora:
         pin = f"commit {c['commit']}, " if c.get("commit") else ""
         lines.append(f"| {c['name']} | {c['kind']} | {c['files']} | {pin}sha256 {c['sha256'][:16]}… |")
+    if suite_pins:
+        lines += ["", "| suite | sha256 |", "|---|---|"]
+        lines += [f"| {p['name']} | {p['sha256'] or 'unreadable'} |" for p in sorted(suite_pins, key=lambda p: p["name"])]
     lines += ["", "## Tables (rows)", ""]
     lines += [f"- `{k}`: {v:,}" for k, v in sorted(row_counts.items())]
     lines += ["", "## Errors by stage", ""]
@@ -62,6 +76,25 @@ def render_notes(
     for name, info in sorted(indexes.items()):
         lines.append(f"- {name}: " + ", ".join(f"{k}={v}" for k, v in sorted(info.items())))
     return "\n".join(lines) + "\n"
+
+
+def suite_changes(current: list[dict], before: list[dict] | None) -> dict[str, str]:
+    """Suite name -> how its file differs from the baseline release's pin, for the suites both ran:
+    a different sha256, or no pin in the baseline (a release from before suites were pinned).
+    `before` None (no baseline release) gives nothing to compare."""
+    if before is None:
+        return {}
+    old = {p["name"]: p.get("sha256") for p in before}
+    out = {}
+    for pin in current:
+        name, new = pin["name"], pin.get("sha256")
+        if name not in old or old[name] == new:
+            continue
+        if old[name] is None:
+            out[name] = "the baseline release did not pin it, so whether it changed is unknown"
+        else:
+            out[name] = f"changed (sha256 {old[name][:12]}… -> {(new or 'unreadable')[:12]}…)"
+    return out
 
 
 def _style_table(s: dict, before: dict | None) -> list[str]:

@@ -14,10 +14,10 @@ from prefect.states import Failed, State
 
 from mathindex import __version__
 from mathindex.evaluation.gate import GateReport
-from mathindex.evaluation.notes import metrics_rows, render_notes
+from mathindex.evaluation.notes import metrics_rows, render_notes, suite_changes
 from mathindex.evaluation.plot import metrics_svg
 from mathindex.schemas.manifest import CorpusPin, Manifest
-from mathindex.store import file_hashes, finalise, publish, write_json
+from mathindex.store import MANIFEST, file_hashes, finalise, publish, write_json
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ class ReleaseParts:
     stages: dict[str, str]
     row_counts: dict[str, int]
     errors: pa.Table
-    suites: list[dict]
+    suites: list[dict]  # SuitePin dumps: name, path, sha256
     formal_index: dict | None = None  # flows that build no formal index (reembed) leave it out
 
 
@@ -86,7 +86,8 @@ def finish_release(root: Path, staging: Path, parts: ReleaseParts, metrics: dict
         indexes["formal"] = parts.formal_index
     notes = render_notes(parts.release_id, verdict, baseline_from, metrics["suites"], [p.model_dump() for p in parts.pins],
                          parts.row_counts, errors_by_stage, parts.stages, indexes, title=title,
-                         before_suites=_suites_of(before))  # fmt: skip
+                         before_suites=_suites_of(before), suite_pins=parts.suites,
+                         changed_suites=suite_changes(parts.suites, _suite_pins_of(before)))  # fmt: skip
     (staging / "release-notes.md").write_text(notes, encoding="utf-8")
     manifest = Manifest(
         release_id=parts.release_id, code_version=__version__, corpora=parts.pins, embedder=parts.embedder,
@@ -101,6 +102,14 @@ def finish_release(root: Path, staging: Path, parts: ReleaseParts, metrics: dict
     if verdict.passed:
         publish(root, parts.release_id)
     return ReleaseOutcome(release_dir=final, passed=verdict.passed, gate=verdict.to_dict(), message=verdict.summary())
+
+
+def _suite_pins_of(release: Path | None) -> list[dict] | None:
+    """The suites a release's manifest pinned (`bench.suites`), or None without a release."""
+    path = release / MANIFEST if release is not None else None
+    if path is None or not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8")).get("bench", {}).get("suites", [])
 
 
 def _suites_of(release: Path | None) -> dict | None:

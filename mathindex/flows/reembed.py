@@ -15,6 +15,7 @@ from mathindex.flows.progress import StageProgress
 from mathindex.flows.release import new_release_id
 from mathindex.schemas.manifest import CorpusPin, SuiteSpec
 from mathindex.search.engine import VECTOR_DIR
+from mathindex.sources import pin_suite
 from mathindex.store import building, load_manifest, read_table
 from mathindex.tasks.bench import gate_release, run_benchmarks
 from mathindex.tasks.embed import embed_and_index
@@ -34,7 +35,8 @@ def reembed_flow(release: str, model: str, out: str) -> ReleaseOutcome | State:
     before = load_manifest(source)
     embedding_model = pin_model(model, root)
     pins = [CorpusPin.model_validate(p) for p in before["corpora"]]
-    suites = [SuiteSpec.model_validate(s) for s in before["bench"].get("suites", [])]
+    suites = [SuiteSpec(name=s["name"], path=s["path"]) for s in before["bench"].get("suites", [])]
+    suite_pins = [pin_suite(s).model_dump() for s in suites]  # pinned anew: the notes say when one changed
     release_id = new_release_id(pins)
     with StageProgress(STAGES, desc="reembed") as progress, building(root, release_id) as staging:
         with progress.stage("copy"):
@@ -55,7 +57,7 @@ def reembed_flow(release: str, model: str, out: str) -> ReleaseOutcome | State:
                 formula_index=before["formula_index"], lexical_index={"copied_from": before["release_id"]},
                 formal_index=before.get("formal_index") or None,
                 stages={**before["stages"], "reembed": f"from {before['release_id']} with {embedding_model.label}"},
-                row_counts=row_counts, errors=read_table(staging, "errors"), suites=[s.model_dump() for s in suites],
+                row_counts=row_counts, errors=read_table(staging, "errors"), suites=suite_pins,
             )  # fmt: skip
             title = f"Re-embedding ({embedding_model.label}) of {before['release_id']} ->"
             outcome = finish_release(root, staging, parts, metrics, verdict, f"release {before['release_id']}", title=title,

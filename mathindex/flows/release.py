@@ -19,7 +19,7 @@ from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, final_state, fi
 from mathindex.flows.progress import StageProgress
 from mathindex.schemas.common import ERRORS, concat
 from mathindex.schemas.manifest import SuiteSpec
-from mathindex.sources import DEFAULT_SOURCES, load_sources, pin_source, sources_from_dirs
+from mathindex.sources import DEFAULT_SOURCES, load_sources, pin_source, pin_suite, sources_from_dirs
 from mathindex.store import building, published_release
 from mathindex.tasks.bench import baseline_metrics, gate_release, run_benchmarks
 from mathindex.tasks.embed import build_embedding_texts, embed_and_index
@@ -54,6 +54,7 @@ def release_flow(
         with progress.stage("pin"):
             sources, suite_specs = resolve_inputs(sources_file, lean or [], latex or [], suites or [])
             pins = [pin_source(s) for s in sources]
+            suite_pins = [pin_suite(s).model_dump() for s in suite_specs]
             embedding_model = pin_model(model, root)
             release_id = new_release_id(pins)
         with building(root, release_id) as staging:
@@ -96,7 +97,7 @@ def release_flow(
                     release_id=release_id, pins=pins, embedder=vector["embedder"],
                     vector_index={**vector["index"], "embedding": vector["embedding"]}, formula_index=formula_info,
                     lexical_index=lexical, formal_index=formal_info, stages=stage_report(ex, trees, errors, progress.seconds),
-                    row_counts=row_counts, errors=errors, suites=[s.model_dump() for s in suite_specs],
+                    row_counts=row_counts, errors=errors, suites=suite_pins,
                 )  # fmt: skip
                 outcome = finish_release(root, staging, parts, metrics, verdict, baseline_from, before=published_release(root))
     publish_artifacts(outcome)

@@ -48,6 +48,16 @@ class SuiteSpec(_Strict):
     path: str
 
 
+class SuitePin(_Strict):
+    """A suite as it was read (`bench.suites` of the manifest): the sha256 of its file, None when
+    it could not be read (the suite then fails the gate). A different sha256 than the baseline
+    release's means a changed query or gold set, not a search regression."""
+
+    name: str
+    path: str
+    sha256: str | None
+
+
 class SourcesFile(_Strict):
     """The sources file (`data/sources.yaml`): corpora and suites of a release."""
 
