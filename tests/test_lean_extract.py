@@ -196,3 +196,17 @@ def test_process_pool_gives_the_same_tables(monkeypatch: pytest.MonkeyPatch, fix
     pooled = extract_lean_tree(FIXTURES, "demo")
     assert pooled.declarations.equals(fixture_run.declarations)
     assert pooled.dependencies.equals(fixture_run.dependencies)
+
+
+def test_binder_syntax_is_shared_with_the_embedding_rules() -> None:
+    from mathindex.embed import rules
+    from mathindex.lean.binders import groups, parse_binders, split_colon
+
+    assert split_colon("(a : T) (h : x :: l = y) : P := q") == ("(a : T) (h : x :: l = y) ", True, " P := q")
+    assert split_colon("a :: l") == ("a :: l", False, "")
+    assert groups("(a b : ℕ) {x} [Group G] ⦃y : T⦄ ⟨p, q⟩") == [
+        ("(", "a b : ℕ"), ("{", "x"), ("[", "Group G"), ("⦃", "y : T")]
+    assert rules.parse_binders("(a b : ℕ) {x} [Group G]") == [("(", ["a", "b"], "ℕ"), ("{", [], "x"), ("[", [], "Group G")]
+    binders, end = parse_binders("(a b : ℕ) {x} [inst : Group G] : P")
+    assert [(b.bracket, b.names, b.type) for b in binders] == [
+        ("(", ("a", "b"), "ℕ"), ("{", ("x",), ""), ("[", ("inst",), "Group G")]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from mathindex.lean.binders import groups, split_colon
+
 RULES_VERSION = "rules-v1"
 
 # Words for name fragments that are abbreviations in Mathlib naming.
@@ -75,7 +77,6 @@ BIG_OPERATORS = {"∑": "the sum", "∏": "the product", "⋃": "the union", "�
                  "⨆": "the supremum", "⨅": "the infimum", "∫": "the integral"}
 KEYWORDS = ("theorem", "lemma", "def", "abbrev", "instance", "structure", "class", "inductive",
             "axiom", "opaque", "example", "noncomputable", "protected", "private", "irreducible_def")
-OPEN_TO_CLOSE = {"(": ")", "{": "}", "[": "]", "⦃": "⦄", "⟨": "⟩"}
 RELATION_RE = re.compile(r"[=≠≤≥<>↔∈∉⊆⊂∣¬∀∃]|\b(Tendsto|Continuous|Injective|Surjective|Monotone|Differentiable)")
 CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
 
@@ -101,25 +102,6 @@ def name_words(full_name: str) -> str:
     return " ".join(w for w in out if w)
 
 
-def split_top_level(text: str, sep: str) -> list[str]:
-    """`text` split at `sep` where it is outside all brackets."""
-    parts, depth, start = [], 0, 0
-    closers = set(OPEN_TO_CLOSE.values())
-    for i, ch in enumerate(text):
-        if ch in OPEN_TO_CLOSE:
-            depth += 1
-        elif ch in closers:
-            depth = max(0, depth - 1)
-        elif depth == 0 and text.startswith(sep, i):
-            # `:=` and `::` are not the type colon
-            if sep == ":" and (text[i + 1 : i + 2] in ("=", ":") or text[i - 1 : i] == ":"):
-                continue
-            parts.append(text[start:i])
-            start = i + len(sep)
-    parts.append(text[start:])
-    return parts
-
-
 def strip_header(signature: str, full_name: str) -> str:
     """The signature without leading keywords and the declaration's own name."""
     s = signature.strip()
@@ -137,31 +119,13 @@ def strip_header(signature: str, full_name: str) -> str:
 
 
 def parse_binders(text: str) -> list[tuple[str, list[str], str]]:
-    """Bracketed binder groups of a Lean header: (bracket, names, type) in order of appearance."""
-    groups, i = [], 0
-    while i < len(text):
-        ch = text[i]
-        if ch in OPEN_TO_CLOSE:
-            close, depth, j = OPEN_TO_CLOSE[ch], 0, i
-            while j < len(text):
-                if text[j] == ch:
-                    depth += 1
-                elif text[j] == close:
-                    depth -= 1
-                    if depth == 0:
-                        break
-                j += 1
-            inner = text[i + 1 : j]
-            parts = split_top_level(inner, ":")
-            if len(parts) >= 2:
-                names, typ = parts[0].split(), ":".join(parts[1:]).strip()
-            else:
-                names, typ = [], inner.strip()
-            groups.append((ch, names, typ))
-            i = j + 1
-        else:
-            i += 1
-    return groups
+    """Bracketed binder groups of a Lean header: (bracket, names, type) in order of appearance;
+    a group without a type colon has no names and its text as type (`{x}` -> ("{", [], "x"))."""
+    out = []
+    for bracket, inner in groups(text):
+        head, colon, typ = split_colon(inner)
+        out.append((bracket, head.split(), typ.strip()) if colon else (bracket, [], inner.strip()))
+    return out
 
 
 def english(expr: str) -> str:
@@ -231,9 +195,9 @@ def render_rules(
 ) -> str:
     """The rule-based English rendering of one declaration; never empty for a named declaration."""
     header = strip_header(signature or "", full_name)
-    parts = split_top_level(header, ":") if header else [""]
-    binders_text = parts[0] if len(parts) > 1 else ""
-    statement = (type_ or (":".join(parts[1:]) if len(parts) > 1 else header)).strip()
+    head, colon, after = split_colon(header)
+    binders_text = head if colon else ""
+    statement = (type_ or (after if colon else header)).strip()
     quantifiers, hypotheses = binder_clauses(parse_binders(binders_text))
     lead = f"{(kind or 'declaration').replace('_', ' ')} {full_name} ({name_words(full_name)})"
     clauses = []

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mathindex.lean.lexer import KEYWORDS, LOCALISH, NAME
-from mathindex.lean.scanner import _matching, split_top
+from mathindex.lean.binders import matching, split_top
 
 # notation -> constants it elaborates to (in visiting order), and whether it needs instances
 _NOTATION: dict[str, tuple[tuple[str, ...], bool]] = {
@@ -142,7 +142,7 @@ class _Namer:
             tok = m.group()
             pos = m.end()
             if tok == "(":
-                end = _matching(text, m.start())
+                end = matching(text, m.start())
                 if end < 0:
                     continue
                 inner = _NAMED_ARG.sub("", text[m.end():end])

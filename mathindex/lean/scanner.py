@@ -13,8 +13,21 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from mathindex.lean.binders import BINDER_INTRO
-from mathindex.lean.lexer import ATOM, KEYWORDS, LOCALISH, NAME, blank, idents, mentions
+from mathindex.lean.binders import (
+    BINDER_INTRO,
+    BINDER_TYPED,
+    BRACKETED,
+    CLOSERS,
+    OPENERS,
+    VarBinder,
+    format_binder,
+    parse_binders,
+    parse_binders_anywhere,
+    split_colon,
+    split_top,
+    type_head,
+)
+from mathindex.lean.lexer import ATOM, KEYWORDS, LOCALISH, NAME, blank, idents
 from mathindex.lean.proof_refs import proof_references
 from mathindex.schemas.common import error_row
 
@@ -28,18 +41,11 @@ _MODIFIER = re.compile(
 )
 _WORD = re.compile(r"#?[A-Za-z_][\w!?]*")
 _BRACKET = re.compile(r"[\[\]]")
-_SIG_TOK = re.compile(
-    r"[(\[{⟨⦃]|[)\]}⟩⦄]|:=|:(?!=)|(?<![\w.'])(?:where|deriving)(?![\w'!?])|\n[ \t]*\|"
-)
 # top-level ends of a signature: `:=`, `where`, `deriving`, a match arm `|` (at a line start, or
 # inline as in `: P → Q | ⟨x, h⟩ => …`, told from `|x|` by the `=>` before any other `|`)
 _SIG_END = re.compile(
     r":=|:(?!=)|(?<![\w.'])(?:where|deriving)(?![\w'!?])|\n[ \t]*\||(?<=\s)\|(?=\s*[^\s|][^\n|]*=>)"
 )
-_OPENERS = re.compile(r"[(\[{⟨⦃⟮⟦]")
-_CLOSERS = re.compile(r"[)\]}⟩⦄⟯⟧]")
-_OPEN = "([{⟨⦃⟮⟦"
-_CLOSE = ")]}⟩⦄⟯⟧"
 _PRIORITY = re.compile(r"\(\s*priority\s*:=[^)]*\)\s*")
 _IN_SUFFIX = re.compile(r"\bin\s*$")
 _CTOR_LINE = re.compile(r"^[ \t]*\|[ \t]*(" + ATOM + r")", re.M)
@@ -59,16 +65,6 @@ DECL_KINDS = {
 }
 
 TIME_BUDGET_S = 20.0
-
-
-@dataclass
-class VarBinder:
-    """One binder of a `variable` command: names (empty for an anonymous `[C x]`), bracket, type."""
-
-    names: tuple[str, ...]
-    bracket: str
-    type: str
-    idents: frozenset[str]
 
 
 @dataclass
@@ -112,120 +108,6 @@ _PARENT_STRUCTURES = {
 }
 _PARENT_NOTATION = re.compile("|".join(re.escape(k) for k in sorted(_PARENT_STRUCTURES, key=len, reverse=True)))
 _ATTR_OPTION = re.compile(r"\(\s*attr\s*:=\s*([^()]*(?:\([^()]*\)[^()]*)*)\)")
-_UNIVERSE = re.compile(r"\b(Type|Sort)\s*(?:\*|_|\([^()]*\)|[\w.]+(?:\s*\+\s*\d+)?)")
-_BINDER_TYPED = re.compile(r"[({⦃\[]\s*([^(){}\[\]⦃⦄:]+?)\s*:(?!=)\s*([^\s(){}\[\]⦃⦄,]*)")
-_BINDER_NAMES = re.compile(r"[({⦃\[]\s*([^(){}\[\]⦃⦄:]+?)\s*:(?!=)")
-_BR = re.compile(r"[(\[{⟨⦃⟮⟦)\]}⟩⦄⟯⟧]")
-_BR_OR_COMMA = re.compile(r"[(\[{⟨⦃⟮⟦)\]}⟩⦄⟯⟧,]")
-_BR_OR_COLON = re.compile(r"[(\[{⟨⦃⟮⟦)\]}⟩⦄⟯⟧]|:(?!=)")
-_HEAD_NAME = re.compile(r"\s*" + ATOM + r"\s*")
-
-
-def type_head(typ: str) -> str | None:
-    """The constant a binder type is headed by (`SimpleGraph V` -> `SimpleGraph`), if any."""
-    m = NAME.match(typ.strip())
-    if not m or m.group() in KEYWORDS or LOCALISH.match(m.group()):
-        return None
-    return m.group()
-
-
-def split_top(text: str, sep: str = ",") -> list[str]:
-    """Split `text` at `sep` characters outside brackets."""
-    if sep not in text:
-        return [text]
-    pat = _BR_OR_COMMA if sep == "," else re.compile("[" + re.escape(_OPEN + _CLOSE + sep) + "]")
-    out, depth, last = [], 0, 0
-    for m in pat.finditer(text):
-        ch = m.group()
-        if ch in _OPEN:
-            depth += 1
-        elif ch in _CLOSE:
-            depth -= 1
-        elif depth == 0:
-            out.append(text[last : m.start()])
-            last = m.end()
-    out.append(text[last:])
-    return out
-
-
-def _matching(text: str, pos: int) -> int:
-    """Offset of the bracket closing the one at `pos`, or -1."""
-    depth = 0
-    for m in _BR.finditer(text, pos):
-        if m.group() in _OPEN:
-            depth += 1
-        else:
-            depth -= 1
-            if depth == 0:
-                return m.start()
-    return -1
-
-
-def parse_binders(text: str) -> tuple[list[VarBinder], int]:
-    """Binder groups at the start of `text` (`(a b : T)`, `{x}`, `[C α]`, `⦃y⦄`); returns them and the end offset."""
-    out: list[VarBinder] = []
-    pos = 0
-    n = len(text)
-    while True:
-        pos = _WS.match(text, pos).end()
-        if pos >= n or text[pos] not in "([{⦃":
-            return out, pos
-        opener = text[pos]
-        if text.startswith("{{", pos):
-            opener = "⦃"
-        i = _matching(text, pos)
-        if i < 0:
-            return out, pos
-        inner = text[pos + 1 : i].strip()
-        if opener == "⦃" and inner.startswith("{") and inner.endswith("}"):
-            inner = inner[1:-1].strip()
-        pos = i + 1
-        head, colon, typ = _split_colon(inner)
-        if opener == "[":
-            if colon and _HEAD_NAME.fullmatch(head):
-                names: tuple[str, ...] = (head.strip(),)
-            else:
-                names, typ = (), inner
-        elif colon:
-            names = tuple(head.split())
-        else:
-            names, typ = tuple(inner.split()), ""
-        out.append(VarBinder(names, opener, typ.strip(), frozenset(mentions(_UNIVERSE.sub(r"\1", typ)))))
-
-
-_BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|\{[^{}]*\}|⦃[^⦃⦄]*⦄")
-
-
-def parse_binders_anywhere(text: str) -> list[VarBinder]:
-    """Binder groups anywhere in `text` (for `include`/`omit`, which mix names and binders)."""
-    out: list[VarBinder] = []
-    for m in _BRACKETED.finditer(text):
-        out.extend(parse_binders(m.group())[0])
-    return out
-
-
-def _split_colon(inner: str) -> tuple[str, bool, str]:
-    depth = 0
-    for m in _BR_OR_COLON.finditer(inner):
-        ch = m.group()
-        if ch in _OPEN:
-            depth += 1
-        elif ch in _CLOSE:
-            depth -= 1
-        elif depth == 0:
-            return inner[: m.start()], True, inner[m.end() :]
-    return inner, False, ""
-
-
-def format_binder(b: VarBinder, names: tuple[str, ...] | None = None) -> str:
-    """A binder as Lean source text, optionally restricted to some of its names."""
-    names = b.names if names is None else names
-    close = {"(": ")", "{": "}", "[": "]", "⦃": "⦄"}[b.bracket]
-    if b.bracket == "[" and not b.names:
-        return f"[{b.type}]"
-    if not b.type:
-        return f"{b.bracket}{' '.join(names)}{close}"
-    return f"{b.bracket}{' '.join(names)} : {b.type}{close}"
 
 
 class _VarState:
@@ -457,7 +339,7 @@ class FileScanner:
                 names.update(bnd.names)
                 if bnd.bracket == "[":
                     names.add("[" + bnd.type + "]")
-            names.update(idents(_BRACKETED.sub(" ", body)))
+            names.update(idents(BRACKETED.sub(" ", body)))
             names.discard("in")
             is_in = bool(_IN_SUFFIX.search(body.strip()))
             if kw == "include":
@@ -557,7 +439,7 @@ class FileScanner:
         for m in _SIG_END.finditer(t, start, z):
             if m.start() > last:
                 seg = t[last : m.start()]
-                depth += len(_OPENERS.findall(seg)) - len(_CLOSERS.findall(seg))
+                depth += len(OPENERS.findall(seg)) - len(CLOSERS.findall(seg))
             last = m.start()
             if depth > 0:
                 continue
@@ -574,7 +456,7 @@ class FileScanner:
                 return m.start(), colon, "|"
             return m.start(), colon, tok
         seg = t[last:z]
-        depth += len(_OPENERS.findall(seg)) - len(_CLOSERS.findall(seg))
+        depth += len(OPENERS.findall(seg)) - len(CLOSERS.findall(seg))
         return z, colon, "" if depth <= 0 else "unbalanced"
 
     def declaration(self, a: int, z: int, h: Header) -> None:
@@ -621,7 +503,7 @@ class FileScanner:
             own_binders = []
             bound = set()
         heads: dict[str, str | None] = {}
-        for m in _BINDER_TYPED.finditer(binders_text):
+        for m in BINDER_TYPED.finditer(binders_text):
             head = type_head(m.group(2))
             for n in m.group(1).split():
                 bound.add(n)
@@ -795,7 +677,7 @@ class FileScanner:
                 fsig = " ".join(split_top(rest.replace(":=", "\x00"), "\x00")[0].split())
                 if not simple and fsig.endswith(")"):
                     fsig = fsig[:-1].rstrip()
-                colon_at = _split_colon(fsig)
+                colon_at = split_colon(fsig)
                 protected = bool(re.match(r"[ \t]*protected\b", t[m.start(1):name_at]))
                 for fname in names:
                     self.decls.append(dict(base, full_name=f"{full}.{clean_name(fname)}", kind="field",
