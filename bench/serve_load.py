@@ -75,8 +75,9 @@ class Client:
 
 
 def run_queries(host: str, port: int, items: list[tuple[str, str]], clients: int, k: int,
-                deadline: float, timeout_s: float) -> dict:
-    """Sends every item (or until the deadline) from `clients` threads; latencies in ms."""
+                deadline: float, timeout_s: float, at: tuple[int, object] | None = None) -> dict:
+    """Sends every item (or until the deadline) from `clients` threads; latencies in ms. `at`:
+    (n, fn) calls fn() once, from the client that sends the n-th item."""
     lock = threading.Lock()
     cursor = [0]
     latencies: list[float] = []
@@ -91,6 +92,8 @@ def run_queries(host: str, port: int, items: list[tuple[str, str]], clients: int
                 cursor[0] += 1
             if i >= len(items):
                 return
+            if at is not None and i == at[0]:
+                at[1]()
             path = f"/search?q={quote(items[i][1], safe='')}&k={k}"
             t0 = time.perf_counter()
             try:
@@ -179,10 +182,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-seconds", type=float, default=600, help="bound on each phase")
     ap.add_argument("--json", type=Path, help="also write the report here")
+    ap.add_argument("--swap-to", metavar="RELEASE_ID", help="publish this release of ROOT (rewrites ROOT/published.json: "
+                    "use a root of your own) once a quarter of the concurrent queries are sent: a hot swap under load")
     args = ap.parse_args(argv)
 
     pool = suite_queries(args.suite)
     proc = None
+    if args.swap_to and (args.url or args.root is None):
+        raise SystemExit("--swap-to needs ROOT (and no --url)")
     if args.url:
         parts = urlsplit(args.url)
         if parts.hostname not in ("127.0.0.1", "localhost", "::1"):
@@ -207,8 +214,17 @@ def main(argv: list[str] | None = None) -> int:
         items = workload(pool, args.queries, args.seed)
         report["load_mid"] = loadavg()
         cpu0 = cpu_seconds(proc.pid) if proc is not None else None
+        swap = None
+        if args.swap_to:
+            from mathindex.store import publish
+
+            def swap_now():
+                report["swap_published_at_query"] = len(items) // 4
+                publish(args.root, args.swap_to)
+
+            swap = (len(items) // 4, swap_now)
         report["concurrent"] = run_queries(host, port, items, args.clients, args.k,
-                                           time.monotonic() + args.max_seconds, 60)
+                                           time.monotonic() + args.max_seconds, 60, at=swap)
         if proc is not None:  # what the load costs the server, whatever else runs on the machine
             report["server_cpu_ms_per_query"] = round((cpu_seconds(proc.pid) - cpu0) * 1000
                                                       / max(1, report["concurrent"]["answered"]), 1)
@@ -236,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{report['cores'] * 1000 / cpu:.0f} q/s")
     if "rss_after_mb" in report:
         print(f"server RSS: idle {report['rss_idle_mb']} MB, after load {report['rss_after_mb']} MB, peak {report['rss_peak_mb']} MB")
+    if args.swap_to:
+        print(f"swap to {args.swap_to} published at query {report.get('swap_published_at_query')}: answers by release {c['releases']}")
     if c["error_samples"]:
         print("errors: " + " | ".join(c["error_samples"]))
     if args.json:

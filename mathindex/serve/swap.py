@@ -137,12 +137,18 @@ class ReleaseHolder:
 
 
 def _return_freed_memory() -> None:
-    """Collects the old release and hands freed heap pages back to the OS (glibc keeps them
-    otherwise, and the process would hold two releases' worth of RSS after every swap)."""
+    """Collects the old release and hands freed heap pages back to the OS (glibc and Arrow's pool
+    keep them otherwise, and the process would hold two releases' worth of RSS after every swap)."""
     import ctypes
     import gc
 
     gc.collect()
+    try:
+        import pyarrow
+
+        pyarrow.default_memory_pool().release_unused()  # Arrow's own allocator (tables, columns)
+    except Exception:  # noqa: BLE001 - best effort
+        pass
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except OSError:  # not glibc: nothing to trim
