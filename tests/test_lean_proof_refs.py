@@ -153,3 +153,11 @@ def test_a_protected_name_needs_its_namespace(tmp_path: Path) -> None:
     )})
     assert rows(ex.dependencies, "Mat.uses_root")["zero_mul"] == ("proof", True)
     assert rows(ex.dependencies, "Mat.uses_own")["Mat.zero_mul"] == ("proof", True)
+
+
+def test_a_dotted_declaration_name_opens_its_namespace(tmp_path: Path) -> None:
+    ex = extract(tmp_path, {"E/Dot.lean": (
+        "namespace Geo\nnamespace Scheme\ntheorem homOfLE_x : True := trivial\nend Scheme\n"
+        "theorem Scheme.Hom.uses : True := homOfLE_x\nend Geo\n"
+    )})
+    assert rows(ex.dependencies, "Geo.Scheme.Hom.uses")["Geo.Scheme.homOfLE_x"] == ("proof", True)

@@ -517,17 +517,20 @@ class FileScanner:
         doc = self.doc_before(a)
         is_private = "private" in h.modifiers
         is_protected = "protected" in h.modifiers
+        ns = self.namespace
         if written is None:
             full = None  # anonymous instance: named in finalise
         else:
             full = self.full_name(written)
+            if "." in written and not written.startswith("_root_."):
+                ns = full.rpartition(".")[0]  # Lean elaborates `def A.b` inside `namespace A`
         kind = "class" if kw.startswith("class ") else kw
         base = {
             "corpus": self.corpus, "kind": kind, "signature": sig, "type": typ, "docstring": doc,
             "attributes": h.attrs, "module": self.module, "file": self.file,
             "line_start": line_start, "line_end": line_end, "is_private": is_private,
             "is_protected": is_protected, "statement_group": group, "variables": variables,
-            "_ns": self.namespace, "_opens": self.opens_json(),
+            "_ns": ns, "_opens": self.opens_json(),
         }
         row = dict(base, full_name=full or "", origin="source")
         if full is None:
