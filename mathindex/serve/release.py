@@ -186,14 +186,13 @@ class ServedRelease:
     def _lean_declaration(self, name: str):
         row = self._row("SELECT * FROM declarations WHERE full_name = ? ORDER BY corpus, file, line_start LIMIT 1", [name])
         role = "role" if self._dep_roles else "'statement'"
+        # one scan each way (the reverse one reads all 1.4 M rows of whole Mathlib: ~30 ms)
         deps = self._query(f"SELECT target, resolved, {role} FROM dependencies WHERE full_name = ? "
-                           f"ORDER BY {role} DESC, target LIMIT {MAX_LISTED}", [name])
-        n_deps = self._query("SELECT count(*) FROM dependencies WHERE full_name = ?", [name])[0][0]
+                           f"ORDER BY {role} DESC, target", [name])
         cites = self._query(f"SELECT full_name, {role} FROM dependencies WHERE target = ? AND resolved "
-                            f"ORDER BY full_name LIMIT {MAX_LISTED}", [name])
-        n_cites = self._query("SELECT count(*) FROM dependencies WHERE target = ? AND resolved", [name])[0][0]
-        return (row, [Dependency(target=t, resolved=r, role=ro) for t, r, ro in deps], n_deps,
-                [Citation(name=n, role=ro) for n, ro in cites], n_cites)
+                            f"ORDER BY full_name", [name])
+        return (row, [Dependency(target=t, resolved=r, role=ro) for t, r, ro in deps[:MAX_LISTED]], len(deps),
+                [Citation(name=n, role=ro) for n, ro in cites[:MAX_LISTED]], len(cites))
 
     def _latex_statement(self, node_id: str, name: str):
         row = self._row("SELECT * FROM latex_statements WHERE node_id = ? LIMIT 1", [node_id])
