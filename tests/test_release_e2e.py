@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -132,6 +133,67 @@ def test_second_build_is_deterministic_and_gates_against_the_first(first, root):
     assert m["vector_index"]["embedding"]["index_reused"] is True  # same texts and model: nothing embedded or built
     for name in ("vector.index", "vector_ids.parquet", "vector.json"):
         assert (first / "vector" / name).read_bytes() == (second.release_dir / "vector" / name).read_bytes(), name
+
+
+DERIVED = ("release-notes.md", "bench/metrics.svg", "search.duckdb")  # hashed in the manifest, compared below
+
+
+def _without_times(obj):
+    """`obj` with the value of every key ending in `seconds` (wall-clock time) blanked."""
+    if isinstance(obj, dict):
+        return {k: "<seconds>" if k.endswith("seconds") else _without_times(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_without_times(v) for v in obj]
+    return obj
+
+
+def _comparable(release: Path, rel: str) -> bytes | dict:
+    """A release file as two builds must agree on it: bytes, except the release id and wall-clock
+    seconds in the manifest, the notes and the plot's title, and `search.duckdb` by its rows."""
+    path = release / rel
+    if rel == "search.duckdb":
+        con = duckdb.connect(str(path), read_only=True)
+        try:
+            names = sorted(r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall())
+            return {n: (con.execute(f'DESCRIBE "{n}"').fetchall(), con.execute(f'SELECT * FROM "{n}"').fetchall()) for n in names}
+        finally:
+            con.close()
+    if rel == "manifest.json":
+        m = json.loads(path.read_text())
+        assert m.pop("release_id") == release.name
+        m["files"] = {k: v for k, v in m["files"].items() if k not in DERIVED}
+        return _without_times(m)
+    if rel in ("release-notes.md", "bench/metrics.svg"):
+        text = path.read_text().replace(release.name, "<release id>")
+        text = re.sub(r"^- seconds: .*$", "- seconds: <seconds>", text, flags=re.M)
+        return {"text": re.sub(r"(seconds'?[=:] ?)[0-9.]+", r"\1<seconds>", text)}
+    return path.read_bytes()
+
+
+def test_a_build_under_another_hash_seed_is_identical_file_by_file(first, tmp_path):
+    """The first build (this process) and a build of the same inputs by `python -m mathindex release`
+    in a fresh root under another PYTHONHASHSEED (1, or 2 when this process runs with 1; unset, it is
+    random), against the session's Prefect server: the same files, byte for byte, except
+    `search.duckdb` (the same rows in every table) and the release id and wall-clock seconds of the
+    manifest, the notes and the plot. Nothing is shared: extraction, embedding and every index are
+    built afresh."""
+    import os
+    import subprocess
+    import sys
+
+    from prefect.settings import PREFECT_API_URL
+
+    seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
+    env = {**os.environ, "PYTHONHASHSEED": seed, "PREFECT_API_URL": PREFECT_API_URL.value()}
+    run = subprocess.run([sys.executable, "-m", "mathindex", "release", "--out", str(tmp_path)], env=env, timeout=300,
+                         cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True)
+    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+    (other,) = [p for p in (tmp_path / "releases").iterdir() if not p.name.startswith(".")]
+    files = sorted(p.relative_to(first).as_posix() for p in first.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(other).as_posix() for p in other.rglob("*") if p.is_file())
+    assert set(files) >= {"manifest.json", "search.duckdb", "vector/vector.index", "bench/metrics.json", *(f"{t}.parquet" for t in TABLES)}
+    for rel in files:
+        assert _comparable(first, rel) == _comparable(other, rel), f"{rel} differs between builds under two hash seeds"
 
 
 def test_failing_gate_exits_3_and_does_not_publish(first, root):
@@ -289,6 +351,19 @@ def test_reembed_writes_a_new_release_with_before_and_after(first, root, small_m
     with pytest.raises(IndexMismatchError):
         VectorIndex.open(first / "vector", SentenceTransformerEmbedder(str(small_model)))
     assert SearchEngine(new).search("lattice", 5).hits
+
+
+def test_reembed_with_the_same_model_gives_the_same_index_and_metrics(first, root):
+    """The release flow and reembed add vectors to HNSW in one order (by text_id), so re-embedding
+    with the model a release was built with gives the same index, byte for byte, and the same metrics."""
+    from mathindex.flows.reembed import reembed_flow
+
+    outcome = reembed_flow(release=str(first), model="default", out=str(root), return_state=True).result()
+    assert outcome.passed
+    for name in ("vector.index", "vector_ids.parquet", "vector.json"):
+        assert (outcome.release_dir / "vector" / name).read_bytes() == (first / "vector" / name).read_bytes(), name
+    metrics = [json.loads((r / "bench" / "metrics.json").read_text()) for r in (first, outcome.release_dir)]
+    assert metrics[0] == metrics[1]
 
 
 def test_reembed_with_a_missing_model_writes_nothing(first, root, capsys):

@@ -81,7 +81,8 @@ class VectorIndex:
     ) -> "VectorIndex":
         """Build, measure recall@10 against exact search on `recall_queries` sampled vectors, and save.
 
-        With `ef_search=None` the smallest efSearch on EF_SEARCH_LADDER that reaches `target_recall`
+        Vectors are added in ascending id order whatever order they come in: the same (id, vector)
+        set always gives the same HNSW graph and the same bytes. With `ef_search=None` the smallest efSearch on EF_SEARCH_LADDER that reaches `target_recall`
         is chosen (when none does, the smallest within PLATEAU of the best recall, and a warning is
         logged). Files are written to temporaries and renamed.
         """
@@ -96,6 +97,8 @@ class VectorIndex:
             raise ValueError(f"{len(ids)} ids for {len(vectors)} vectors")
         if len(np.unique(ids)) != len(ids):
             raise ValueError("ids are not unique")
+        order = np.argsort(ids, kind="stable")  # one add order (by id), one graph, whoever calls
+        vectors, ids = vectors[order], ids[order]
         t0 = time.perf_counter()
         index = faiss.index_factory(info["dim"], f"IDMap2,HNSW{M},SQ8", faiss.METRIC_INNER_PRODUCT)
         _hnsw(index).hnsw.efConstruction = ef_construction
@@ -243,11 +246,13 @@ def embed_and_index(
 
     When `previous` (the vector directory of the last release) was built from the same texts, embedder
     and options, its index is reused as it is: a no-change rebuild neither embeds nor rebuilds HNSW.
-    The reembed flow passes an existing release's `embedding_texts` table and a new embedder.
+    The reembed flow passes an existing release's `embedding_texts` table and a new embedder. Texts
+    are taken in text_id order, whatever order the table has, so both flows build the same index.
     """
     from mathindex.embed.embedder import EmbedStats, embed_texts
 
     t0 = time.perf_counter()
+    texts = texts.sort_by("text_id")  # the release flow's (node_id, facet) order and a table's are one
     stats = EmbedStats(rows=texts.num_rows)
     key = content_key(texts, embedder_info(embedder), index_options)
     if previous is not None and reuse_index(previous, key, out_dir):
