@@ -74,10 +74,10 @@ def _words(words: str) -> str:
     return "(?:" + "|".join(re.escape(w) + r"(?<![\w.'!?]" + re.escape(w) + ")" for w in words.split()) + r")(?![\w'!?])"
 
 
-_PATTERNS = re.compile(
-    _words("fun λ intro intros rintro introv rename_i next case case' ext ext1 obtain have haveI let letI set "
-           "replace choose choose! by_contra by_contra! by_contra' with") + _RUN
-)
+_PATTERN_WORDS = ("fun λ intro intros rintro introv rename_i next case case' ext ext1 obtain have haveI let letI "
+                  "set replace choose choose! by_contra by_contra! by_contra' with")
+_PATTERNS = re.compile(_words(_PATTERN_WORDS) + _RUN)
+_PATTERN_WORD_SET = frozenset(_PATTERN_WORDS.split())
 _NAMED_HYP_WORDS = ("suffices", "by_cases", "generalize", "wlog")  # (substrings checked first)
 _NAMED_HYP = re.compile(_words("suffices by_cases generalize wlog rsuffices") + r"[^\S\n]+(" + ATOM + r")[ \t]*:(?!=)")
 _ARM = re.compile(r"\|([^|\n=]*)=>")
@@ -99,14 +99,19 @@ _POSTFIX = re.compile(r"(?:ᵒᵈ|ᵐᵒᵖ|ᵃᵒᵖ|ᵒᵖ|ᵀ|ᴴ|ᶜ|ᵛ)+$"
 _NOT_BINDERS = frozenset({"_", "-"})  # (`rfl` in a pattern substitutes: not a reference either)
 
 
-def body_bound(body: str, type_like: bool = False) -> set[str]:
+def body_bound(body: str, type_like: bool = False, names: dict[str, None] | None = None) -> set[str]:
     """Names the body binds itself (see the module doc), undotted; with `type_like` (the fields of
-    a structure, the constructors of an inductive type) also the names of binder groups."""
-    caps: list[str] = [m for m in _PATTERNS.findall(body) if m.strip()]
+    a structure, the constructors of an inductive type) also the names of binder groups. `names`:
+    the body's identifiers when known, to skip the scan for binding words none of them is."""
+    caps: list[str] = []
+    if names is None or "λ" in body or not _PATTERN_WORD_SET.isdisjoint(names):
+        caps.extend(m for m in _PATTERNS.findall(body) if m.strip())
     if type_like:
         caps.extend(_BINDER_GROUP.findall(body))
-    caps.extend(m for m in _ARM.findall(body) if m.strip())
-    caps.extend(field_definitions(body))
+    if "=>" in body:
+        caps.extend(m for m in _ARM.findall(body) if m.strip())
+    if ":=" in body:
+        caps.extend(field_definitions(body))
     if "{" in body:
         caps.extend(_SET_BUILDER.findall(body))
     out = set(_NAMED_HYP.findall(body)) if any(w in body for w in _NAMED_HYP_WORDS) else set()
@@ -154,7 +159,7 @@ def proof_references(body: str, sig_bound: set[str], heads: dict[str, str | None
     names = dict.fromkeys(idents(body))
     if not names:
         return []
-    local = body_bound(body, type_like)
+    local = body_bound(body, type_like, names)
     skip = set(statement)
     out: dict[str, None] = {}
     for d in names:
