@@ -1,13 +1,28 @@
 """Progress over the stages of a flow, on stderr: a tqdm bar on a terminal, else one plain line
-per stage (a worker's log gets no carriage returns)."""
+per stage and no library's bars (a worker's log gets no carriage returns)."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import TextIO
 
 from tqdm import tqdm
+
+
+def quiet_library_bars() -> None:
+    """Turns off the bars model loading draws (huggingface_hub's, transformers' `Loading weights`),
+    which tqdm draws even without a terminal: for this process, as a worker running a flow is."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # read when huggingface_hub is imported
+    if "huggingface_hub" in sys.modules:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+    if "transformers" in sys.modules:  # it copied huggingface_hub's setting when imported
+        from transformers.utils.logging import disable_progress_bar
+
+        disable_progress_bar()
 
 
 def _is_terminal(stream: TextIO) -> bool:
@@ -27,6 +42,8 @@ class StageProgress:
         self.bar = None
         if _is_terminal(self.file):
             self.bar = tqdm(total=self.total, desc=desc, unit="stage", file=self.file, dynamic_ncols=True, leave=True)
+        else:
+            quiet_library_bars()
         self.seconds: dict[str, float] = {}
 
     def stage(self, name: str):
