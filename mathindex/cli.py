@@ -78,7 +78,10 @@ def _release_dir(value: str) -> Path:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from mathindex import __version__
+
     p = _Parser(prog="mathindex", description="Build, benchmark and gate releases of a mathematical search index.")
+    p.add_argument("--version", action="version", version=f"mathindex {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     r = sub.add_parser("release", help="run the release flow (default: the bundled sample corpus)")

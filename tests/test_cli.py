@@ -32,3 +32,12 @@ def test_sources_file_with_moving_ref_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "moving ref" in err and "\n" not in err.strip()
     assert not (tmp_path / "out").exists()
+
+
+def test_version_prints_the_code_version(capsys):
+    from mathindex import __version__
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == f"mathindex {__version__}\n"
