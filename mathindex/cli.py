@@ -1,7 +1,8 @@
 """The command line: the public interface (`mathindex VERB …`, also `python -m mathindex`).
 
 Exit codes: 0 success, 3 failing gate, 2 bad usage or bad input path, 1 any other failure.
-Errors print as one line on stderr, never as a traceback (MATHINDEX_DEBUG=1 shows it).
+Errors print as one line on stderr, never as a traceback (MATHINDEX_DEBUG=1 shows it). A reader
+that closes stdout early (`… | head`) ends the command quietly, exit 1.
 """
 
 from __future__ import annotations
@@ -166,7 +167,13 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault(k, v)
     try:
         args = build_parser().parse_args(argv)
-        return COMMANDS[args.command](args)
+        code = COMMANDS[args.command](args)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handlers, not at interpreter exit
+        return code
+    except BrokenPipeError as exc:
+        if not _stdout_closed():
+            print(f"mathindex: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return EXIT_FAILURE
     except UsageError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_USAGE
@@ -184,6 +191,23 @@ def main(argv: list[str] | None = None) -> int:
         msg = " ".join(str(exc).split()) or type(exc).__name__
         print(f"mathindex: error: {msg}", file=sys.stderr)
         return code
+
+
+def _stdout_closed() -> bool:
+    """True when stdout is a pipe whose reader went away (`mathindex search … | head`: poll says
+    POLLERR); stdout then points at /dev/null, so the interpreter's last flush stays quiet too."""
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        closed = any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no real file behind stdout, or no poll here
+        return False
+    if closed:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+    return closed
 
 
 def cmd_release(args) -> int:

@@ -41,3 +41,20 @@ def test_version_prints_the_code_version(capsys):
         main(["--version"])
     assert exit_.value.code == 0
     assert capsys.readouterr().out == f"mathindex {__version__}\n"
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path):
+    """`mathindex … | head`: when the reader goes away, no BrokenPipeError traceback or error line."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    formulas = tmp_path / "f.txt"
+    formulas.write_text("x^2+1\n" * 3000)  # far more output than a pipe buffers
+    run = subprocess.Popen([sys.executable, "-m", "mathindex", "formula", "--file", str(formulas)],
+                           cwd=Path(__file__).resolve().parent.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert run.stdout.readline().startswith(b"formula:")
+    run.stdout.close()
+    err = run.stderr.read().decode()
+    assert run.wait(timeout=60) == 1
+    assert err == ""
