@@ -57,6 +57,8 @@ def test_search_gives_hits_with_location_channels_and_ranks(client, holder):
         assert set(h["channels"]) <= {"identifier", "lexical", "embedding", "formula", "formal"}
         assert all(isinstance(r, int) and r >= 1 for r in h["channels"].values())
     assert not any(isinstance(v, list) and len(v) > 50 for h in hits for v in h.values())  # no vectors
+    again = _ok(client.get("/search", params={"q": "lattice join meet", "k": 5}))
+    assert body["cached"] is False and again["cached"] is True and again["hits"] == hits
 
 
 def test_identifier_and_formula_queries(client):

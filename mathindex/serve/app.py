@@ -11,9 +11,8 @@ import html
 import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -58,7 +57,7 @@ class QueryRunner:
         future = self.pool.submit(fn, *args)
         try:
             return await asyncio.wait_for(asyncio.wrap_future(future), self.budget_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             future.cancel()  # still queued: never runs; already running: finishes, answer dropped
             raise BudgetExceeded(f"the query took longer than the {self.budget_s:g} s budget") from None
 
@@ -145,7 +144,7 @@ def create_app(holder: ReleaseHolder, *, threads: int | None = None, budget_s: f
         return _json(await runner.run(release.search, _text(q, "q"), k))
 
     @app.get("/resolve", response_model=ResolveResponse, responses=_ERRORS, tags=["search"])
-    async def resolve(id: str = Query(..., description="a full or dotted-suffix name, a Stacks tag or a label")):  # noqa: A002
+    async def resolve(id: str = Query(..., description="a full or dotted-suffix name, a Stacks tag or a label")):
         """The identifier resolver alone: exact names, aliases, dotted suffixes and nicknames."""
         release = holder.current
         return _json(await runner.run(release.resolve, _text(id, "id")))

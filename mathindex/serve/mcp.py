@@ -8,7 +8,12 @@ import functools
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from mathindex.serve.models import DeclarationResponse, FormulaResponse, ResolveResponse, SearchResponse
+from mathindex.serve.models import (
+    DeclarationResponse,
+    FormulaResponse,
+    ResolveResponse,
+    SearchResponse,
+)
 from mathindex.serve.release import BadInput, describe
 from mathindex.serve.swap import ReleaseHolder
 

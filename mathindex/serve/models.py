@@ -51,7 +51,8 @@ class SearchResponse(_Model):
     hits: list[SearchHit]
     resolved: list[str] = Field(description="names the identifier resolver matched (ranked first)")
     unavailable: dict[str, str] = Field(description="channels that could not open, with the reason")
-    took_ms: float
+    took_ms: float = Field(description="time the engine took for this answer")
+    cached: bool = Field(False, description="answered from this release's answer cache (took_ms is the first answer's)")
 
 
 class ResolveResponse(_Model):

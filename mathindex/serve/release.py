@@ -96,7 +96,7 @@ class ServedRelease:
             cached = self._cache.get(key)
             if cached is not None:
                 self._cache.move_to_end(key)
-                return cached
+                return cached.model_copy(update={"cached": True})
         from mathindex.search.engine import query_kind
 
         started = time.perf_counter()

@@ -99,7 +99,7 @@ class ReleaseHolder:
             if lost:
                 raise ReleaseRefused(f"release {rid}: channels unavailable: "
                                      + "; ".join(f"{c}: {new.engine.unavailable[c]}" for c in sorted(lost)))
-        except (ReleaseRefused, NoRelease, Exception) as exc:  # noqa: BLE001 - any failure keeps the old release
+        except Exception as exc:  # noqa: BLE001 - any failure (ReleaseRefused, NoRelease, a bug) keeps the old release
             reason = " ".join(str(exc).split()) or type(exc).__name__
             log.error("refused release %s (still serving %s): %s", rid, self._current.release_id, reason)
             self.refused = (self.refused + [Refusal(release_id=rid, reason=reason, at=time.time())])[-MAX_REFUSALS:]
@@ -126,7 +126,7 @@ class ReleaseHolder:
                 elif trim_at is not None and time.monotonic() >= trim_at:
                     trim_at = None
                     _return_freed_memory()
-            except Exception:  # noqa: BLE001 - the watcher never dies on one bad poll
+            except Exception:
                 log.exception("release watcher: poll failed")
 
     def stop(self) -> None:
@@ -147,8 +147,8 @@ def _return_freed_memory() -> None:
         import pyarrow
 
         pyarrow.default_memory_pool().release_unused()  # Arrow's own allocator (tables, columns)
-    except Exception:  # noqa: BLE001 - best effort
-        pass
+    except Exception as exc:  # noqa: BLE001 - best effort
+        log.debug("arrow pool not trimmed: %s", exc)
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except OSError:  # not glibc: nothing to trim
