@@ -73,11 +73,11 @@ def test_without_a_terminal_model_loading_draws_no_bar(monkeypatch):
             pass
         assert log.getvalue() == "" and are_progress_bars_disabled()
     finally:
+        if saved is None:  # before enabling: huggingface_hub refuses while the variable is set
+            os.environ.pop("HF_HUB_DISABLE_PROGRESS_BARS", None)
         if not hub_was:
             enable_progress_bars()
         if not transformers_was:
             hf_logging.disable_progress_bar()
         else:
             hf_logging.enable_progress_bar()
-        if saved is None:
-            os.environ.pop("HF_HUB_DISABLE_PROGRESS_BARS", None)
