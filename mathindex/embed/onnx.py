@@ -1,0 +1,257 @@
+"""ONNX Runtime inference for a `SentenceTransformerEmbedder` (backend "onnx").
+
+The transformer of a (Transformer, mean Pooling[, Normalize]) sentence-transformers model is
+exported once per model revision with `torch.onnx.export` (dynamic batch and sequence axes) into
+`<onnx root>/<name>@<rev16>/<exporter key>/` — never into the model directory, whose files are its
+revision — and run with onnxruntime; tokenisation stays the model's own (same max_seq_length and
+truncation), mean pooling over the attention mask and L2 normalisation are done in numpy.
+
+Same name as the torch path: an fp32 export is used only when it passed a self-check at export time
+(cosine >= MIN_COSINE to the torch path on every text of PROBE_TEXTS, batched with padding and
+alone), so its vectors are the model's and share the embedder's name, its cache and its index.
+An export that fails the check (or cannot be made) is recorded as failed in its `check.json`, and
+the embedder falls back to torch with a logged warning. The exporter key holds EXPORTER_VERSION and
+the torch, transformers and onnxruntime versions, so an upgrade exports and checks anew.
+
+int8 (`quantize_dynamic`, per-channel int8 weights) is another model: its name gets "+onnx-int8".
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+EXPORTER_VERSION = 1  # bump when the export or the check changes: every model is exported anew
+OPSET = 17
+MIN_COSINE = 0.99999
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+FP32_FILE, INT8_FILE, CHECK_FILE = "model.onnx", "model.int8.onnx", "check.json"
+
+# Texts the export is checked on: Lean, LaTeX, prose, unicode, one past any max_seq_length.
+PROBE_TEXTS = [
+    "x",
+    "Addition of natural numbers is commutative.",
+    "theorem Nat.add_comm (n m : ℕ) : n + m = m + n",
+    "The real exponential function is positive.",
+    "Every finite integral domain is a field.",
+    "lemma Finset.sum_range_succ {β : Type u} [AddCommMonoid β] (f : ℕ → β) (n : ℕ) : "
+    "∑ x ∈ Finset.range (n + 1), f x = ∑ x ∈ Finset.range n, f x + f n",
+    r"For every $\varepsilon > 0$ there is $\delta > 0$ such that $|f(x) - f(y)| < \varepsilon$ "
+    r"whenever $|x - y| < \delta$.",
+    "CategoryTheory.Limits.HasLimitsOfShape",
+    "A group homomorphism is injective iff its kernel is trivial.",
+    r"\int_0^1 x^n \, dx = \frac{1}{n+1}",
+    "Mathlib.Topology.Compactness: IsCompact.isClosed",
+    "instance : Inhabited (List α) := ⟨[]⟩",
+    "Cauchy–Schwarz: ⟪x, y⟫ ≤ ‖x‖ * ‖y‖ in a real inner product space.",
+    "The determinant of a product of square matrices is the product of their determinants.",
+    "def Polynomial.eval₂ (f : R →+* S) (x : S) (p : R[X]) : S := p.sum fun e a => f a * x ^ e",
+    "A compact subset of a Hausdorff space is closed. " * 60,
+]
+
+
+def exporter_key() -> str:
+    """The part of an export's path that names how it was made and checked."""
+    import onnxruntime
+    import torch
+    import transformers
+
+    return (f"x{EXPORTER_VERSION}-opset{OPSET}-torch{torch.__version__}-transformers{transformers.__version__}"
+            f"-ort{onnxruntime.__version__}")
+
+
+def default_root() -> Path:
+    """Where exports go when the embedder is given no directory: the user's cache."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "mathindex" / "onnx"
+
+
+def unsupported(model) -> str | None:
+    """Why `model` (a SentenceTransformer) has no ONNX path, or None: only a transformer's last
+    hidden state, mean-pooled, then optionally normalised, is reproduced in numpy."""
+    kinds = [type(m).__name__ for m in model]
+    if kinds not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]):
+        return f"modules {kinds}, not Transformer, Pooling[, Normalize]"
+    if getattr(model[1], "pooling_mode", None) != "mean":
+        return f"pooling {getattr(model[1], 'pooling_mode', '?')}, not mean"
+    if not hasattr(model[0], "auto_model"):
+        return "no auto_model in the Transformer module"
+    return None
+
+
+def session(path: Path, threads: int):
+    """An onnxruntime CPU session with every graph optimisation and `threads` intra-op threads."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = max(1, int(threads))
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.log_severity_level = 3  # errors only
+    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+
+def pad(encoded: dict, idx, pad_id: int, side: str = "right") -> dict[str, np.ndarray]:
+    """int64 arrays (rows, longest) of the tokenised rows `idx` (tokenizer.pad's layout)."""
+    rows = list(idx)
+    longest = max(len(encoded["input_ids"][i]) for i in rows)
+    out = {}
+    for key in INPUTS:
+        arr = np.full((len(rows), longest), pad_id if key == "input_ids" else 0, dtype=np.int64)
+        for r, i in enumerate(rows):
+            seq = encoded[key][i]
+            if side == "left":
+                arr[r, longest - len(seq):] = seq
+            else:
+                arr[r, : len(seq)] = seq
+        out[key] = arr
+    return out
+
+
+def run(sess, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    """Unit float32 vectors: the session's last hidden state mean-pooled over the attention mask
+    (as sentence-transformers' Pooling), then L2-normalised (as torch.nn.functional.normalize)."""
+    hidden = sess.run(None, feeds)[0]
+    mask = feeds["attention_mask"].astype(np.float32)[:, :, None]
+    pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
+    norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+    return (pooled / norms).astype(np.float32)
+
+
+def _last_hidden_state(hf):
+    """`hf` (a transformers model) as a module of INPUTS (positional) returning last_hidden_state."""
+    import torch
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.inner(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state
+
+    return LastHiddenState(hf).eval()
+
+
+def export(model, path: Path) -> None:
+    """Writes the transformer of `model` (a SentenceTransformer) to `path` as ONNX: inputs INPUTS,
+    output last_hidden_state, batch and sequence axes dynamic. Exported with eager attention (a
+    plainer graph that onnxruntime runs ~5 % faster than the traced sdpa one); the model's own
+    attention implementation is restored afterwards."""
+    import torch
+
+    hf = model[0].auto_model
+    before = getattr(hf.config, "_attn_implementation", None)
+    tok = model.tokenizer
+    sample = tok(PROBE_TEXTS[1:3], padding=True, truncation=True, max_length=int(model.max_seq_length),
+                 return_tensors="pt", return_token_type_ids=True)
+    dynamic = {k: {0: "batch", 1: "sequence"} for k in (*INPUTS, "last_hidden_state")}
+    try:
+        if before not in (None, "eager") and hasattr(hf, "set_attn_implementation"):
+            hf.set_attn_implementation("eager")
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(_last_hidden_state(hf), tuple(sample[k] for k in INPUTS), str(path),
+                              input_names=list(INPUTS), output_names=["last_hidden_state"],
+                              dynamic_axes=dynamic, opset_version=OPSET, dynamo=False, do_constant_folding=True)
+    finally:
+        if before not in (None, "eager") and hasattr(hf, "set_attn_implementation"):
+            hf.set_attn_implementation(before)
+
+
+def quantise(src: Path, dst: Path) -> None:
+    """`dst`: `src` with every MatMul weight in int8 per output channel, activations quantised at run
+    time (onnxruntime.quantization.quantize_dynamic)."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+    quantize_dynamic(str(src), str(tmp), per_channel=True, weight_type=QuantType.QInt8,
+                     op_types_to_quantize=["MatMul"])
+    tmp.replace(dst)
+
+
+def probe(model, sess, torch_vectors=None) -> dict:
+    """Cosines between the torch path and `sess` on PROBE_TEXTS, batched three ways (all in one
+    padded batch, in pairs, one by one). `torch_vectors`: the torch path's vectors, when known."""
+    from mathindex.embed.embedder import _forward, _tokenise
+
+    tok = model.tokenizer
+    enc = _tokenise(tok, PROBE_TEXTS, int(model.max_seq_length))
+    n = len(PROBE_TEXTS)
+    ref = torch_vectors if torch_vectors is not None else _forward(model, tok, enc, range(n), "cpu")
+    cos = []
+    for size in (n, 2, 1):
+        got = np.concatenate([run(sess, pad(enc, range(s, min(n, s + size)), tok.pad_token_id or 0, tok.padding_side))
+                              for s in range(0, n, size)])
+        cos.append((got * ref).sum(axis=1))
+    cos = np.concatenate(cos)
+    return {"min_cosine": float(cos.min()), "median_cosine": float(np.median(cos)), "probes": int(len(cos))}
+
+
+def prepare(model, name: str, revision: str, root: Path, int8: bool = False) -> Path | None:
+    """The ONNX file for `model` (fp32, or int8 when `int8`), exported and checked on first use and
+    cached under `root`; None (with a logged warning) when the model has no ONNX path or its fp32
+    export failed the self-check, so the caller runs torch instead."""
+    from mathindex.embed.models import entry_name
+
+    why = unsupported(model)
+    if why:
+        log.warning("embedder %s: no ONNX path (%s); using torch", name, why)
+        return None
+    final = Path(root) / entry_name(name, revision) / exporter_key()
+    check_file = final / CHECK_FILE
+    if not check_file.exists():
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+        try:
+            check = _export_and_check(model, name, revision, tmp)
+            try:
+                tmp.rename(final)  # another process may have finished the same export first: keep that one
+            except OSError:
+                if not check_file.exists():
+                    raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    check = json.loads(check_file.read_text())
+    if not check.get("ok"):
+        log.warning("embedder %s: its ONNX export failed the self-check (%s); using torch",
+                    name, check.get("error") or f"min cosine {check.get('min_cosine')} < {check.get('threshold')}")
+        return None
+    if not int8:
+        return final / FP32_FILE
+    dst = final / INT8_FILE
+    if not dst.exists():
+        quantise(final / FP32_FILE, dst)
+    return dst
+
+
+def _export_and_check(model, name: str, revision: str, out: Path) -> dict:
+    """Exports into `out` and writes its check.json (ok or not); returns the check."""
+    t0 = time.perf_counter()
+    check: dict = {"name": name, "revision": revision, "exporter": exporter_key(), "threshold": MIN_COSINE,
+                   "probe_texts": len(PROBE_TEXTS)}
+    try:
+        export(model, out / FP32_FILE)
+        check.update(probe(model, session(out / FP32_FILE, 1)))
+        check["ok"] = check["min_cosine"] >= MIN_COSINE
+    except Exception as exc:  # any export or run failure: recorded, and torch is used
+        check.update(ok=False, error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+        (out / FP32_FILE).unlink(missing_ok=True)
+    check["seconds"] = round(time.perf_counter() - t0, 1)
+    (out / CHECK_FILE).write_text(json.dumps(check, indent=1, sort_keys=True))
+    log.info("embedder %s: ONNX export %s (min cosine to torch %s on %d probes, %.1f s)", name,
+             "passed its self-check" if check["ok"] else "FAILED its self-check",
+             check.get("min_cosine"), check.get("probes", 0), check["seconds"])
+    return check
