@@ -52,32 +52,35 @@ def test_on_a_terminal_it_is_a_bar():
     assert "\r" in term.getvalue() and "1/2" in term.getvalue()
 
 
+def _quietly(fn) -> None:
+    """Calls fn without huggingface_hub's warning that HF_HUB_DISABLE_PROGRESS_BARS, read at its import, wins."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        fn()
+
+
 def test_without_a_terminal_model_loading_draws_no_bar(monkeypatch):
     """transformers draws `Loading weights` with tqdm, which draws even without a terminal; a flow
     run without one turns such bars off (a deployment's worker runs the flow without the CLI)."""
     import os
 
-    from huggingface_hub.utils import are_progress_bars_disabled, enable_progress_bars
     from transformers.utils import logging as hf_logging
 
     saved = os.environ.get("HF_HUB_DISABLE_PROGRESS_BARS")
     monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
-    hub_was, transformers_was = are_progress_bars_disabled(), hf_logging.is_progress_bar_enabled()
-    enable_progress_bars()
-    hf_logging.enable_progress_bar()
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    _quietly(hf_logging.enable_progress_bar)
     log = io.StringIO()
     monkeypatch.setattr(sys, "stderr", log)
     try:
         StageProgress(["embed"], desc="release").close()
+        assert not hf_logging.is_progress_bar_enabled()
         for _ in hf_logging.tqdm(range(3), desc="Loading weights"):
             pass
-        assert log.getvalue() == "" and are_progress_bars_disabled()
+        assert log.getvalue() == ""
     finally:
-        if saved is None:  # before enabling: huggingface_hub refuses while the variable is set
+        if saved is None:
             os.environ.pop("HF_HUB_DISABLE_PROGRESS_BARS", None)
-        if not hub_was:
-            enable_progress_bars()
-        if not transformers_was:
-            hf_logging.disable_progress_bar()
-        else:
-            hf_logging.enable_progress_bar()
+        _quietly(hf_logging.enable_progress_bar if was_enabled else hf_logging.disable_progress_bar)
