@@ -86,6 +86,7 @@ def body_lines(root: Path, row: dict, decl: dict, lines_cache: dict[str, list[st
 
 
 def main() -> None:
+    """Extract ROOT (or time it against an older checkout), print the figures, dump the sample."""
     ap = argparse.ArgumentParser()
     ap.add_argument("root", nargs="?", default="/work/corpora/mathlib4")
     ap.add_argument("--sample", type=int, default=50)

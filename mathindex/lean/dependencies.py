@@ -33,14 +33,16 @@ class _Resolver:
         self.exists_short = (names - protected).__contains__  # for names of one component
         self.contexts: dict[int, dict[str, int]] = {}  # context -> opened namespace -> rank
         # name of one component -> the namespaces Q whose `Q.name` the corpus declares, unprotected;
-        # every component that starts some namespace's last part (`A` of `X.A.b`): a dotted `A.b`
-        # can only be found under an `open` when its head is one
+        # the last two components of every name (`A.b` of `X.A.b`): a dotted name can only be
+        # found under an `open` when its own last two are among them; every last component
         self.holders: dict[str, set[str]] = {}
-        self.inner: set[str] = set()
+        self.last_two: set[str] = set()
+        self.lasts: set[str] = set()
         for n in names:
             q, dot, last = n.rpartition(".")
+            self.lasts.add(last)
             if dot:
-                self.inner.add(q.rpartition(".")[2])
+                self.last_two.add(n[q.rfind(".") + 1 :])
                 if n not in protected:
                     self.holders.setdefault(last, set()).add(q)
         self.names = names
@@ -58,7 +60,7 @@ class _Resolver:
         made in is not recorded, the declaration's is taken). `ctx` numbers (`ns`, `opens`)."""
         dotted = "." in written
         held = None if dotted else self.holders.get(written)
-        if not (held or dotted and written.partition(".")[0] in self.inner):
+        if not (held or dotted and written[written.rfind(".", 0, written.rfind(".")) + 1 :] in self.last_two):
             return None
         rank = self.contexts.get(ctx)
         if rank is None:
@@ -130,7 +132,7 @@ def _resolve(edges: pl.DataFrame, contexts: pl.DataFrame, names: set[str], prote
     ns_of = dict(zip(contexts["ns_id"].to_list(), contexts["ns"].to_list()))
     ctx_ns = contexts["ns"].to_list()
     ctx_opens = [json.loads(o) if o else [] for o in contexts["opens"].to_list()]
-    lasts = pl.Series(list({n.rpartition(".")[2] for n in names}), dtype=pl.String).implode()
+    lasts = pl.Series(list(res.lasts), dtype=pl.String).implode()
     ns_pairs = edges.select(["ns_id", "written"]).unique().with_columns(
         maybe=pl.col("written").str.extract(r"([^.]*)$").is_in(lasts).fill_null(False))
     ns_pairs = ns_pairs.join(_in_namespace(ns_pairs.filter("maybe"), ns_of, names, protected),

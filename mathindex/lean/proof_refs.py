@@ -115,8 +115,9 @@ def body_bound(body: str, type_like: bool = False, names: dict[str, None] | None
     if "{" in body:
         caps.extend(_SET_BUILDER.findall(body))
     out = set(_NAMED_HYP.findall(body)) if any(w in body for w in _NAMED_HYP_WORDS) else set()
-    # all captures at once (`,` ends a type ascription): names, not the types ascribed to them
-    out.update(n for n in idents(_ASCRIPTION.sub(" ", " , ".join(caps))) if "." not in n)
+    if caps:  # all captures at once (`,` ends a type ascription): names, not the types ascribed to them
+        text = " , ".join(caps)
+        out.update(n for n in idents(_ASCRIPTION.sub(" ", text) if ":" in text else text) if "." not in n)
     if "set_option" in body:
         out.update(_OPTION.findall(body))
     if "[-" in body or ",-" in body or ", -" in body or "[ -" in body:
@@ -159,39 +160,35 @@ def proof_references(body: str, sig_bound: set[str], heads: dict[str, str | None
     names = dict.fromkeys(idents(body))
     if not names:
         return []
-    local = body_bound(body, type_like, names)
+    unknown = names.keys() - _NEVER - _PLAIN - _DOTTED
+    for d in unknown:  # each name is classified once per process (names repeat across a corpus)
+        (_NEVER if d in KEYWORDS or d in TACTIC_WORDS else _DOTTED if "." in d
+         else _NEVER if is_local_looking(d) else _PLAIN).add(d)
+    # set operations, not a loop, decide the plain names; dotted ones are few
     skip = set(statement)
-    out: dict[str, None] = {}
-    for d in names:
-        kind = _KIND.get(d)
-        if kind is None:
-            kind = _KIND[d] = _kind(d)
-        if kind == _NEVER_REF or d in skip:
-            continue
-        if kind == _PLAIN:
-            if d not in local and d not in sig_bound and d not in var_heads:
-                out[d] = None
-            continue
+    keep = (names.keys() & _PLAIN) - sig_bound - var_heads.keys() - skip
+    maybe_dotted = (names.keys() & _DOTTED) - skip
+    if not keep and not maybe_dotted:
+        return []  # (most short bodies: no need to look for binding sites)
+    local = body_bound(body, type_like, names)
+    keep -= local
+    dotted = {}
+    for d in maybe_dotted:
         head, _, rest = d.partition(".")
         if head in sig_bound or head in var_heads:
             if head not in local:  # `x.foo` on a binder `x : T …` is `T.foo`
                 t = heads.get(head) if head in heads else var_heads.get(head)
                 if t and t + "." + rest not in skip:
-                    out[t + "." + rest] = None
+                    dotted[d] = t + "." + rest
         elif head not in local and not is_local_looking(head):
-            out[d] = None
-    return list(out)
+            dotted[d] = d
+    if not dotted:
+        return [d for d in names if d in keep]
+    return list(dict.fromkeys(d if d in keep else dotted[d] for d in names if d in keep or d in dotted))
 
 
-_NEVER_REF, _PLAIN, _DOTTED = 0, 1, 2
-_KIND: dict[str, int] = {}  # memoised `_kind` (names repeat across a corpus)
-
-
-def _kind(name: str) -> int:
-    """What a name is before its context is known: never a reference (a keyword, a tactic word,
-    a local-looking name), a plain name, or a dotted one (its head decides)."""
-    if name in KEYWORDS or name in TACTIC_WORDS:
-        return _NEVER_REF
-    if "." in name:
-        return _DOTTED
-    return _NEVER_REF if is_local_looking(name) else _PLAIN
+# what each name seen so far is, before its context is known: never a reference (a keyword, a
+# tactic word, a local-looking name), a plain name, or a dotted one (its head decides)
+_NEVER: set[str] = set()
+_PLAIN: set[str] = set()
+_DOTTED: set[str] = set()
