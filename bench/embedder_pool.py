@@ -38,6 +38,8 @@ def main() -> None:
     ap.add_argument("--facets", action="append", default=[],
                     help="per --model: comma-separated facets to embed and search (default: those a release embeds); same nodes")
     ap.add_argument("--int8", action="append", default=[], help="per --model: 1 to quantise its Linear layers to int8")
+    ap.add_argument("--backend", action="append", default=[], choices=["torch", "onnx"],
+                    help="per --model: the embedder backend (default torch; onnx exports under CACHE/onnx)")
     ap.add_argument("--pool", type=int, default=30_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cache", type=Path, default=ROOT / "build" / "cache")
@@ -52,18 +54,20 @@ def main() -> None:
     lengths = args.max_seq_length + [0] * (len(models) - len(args.max_seq_length))
     facets = args.facets + [""] * (len(models) - len(args.facets))
     int8 = [x == "1" for x in args.int8] + [False] * (len(models) - len(args.int8))
+    backends = args.backend + ["torch"] * (len(models) - len(args.backend))
     results = []
-    for model, max_len, only, q8 in zip(models, lengths, facets, int8):
+    for model, max_len, only, q8, backend in zip(models, lengths, facets, int8, backends):
         only = only or ",".join(EMBEDDED_FACETS)
         texts = all_texts.filter(pc.is_in(all_texts["facet"], value_set=pa.array(only.split(","), pa.string())))
-        embedder = SentenceTransformerEmbedder(None if model == "default" else model, progress=False, int8=q8)
+        embedder = SentenceTransformerEmbedder(None if model == "default" else model, progress=False, int8=q8,
+                                               backend=backend, onnx_dir=args.cache / "onnx")
         cache = args.cache
         if max_len:
             embedder.max_seq_length = embedder.model.max_seq_length = max_len
             cache = args.cache / f"maxlen{max_len}"  # other vectors for long texts: another cache
         r = pool_metrics(embedder, texts, [suite], cache)
         embedder.close()
-        r["max_seq_length"], r["facets"] = embedder.max_seq_length, only
+        r["max_seq_length"], r["facets"], r["backend"] = embedder.max_seq_length, only, embedder.backend
         results.append(r)
         report(r, results[0], suite.name)
     if args.json:
@@ -78,7 +82,7 @@ def report(r: dict, base: dict, name: str) -> None:
                 f"R@10 {cur['recall@10']:6.2f} ({cur['recall@10'] - ref['recall@10']:+6.2f})")
 
     rate = f"{r['embedded'] / r['encode_s']:.1f} texts/s" if r["embedded"] else "all cached"
-    print(f"\n{r['model']}@{r['revision'][:12]} max_seq_length {r['max_seq_length']} facets {r['facets']}: "
+    print(f"\n{r['model']}@{r['revision'][:12]} ({r.get('backend', 'torch')}) max_seq_length {r['max_seq_length']} facets {r['facets']}: "
           f"{r['texts']:,} texts, embedded {r['embedded']:,} "
           f"texts in {r['encode_s']} s ({rate}), {r['query_ms']} ms/query")
     print(f"  all   ({s['queries']}) {pair(s['metrics'], b['metrics'])}")
