@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 
 import pytest
 
 _PREFECT_HOME = tempfile.mkdtemp(prefix="mathindex-prefect-")
+_ONNX_DIR = tempfile.mkdtemp(prefix="mathindex-onnx-")  # one ONNX export per model for every release root
+atexit.register(shutil.rmtree, _ONNX_DIR, True)  # ~90 MB an export: not left behind
 for key, value in {
     "HF_HUB_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",
     "TOKENIZERS_PARALLELISM": "false",
     "PREFECT_HOME": _PREFECT_HOME,  # results of this run never leak into the next one
+    "MATHINDEX_ONNX_DIR": _ONNX_DIR,
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     "DO_NOT_TRACK": "1",

@@ -334,6 +334,7 @@ def test_reembed_writes_a_new_release_with_before_and_after(first, root, small_m
     entry = f"minilm-3layers@{m['embedder']['revision'][:16]}"
     assert m["vector_index"]["model"] == f"models/{entry}" and (root / "models" / entry).is_dir()  # installed, root-relative
     assert m["vector_index"]["embedding"]["embedded"] > 0
+    assert m["vector_index"]["embedding"]["backend"] == "onnx"  # tasks.embed.EMBED_BACKEND, its export passed the check
     assert m["gate"]["passed"] == (code == 0) and m["previous_release"] == first.name
     for name in ["declarations", "latex_statements", "embedding_texts", "formula_trees"]:
         assert (new / f"{name}.parquet").read_bytes() == (first / f"{name}.parquet").read_bytes()

@@ -3,6 +3,7 @@ FAISS int8 HNSW index over them."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict
 from pathlib import Path
 
@@ -35,13 +36,14 @@ def embed_and_index(
     Returns the embedder info, the index parameters with build-time recall and the model reference
     the manifest records (`model`: None for the bundled model, else `models/<name>@<rev16>`), and
     embedding stats (with the backend that ran: `backend`, or torch when ONNX fell back). ONNX
-    exports are cached under `cache_dir/onnx`."""
+    exports are cached under `cache_dir/onnx`, or $MATHINDEX_ONNX_DIR when set (one export for
+    many roots: the tests share one)."""
     from mathindex.embed import SentenceTransformerEmbedder
     from mathindex.embed import embed_and_index as embed_and_build
     from mathindex.embed.texts import EMBEDDED_FACETS, embedded_texts
 
     embedder = SentenceTransformerEmbedder(None if model.path is None else str(model.path), backend=backend,
-                                           onnx_dir=cache_dir / "onnx")
+                                           onnx_dir=os.environ.get("MATHINDEX_ONNX_DIR") or cache_dir / "onnx")
     last = previous / VECTOR_DIR if previous is not None else None
     # only the embedded facets (texts.EMBEDDED_FACETS); the lexical index still reads every facet
     index, stats = embed_and_build(embedded_texts(texts), embedder, cache_dir, release_dir / VECTOR_DIR, last)
