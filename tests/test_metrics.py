@@ -55,3 +55,10 @@ def test_run_suite_summary_by_style_and_fair_subset():
     assert summary["fair"] == {"queries": 1, "recall@10": 100.0, "mrr@10": 100.0}
     assert [r["rank"] for r in rows] == [1, None]
     assert headline({"t": summary}) == {"t/recall@10": 50.0, "t/mrr@10": 50.0}
+
+
+def test_precision_at_k_counts_gold_in_the_top_k_over_k():
+    from mathindex.evaluation.metrics import metric_value
+
+    assert metric_value("precision@4", ["a", "x", "b", "y"], {"a", "b", "z"}) == 50.0
+    assert metric_value("precision@10", ["a"], {"a"}) == 10.0

@@ -41,14 +41,19 @@ def mrr_at_k(ranked: Sequence[str], gold: set[str], k: int) -> float:
     return 100.0 / rank if rank else 0.0
 
 
-METRICS = {"ndcg": ndcg_at_k, "recall": recall_at_k, "mrr": mrr_at_k}
+def precision_at_k(ranked: Sequence[str], gold: set[str], k: int) -> float:
+    """Share of the top k (k, not the number returned) that is gold: the loogle suite's headline."""
+    return 100.0 * len(set(dedupe(ranked)[:k]) & gold) / k if k else 0.0
+
+
+METRICS = {"ndcg": ndcg_at_k, "recall": recall_at_k, "mrr": mrr_at_k, "precision": precision_at_k}
 
 
 def metric_value(name: str, ranked: Sequence[str], gold: set[str]) -> float:
     """A metric by its name, e.g. `ndcg@10`; unknown names raise ValueError."""
     base, _, k = name.partition("@")
     if base not in METRICS or not k.isdigit():
-        raise ValueError(f"unknown metric {name!r} (expected ndcg@K, recall@K or mrr@K)")
+        raise ValueError(f"unknown metric {name!r} (expected ndcg@K, recall@K, mrr@K or precision@K)")
     return METRICS[base](ranked, gold, int(k))
 
 
