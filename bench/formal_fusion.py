@@ -15,13 +15,11 @@ import argparse
 import json
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fusion_weights import fold_of  # noqa: E402
-from mathindex.evaluation.metrics import metric_value  # noqa: E402
+from fusion_weights import fold_of, grouped_scores  # noqa: E402
 from mathindex.evaluation.suites import load_suite  # noqa: E402
 from mathindex.search.engine import SearchEngine, query_kind, weights_for  # noqa: E402
 
@@ -30,14 +28,7 @@ WEIGHTS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
 
 def evaluate(engine, runs, weight: float, metric: str, k: int) -> dict[str, float]:
     """Mean metric over `runs` with the formal channel at `weight`, overall, per style and fold."""
-    out = defaultdict(list)
-    for q, results, resolved in runs:
-        weights = dict(weights_for(query_kind(q.text)), formal=weight)
-        names = [h.name for h in engine.rank(q.text, results, resolved, k, weights).hits]
-        v = metric_value(metric, names, set(q.gold))
-        for key in ("all", q.style, f"fold{fold_of(q.id)}") + (("fair",) if q.fair else ()):
-            out[key].append(v)
-    return {key: sum(v) / len(v) for key, v in out.items()}
+    return grouped_scores(engine, runs, lambda q: dict(weights_for(query_kind(q.text)), formal=weight), metric, k)
 
 
 def main() -> None:
@@ -52,7 +43,7 @@ def main() -> None:
         sys.exit(f"error: {args.release} has no formal index ({engine.unavailable.get('formal', 'formal_statements.parquet missing')})")
     suite = load_suite(args.suite)
     t0 = time.perf_counter()
-    runs, formal_ms = [], []
+    runs = []
     for q in suite.queries:
         results = engine.channel_hits(q.text)
         runs.append((q, results, engine.resolver.resolve(q.text)))

@@ -16,14 +16,12 @@ import itertools
 import json
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import mathindex.search.engine as engine_mod  # noqa: E402
-from fusion_weights import fold_of  # noqa: E402
-from mathindex.evaluation.metrics import metric_value  # noqa: E402
+from fusion_weights import fold_of, grouped_scores  # noqa: E402
 from mathindex.evaluation.suites import load_suite  # noqa: E402
 from mathindex.search.engine import SearchEngine, query_kind, weights_for  # noqa: E402
 from mathindex.search.prior import SIGNALS  # noqa: E402
@@ -36,15 +34,8 @@ def evaluate(engine, runs, priors, setting, metric: str, k: int) -> dict[str, fl
     """Mean metric over `runs` under one (signal, weight, depth), overall and per style and fold."""
     signal, weight, depth = setting
     engine.prior = priors[signal]
-    out = defaultdict(list)
-    for q, results, resolved in runs:
-        cut = {c: hits[:depth] for c, hits in results.items()}
-        weights = dict(weights_for(query_kind(q.text)), prior=weight)
-        names = [h.name for h in engine.rank(q.text, cut, resolved, k, weights).hits]
-        v = metric_value(metric, names, set(q.gold))
-        for key in ("all", q.style, f"fold{fold_of(q.id)}") + (("fair",) if q.fair else ()):
-            out[key].append(v)
-    return {key: sum(v) / len(v) for key, v in out.items()}
+    cut = [(q, {c: hits[:depth] for c, hits in results.items()}, resolved) for q, results, resolved in runs]
+    return grouped_scores(engine, cut, lambda q: dict(weights_for(query_kind(q.text)), prior=weight), metric, k)
 
 
 def main() -> None:
