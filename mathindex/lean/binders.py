@@ -49,12 +49,9 @@ def type_head(typ: str) -> str | None:
     return m.group()
 
 
-def split_top(text: str, sep: str = ",") -> list[str]:
-    """Split `text` at `sep` characters outside brackets."""
-    if sep not in text:
-        return [text]
-    pat = _BR_OR_COMMA if sep == "," else re.compile("[" + re.escape(OPEN + CLOSE + sep) + "]")
-    out, depth, last = [], 0, 0
+def _top_level(text: str, pat: re.Pattern):
+    """The matches of `pat` (brackets or separators) that are separators outside every bracket."""
+    depth = 0
     for m in pat.finditer(text):
         ch = m.group()
         if ch in OPEN:
@@ -62,24 +59,26 @@ def split_top(text: str, sep: str = ",") -> list[str]:
         elif ch in CLOSE:
             depth -= 1
         elif depth == 0:
-            out.append(text[last : m.start()])
-            last = m.end()
+            yield m
+
+
+def split_top(text: str, sep: str = ",") -> list[str]:
+    """Split `text` at `sep` characters outside brackets."""
+    if sep not in text:
+        return [text]
+    pat = _BR_OR_COMMA if sep == "," else re.compile("[" + re.escape(OPEN + CLOSE + sep) + "]")
+    out, last = [], 0
+    for m in _top_level(text, pat):
+        out.append(text[last : m.start()])
+        last = m.end()
     out.append(text[last:])
     return out
 
 
 def split_colon(text: str) -> tuple[str, bool, str]:
     """`text` split at its first top-level type colon: (before, found, after)."""
-    depth = 0
-    for m in _BR_OR_COLON.finditer(text):
-        ch = m.group()
-        if ch in OPEN:
-            depth += 1
-        elif ch in CLOSE:
-            depth -= 1
-        elif depth == 0:
-            return text[: m.start()], True, text[m.end() :]
-    return text, False, ""
+    m = next(_top_level(text, _BR_OR_COLON), None)
+    return (text[: m.start()], True, text[m.end() :]) if m else (text, False, "")
 
 
 def matching(text: str, pos: int) -> int:
