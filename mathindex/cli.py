@@ -141,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--steps", type=int, help="optimiser steps (default: the recipe's)")
     t.add_argument("--batch-size", type=int)
     t.add_argument("--max-seq-length", type=int)
+    t.add_argument("--train-max-seq-length", type=int, help="cut texts to this many tokens while training (default: --max-seq-length)")
     t.add_argument("--lr", type=float)
     t.add_argument("--no-hard-negatives", action="store_true")
     t.add_argument("--suite", type=_existing_file, action="append", default=[], help="an extra suite to benchmark (never trained on)")
@@ -430,7 +431,7 @@ def cmd_train_embedder(args) -> int:
             model_revision(Path(args.base).expanduser())
         except (ModelError, OSError) as exc:
             refuse(f"base model {args.base}: {exc}")
-    for name in ("steps", "batch_size", "max_seq_length"):
+    for name in ("steps", "batch_size", "max_seq_length", "train_max_seq_length"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             refuse(f"--{name.replace('_', '-')} must be at least 1")
     from mathindex.embed.pairs import PairError, mine_pairs, read_release_tables
@@ -442,7 +443,7 @@ def cmd_train_embedder(args) -> int:
     except PairError as exc:
         refuse(str(exc))
     recipe = {"name": args.name, "seed": args.seed, "hard_negatives": not args.no_hard_negatives}
-    recipe |= {k: getattr(args, k) for k in ("steps", "batch_size", "max_seq_length", "lr") if getattr(args, k) is not None}
+    recipe |= {k: getattr(args, k) for k in ("steps", "batch_size", "max_seq_length", "train_max_seq_length", "lr") if getattr(args, k) is not None}
     import logging
 
     from mathindex.flows.train_embedder import train_embedder_flow

@@ -40,7 +40,8 @@ class Recipe:
     batch_size: int = 32
     lr: float = 5e-5
     warmup_ratio: float = 0.1
-    max_seq_length: int = 128
+    max_seq_length: int = 128  # the trained model's, at inference
+    train_max_seq_length: int = 0  # texts are cut to this many tokens while training (0: max_seq_length)
     scale: float = 20.0  # MNRL's inverse temperature on cosine similarities
     hard_negatives: bool = True
     freeze_embeddings: bool = True  # the word-embedding matrix is half of MiniLM's weights; freezing it halves optimiser work
@@ -172,6 +173,7 @@ def train(pairs: pa.Table, base: Path, base_revision: str, work_dir: Path, recip
         start, losses, prior = int(state["step"]), list(state["losses"]), state.get("cost", prior)
         log.info("resuming training at step %d of %d from %s", start, recipe.steps, ckpt)
     loss_fn = st_losses.MultipleNegativesRankingLoss(model, scale=recipe.scale)
+    model.max_seq_length = recipe.train_max_seq_length or recipe.max_seq_length
     model.train()
     for step in range(start, recipe.steps):
         rows = plan[step]
@@ -195,6 +197,7 @@ def train(pairs: pa.Table, base: Path, base_revision: str, work_dir: Path, recip
         if (step + 1) % recipe.checkpoint_every == 0 and step + 1 < recipe.steps:
             _save_checkpoint(ckpt, model, optimiser, scheduler, step + 1, losses, _cost(prior, t0))
     model.eval()
+    model.max_seq_length = recipe.max_seq_length
     final = ckpt_root / slug(recipe.name)  # the model's directory name is its embedder name until installed
     tmp = ckpt_root / f"{final.name}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
