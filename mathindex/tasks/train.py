@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -42,11 +41,11 @@ def pool_benchmark(release: Path, model_dir: Path | None, suite_paths: list[Path
     gold = {g for s in suites for q in s.queries for g in q.gold}
     if not suites or not gold:
         return None
-    from mathindex.tasks.embed import EMBED_BACKEND
+    from mathindex.embed.embedder import EMBED_BACKEND, onnx_dir_for
 
     # the releases' backend: a checked ONNX export gives torch's vectors at about twice the rate
     embedder = SentenceTransformerEmbedder(str(model_dir) if model_dir else None, progress=False, backend=EMBED_BACKEND,
-                                           onnx_dir=os.environ.get("MATHINDEX_ONNX_DIR") or cache_dir / "onnx")
+                                           onnx_dir=onnx_dir_for(cache_dir))
     try:
         return pool_metrics(embedder, pool_texts(release, gold, size, seed), suites, cache_dir)
     finally:
