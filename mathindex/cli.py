@@ -78,6 +78,9 @@ def _release_dir(value: str) -> Path:
     return p
 
 
+NO_GATE_HELP = "publish without the gate (the notes and the manifest say: not gated); a release with no suite needs it"
+
+
 def build_parser() -> argparse.ArgumentParser:
     from mathindex import __version__
 
@@ -95,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--dask-address", help="scheduler address of an existing Dask cluster")
     r.add_argument("--model", type=_model_spec, help="`default` (the bundled MiniLM), NAME@REV16 or NAME in ROOT/models, "
                    "or a model directory (installed into ROOT/models); without it: the last published release's model")
+    r.add_argument("--no-gate", action="store_true", help=NO_GATE_HELP)
 
     e = sub.add_parser("extract", help="run one extraction stage alone")
     e.add_argument("kind", choices=["lean", "latex"])
@@ -131,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     re_.add_argument("--model", required=True, type=_model_spec,
                      help="`default`, NAME@REV16 or NAME in ROOT/models, or a model directory (installed into ROOT/models)")
     re_.add_argument("--out", required=True, type=Path)
+    re_.add_argument("--no-gate", action="store_true", help=NO_GATE_HELP)
 
     t = sub.add_parser("train-embedder", help="train an embedder on pairs mined from RELEASE's tables")
     t.add_argument("release", type=Path, help="a release directory (its tables are the training data)")
@@ -233,6 +238,7 @@ def cmd_release(args) -> int:
         latex=[str(d) for d in args.latex],
         suites=[str(s) for s in args.suite],
         model=args.model,
+        no_gate=args.no_gate,
         return_state=True,
     )
     return _report_release(_outcome_of(state))
@@ -252,11 +258,18 @@ def _outcome_of(state):
 
 
 def _report_release(outcome) -> int:
+    """The release directory, each reason the gate failed (also what an ungated gate would have
+    said) and the verdict: exit 0 when published (gate passed, or --no-gate), else 3."""
+    from mathindex.evaluation.gate import NOT_GATED, MetricCheck
+
     print(f"release: {outcome.release_dir}")
+    for problem in outcome.gate.get("problems", []):
+        print(f"  FAIL {problem}")
     for c in outcome.gate["checks"]:
         if not c["ok"]:
-            print(f"  FAIL {c['metric']}: {c['note']} ({c['baseline']} -> {c['current']})")
-    print(f"gate: {'passed' if outcome.passed else 'FAILED'}")
+            print(f"  FAIL {MetricCheck(**c).reason()}")
+    gated = outcome.gate.get("gated", True)
+    print(f"gate: {NOT_GATED if not gated else 'passed' if outcome.passed else 'FAILED'}")
     return EXIT_OK if outcome.passed else EXIT_GATE
 
 
@@ -398,13 +411,24 @@ def _headline_of(path: Path) -> dict:
 
 
 def cmd_gate(args) -> int:
+    """Exit 3 when the gate fails, also on values that are not numbers in 0..100 or an empty
+    baseline; exit 2 when a file is not a JSON object of metrics or --tolerance is not usable."""
+    import math
+
     from mathindex.evaluation.gate import gate
 
+    if not (math.isfinite(args.tolerance) and args.tolerance >= 0):
+        raise UsageError(f"mathindex gate: --tolerance must be a finite number of points >= 0, not {args.tolerance}")
     report = gate(_headline_of(args.current), _headline_of(args.baseline), tolerance=args.tolerance)
+    for problem in report.problems:
+        print(f"FAIL {problem}")
     for c in report.checks:
-        flag = "ok  " if c.ok else "FAIL"
-        delta = "" if c.delta is None else f" ({c.delta:+.2f})"
-        print(f"{flag} {c.metric}: {c.baseline} -> {c.current}{delta} {c.note}".rstrip())
+        if not c.ok:
+            print(f"FAIL {c.reason()}")
+        elif c.delta is not None:
+            print(f"ok   {c.metric}: {c.baseline:.2f} -> {c.current:.2f} ({c.delta:+.2f})")
+        else:
+            print(f"ok   {c.metric}: {c.current:.2f} ({c.note})")
     print(f"gate: {'passed' if report.passed else 'FAILED'}")
     return EXIT_OK if report.passed else EXIT_GATE
 
@@ -413,7 +437,9 @@ def cmd_reembed(args) -> int:
     from mathindex.flows.reembed import reembed_flow
 
     _check_model("reembed", args.model, args.out)
-    return _report_release(_outcome_of(reembed_flow(release=str(args.release), model=args.model, out=str(args.out), return_state=True)))
+    state = reembed_flow(release=str(args.release), model=args.model, out=str(args.out), no_gate=args.no_gate,
+                         return_state=True)
+    return _report_release(_outcome_of(state))
 
 
 def cmd_train_embedder(args) -> int:
