@@ -1,8 +1,9 @@
 """The command line: the public interface (`mathindex VERB …`, also `python -m mathindex`).
 
 Exit codes: 0 success, 3 failing gate, 2 bad usage or bad input path, 1 any other failure.
-Errors print as one line on stderr, never as a traceback (MATHINDEX_DEBUG=1 shows it). A reader
-that closes stdout early (`… | head`) ends the command quietly, exit 1.
+Errors print as one line on stderr, never as a traceback (MATHINDEX_DEBUG=1 shows it), also those
+raised inside a flow run (`flows.logs.quiet_flow_errors`). A reader that closes stdout early
+(`… | head`) ends the command quietly, exit 1.
 """
 
 from __future__ import annotations
@@ -231,16 +232,19 @@ def cmd_release(args) -> int:
         flow = release_flow.with_options(task_runner=runner)
     elif args.dask_address:
         raise UsageError("mathindex release: --dask-address needs --runner dask")
-    state = flow(
-        out=str(args.out),
-        sources_file=str(args.sources) if args.sources else None,
-        lean=[str(d) for d in args.lean],
-        latex=[str(d) for d in args.latex],
-        suites=[str(s) for s in args.suite],
-        model=args.model,
-        no_gate=args.no_gate,
-        return_state=True,
-    )
+    from mathindex.flows.logs import quiet_flow_errors
+
+    with quiet_flow_errors():
+        state = flow(
+            out=str(args.out),
+            sources_file=str(args.sources) if args.sources else None,
+            lean=[str(d) for d in args.lean],
+            latex=[str(d) for d in args.latex],
+            suites=[str(s) for s in args.suite],
+            model=args.model,
+            no_gate=args.no_gate,
+            return_state=True,
+        )
     return _report_release(_outcome_of(state))
 
 
@@ -436,9 +440,12 @@ def cmd_gate(args) -> int:
 def cmd_reembed(args) -> int:
     from mathindex.flows.reembed import reembed_flow
 
+    from mathindex.flows.logs import quiet_flow_errors
+
     _check_model("reembed", args.model, args.out)
-    state = reembed_flow(release=str(args.release), model=args.model, out=str(args.out), no_gate=args.no_gate,
-                         return_state=True)
+    with quiet_flow_errors():
+        state = reembed_flow(release=str(args.release), model=args.model, out=str(args.out), no_gate=args.no_gate,
+                             return_state=True)
     return _report_release(_outcome_of(state))
 
 
@@ -471,6 +478,7 @@ def cmd_train_embedder(args) -> int:
     recipe |= {k: getattr(args, k) for k in ("steps", "batch_size", "max_seq_length", "lr") if getattr(args, k) is not None}
     import logging
 
+    from mathindex.flows.logs import quiet_flow_errors
     from mathindex.flows.train_embedder import train_embedder_flow
 
     handler = logging.StreamHandler(sys.stderr)  # one line per 10 steps: readable in a worker's log
@@ -480,8 +488,9 @@ def cmd_train_embedder(args) -> int:
     train_log.setLevel(logging.INFO)
     train_log.propagate = False  # Prefect's handlers would print each line a second time
 
-    record = train_embedder_flow(release=str(args.release), out=str(args.out), base=args.base, recipe=recipe,
-                                 suites=[str(s) for s in args.suite], pool_size=args.pool, pool_seed=args.seed)
+    with quiet_flow_errors():
+        record = train_embedder_flow(release=str(args.release), out=str(args.out), base=args.base, recipe=recipe,
+                                     suites=[str(s) for s in args.suite], pool_size=args.pool, pool_seed=args.seed)
     print(f"model: {record['model_dir']}")
     print("pairs: " + ", ".join(f"{k} {v}" for k, v in record["data"]["pairs"].items()))
     t = record["training"]
