@@ -324,10 +324,12 @@ def cmd_formula(args) -> int:
 
 
 def cmd_search(args) -> int:
-    from mathindex.search.engine import SearchEngine
+    from mathindex.search.engine import SearchEngine, query_problem
 
     if args.k < 1:
         raise UsageError("mathindex search: --k must be at least 1")
+    if (problem := query_problem(args.query)) is not None:  # before the release is opened
+        raise UsageError(f"mathindex search: {problem}")
     if args.formal:
         return _formal_search(args)
     engine = SearchEngine(args.release)
