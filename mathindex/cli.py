@@ -1,8 +1,9 @@
 """The command line: the public interface (`mathindex VERB …`, also `python -m mathindex`).
 
 Exit codes: 0 success, 3 failing gate, 2 bad usage or bad input path, 1 any other failure.
-Errors print as one line on stderr, never as a traceback (MATHINDEX_DEBUG=1 shows it). A reader
-that closes stdout early (`… | head`) ends the command quietly, exit 1.
+Errors print as one line on stderr, never as a traceback (MATHINDEX_DEBUG=1 shows it), also those
+raised inside a flow run (`flows.logs.quiet_flow_errors`). A reader that closes stdout early
+(`… | head`) ends the command quietly, exit 1.
 """
 
 from __future__ import annotations
@@ -78,6 +79,9 @@ def _release_dir(value: str) -> Path:
     return p
 
 
+NO_GATE_HELP = "publish without the gate (the notes and the manifest say: not gated); a release with no suite needs it"
+
+
 def build_parser() -> argparse.ArgumentParser:
     from mathindex import __version__
 
@@ -95,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--dask-address", help="scheduler address of an existing Dask cluster")
     r.add_argument("--model", type=_model_spec, help="`default` (the bundled MiniLM), NAME@REV16 or NAME in ROOT/models, "
                    "or a model directory (installed into ROOT/models); without it: the last published release's model")
+    r.add_argument("--no-gate", action="store_true", help=NO_GATE_HELP)
 
     e = sub.add_parser("extract", help="run one extraction stage alone")
     e.add_argument("kind", choices=["lean", "latex"])
@@ -131,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     re_.add_argument("--model", required=True, type=_model_spec,
                      help="`default`, NAME@REV16 or NAME in ROOT/models, or a model directory (installed into ROOT/models)")
     re_.add_argument("--out", required=True, type=Path)
+    re_.add_argument("--no-gate", action="store_true", help=NO_GATE_HELP)
 
     t = sub.add_parser("train-embedder", help="train an embedder on pairs mined from RELEASE's tables")
     t.add_argument("release", type=Path, help="a release directory (its tables are the training data)")
@@ -227,15 +233,19 @@ def cmd_release(args) -> int:
         flow = release_flow.with_options(task_runner=runner)
     elif args.dask_address:
         raise UsageError("mathindex release: --dask-address needs --runner dask")
-    state = flow(
-        out=str(args.out),
-        sources_file=str(args.sources) if args.sources else None,
-        lean=[str(d) for d in args.lean],
-        latex=[str(d) for d in args.latex],
-        suites=[str(s) for s in args.suite],
-        model=args.model,
-        return_state=True,
-    )
+    from mathindex.flows.logs import quiet_flow_errors
+
+    with quiet_flow_errors():
+        state = flow(
+            out=str(args.out),
+            sources_file=str(args.sources) if args.sources else None,
+            lean=[str(d) for d in args.lean],
+            latex=[str(d) for d in args.latex],
+            suites=[str(s) for s in args.suite],
+            model=args.model,
+            no_gate=args.no_gate,
+            return_state=True,
+        )
     return _report_release(_outcome_of(state))
 
 
@@ -253,11 +263,18 @@ def _outcome_of(state):
 
 
 def _report_release(outcome) -> int:
+    """The release directory, each reason the gate failed (also what an ungated gate would have
+    said) and the verdict: exit 0 when published (gate passed, or --no-gate), else 3."""
+    from mathindex.evaluation.gate import NOT_GATED, MetricCheck
+
     print(f"release: {outcome.release_dir}")
+    for problem in outcome.gate.get("problems", []):
+        print(f"  FAIL {problem}")
     for c in outcome.gate["checks"]:
         if not c["ok"]:
-            print(f"  FAIL {c['metric']}: {c['note']} ({c['baseline']} -> {c['current']})")
-    print(f"gate: {'passed' if outcome.passed else 'FAILED'}")
+            print(f"  FAIL {MetricCheck(**c).reason()}")
+    gated = outcome.gate.get("gated", True)
+    print(f"gate: {NOT_GATED if not gated else 'passed' if outcome.passed else 'FAILED'}")
     return EXIT_OK if outcome.passed else EXIT_GATE
 
 
@@ -308,10 +325,12 @@ def cmd_formula(args) -> int:
 
 
 def cmd_search(args) -> int:
-    from mathindex.search.engine import SearchEngine
+    from mathindex.search.engine import SearchEngine, query_problem
 
     if args.k < 1:
         raise UsageError("mathindex search: --k must be at least 1")
+    if (problem := query_problem(args.query)) is not None:  # before the release is opened
+        raise UsageError(f"mathindex search: {problem}")
     if args.formal:
         return _formal_search(args)
     engine = SearchEngine(args.release)
@@ -399,13 +418,24 @@ def _headline_of(path: Path) -> dict:
 
 
 def cmd_gate(args) -> int:
+    """Exit 3 when the gate fails, also on values that are not numbers in 0..100 or an empty
+    baseline; exit 2 when a file is not a JSON object of metrics or --tolerance is not usable."""
+    import math
+
     from mathindex.evaluation.gate import gate
 
+    if not (math.isfinite(args.tolerance) and args.tolerance >= 0):
+        raise UsageError(f"mathindex gate: --tolerance must be a finite number of points >= 0, not {args.tolerance}")
     report = gate(_headline_of(args.current), _headline_of(args.baseline), tolerance=args.tolerance)
+    for problem in report.problems:
+        print(f"FAIL {problem}")
     for c in report.checks:
-        flag = "ok  " if c.ok else "FAIL"
-        delta = "" if c.delta is None else f" ({c.delta:+.2f})"
-        print(f"{flag} {c.metric}: {c.baseline} -> {c.current}{delta} {c.note}".rstrip())
+        if not c.ok:
+            print(f"FAIL {c.reason()}")
+        elif c.delta is not None:
+            print(f"ok   {c.metric}: {c.baseline:.2f} -> {c.current:.2f} ({c.delta:+.2f})")
+        else:
+            print(f"ok   {c.metric}: {c.current:.2f} ({c.note})")
     print(f"gate: {'passed' if report.passed else 'FAILED'}")
     return EXIT_OK if report.passed else EXIT_GATE
 
@@ -413,8 +443,13 @@ def cmd_gate(args) -> int:
 def cmd_reembed(args) -> int:
     from mathindex.flows.reembed import reembed_flow
 
+    from mathindex.flows.logs import quiet_flow_errors
+
     _check_model("reembed", args.model, args.out)
-    return _report_release(_outcome_of(reembed_flow(release=str(args.release), model=args.model, out=str(args.out), return_state=True)))
+    with quiet_flow_errors():
+        state = reembed_flow(release=str(args.release), model=args.model, out=str(args.out), no_gate=args.no_gate,
+                             return_state=True)
+    return _report_release(_outcome_of(state))
 
 
 def cmd_train_embedder(args) -> int:
@@ -446,6 +481,7 @@ def cmd_train_embedder(args) -> int:
     recipe |= {k: getattr(args, k) for k in ("steps", "batch_size", "max_seq_length", "train_max_seq_length", "lr") if getattr(args, k) is not None}
     import logging
 
+    from mathindex.flows.logs import quiet_flow_errors
     from mathindex.flows.train_embedder import train_embedder_flow
 
     handler = logging.StreamHandler(sys.stderr)  # one line per 10 steps: readable in a worker's log
@@ -455,8 +491,9 @@ def cmd_train_embedder(args) -> int:
     train_log.setLevel(logging.INFO)
     train_log.propagate = False  # Prefect's handlers would print each line a second time
 
-    record = train_embedder_flow(release=str(args.release), out=str(args.out), base=args.base, recipe=recipe,
-                                 suites=[str(s) for s in args.suite], pool_size=args.pool, pool_seed=args.seed)
+    with quiet_flow_errors():
+        record = train_embedder_flow(release=str(args.release), out=str(args.out), base=args.base, recipe=recipe,
+                                     suites=[str(s) for s in args.suite], pool_size=args.pool, pool_seed=args.seed)
     print(f"model: {record['model_dir']}")
     print("pairs: " + ", ".join(f"{k} {v}" for k, v in record["data"]["pairs"].items()))
     t = record["training"]

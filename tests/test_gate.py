@@ -37,8 +37,8 @@ def test_missing_or_nan_metric_is_a_failure_not_a_zero():
 
 def test_suite_error_fails_and_new_metric_passes():
     assert not gate({"x/m": 1.0}, {}, errors={"x": "boom"}).passed
-    report = gate({"new/m": 1.0}, {})
-    assert report.passed and report.checks[0].note == "new metric (no baseline)"
+    report = gate({"old/m": 1.0, "new/m": 1.0}, {"old/m": 1.0})
+    assert report.passed and report.checks[-1].metric == "new/m" and report.checks[-1].note == "new metric (no baseline)"
 
 
 def test_improvement_passes():

@@ -28,16 +28,11 @@ def render_notes(
     suite_pins: list[dict] | None = None,
     changed_suites: dict[str, str] | None = None,
 ) -> str:
-    """The notes; each suite's per-style table shows `before_suites` (the baseline release's) beside it when given.
-    `suite_pins` (name, path, sha256) are listed among the inputs; `changed_suites` (`suite_changes`)
-    are called out under the gate line, so a changed gold set is not read as a search regression."""
-    verdict = "PASSED" if gate.passed else "FAILED"
-    lines = [
-        f"# {title} {release_id}",
-        "",
-        f"Gate: **{verdict}** (a headline metric may fall at most {gate.tolerance:.1f} points; baseline: {baseline_from}).",
-        "",
-    ]
+    """The notes, the gate's verdict first (`_gate_lines`); each suite's per-style table shows
+    `before_suites` (the baseline release's) beside it when given. `suite_pins` (name, path,
+    sha256) are listed among the inputs; `changed_suites` (`suite_changes`) are called out under
+    the gate line, so a changed gold set is not read as a search regression."""
+    lines = [f"# {title} {release_id}", "", *_gate_lines(gate, baseline_from), ""]
     if changed_suites:
         lines += ["**Suites changed since the baseline release** (their before and after figures come from different "
                   "query sets; a drop there is not by itself a search regression):", ""]
@@ -76,6 +71,17 @@ def render_notes(
     for name, info in sorted(indexes.items()):
         lines.append(f"- {name}: " + ", ".join(f"{k}={v}" for k, v in sorted(info.items())))
     return "\n".join(lines) + "\n"
+
+
+def _gate_lines(gate: GateReport, baseline_from: str) -> list[str]:
+    """The verdict (PASSED, FAILED, or NOT GATED for `--no-gate`, with what the gate would have
+    said) and each failure of the whole comparison (no suite, no baseline)."""
+    if not gate.gated:
+        return [f"Gate: **NOT GATED** (`--no-gate`: published without the gate; baseline: {baseline_from}).", "",
+                f"Had it been gated: {gate.verdict()}."]
+    verdict = "PASSED" if gate.passed else "FAILED"
+    lines = [f"Gate: **{verdict}** (a headline metric may fall at most {gate.tolerance:.1f} points; baseline: {baseline_from})."]
+    return lines + ([""] if gate.problems else []) + [f"- **FAIL**: {p}" for p in gate.problems]
 
 
 def suite_changes(current: list[dict], before: list[dict] | None) -> dict[str, str]:

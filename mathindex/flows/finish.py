@@ -40,7 +40,7 @@ def publish_artifacts(outcome: ReleaseOutcome) -> None:
     release = outcome.release_dir
     metrics = json.loads((release / "bench" / "metrics.json").read_text(encoding="utf-8"))
     suites = sorted(metrics["suites"])
-    gate = "passed" if outcome.passed else "FAILED"
+    gate = "not gated" if not outcome.gate.get("gated", True) else "passed" if outcome.passed else "FAILED"
     create_markdown_artifact(markdown=(release / "release-notes.md").read_text(encoding="utf-8"),
                              key=artifact_key("release-notes", *suites), description=f"{release.name}: gate {gate}")
     for name in suites:
@@ -75,8 +75,8 @@ class ReleaseParts:
 def finish_release(root: Path, staging: Path, parts: ReleaseParts, metrics: dict, verdict: GateReport,
                    baseline_from: str, title: str = "Release", before: Path | None = None) -> ReleaseOutcome:  # fmt: skip
     """Writes metrics and notes into staging, renames it, writes the manifest last, and points
-    `published.json` at it only when the gate passed. `before` is the release gated against, whose
-    per-style metrics the notes show beside this one's."""
+    `published.json` at it only when the gate passed (or was skipped: `--no-gate`). `before` is the
+    release gated against, whose per-style metrics the notes show beside this one's."""
     (staging / "bench").mkdir(exist_ok=True)
     write_json(staging / "bench" / "metrics.json", metrics)
     (staging / "bench" / "metrics.svg").write_text(metrics_svg(verdict, f"{title} {parts.release_id}"), encoding="utf-8")

@@ -27,8 +27,9 @@ STAGES = ["copy", "embed", "bench", "store", "publish"]
 
 
 @flow(name="reembed", log_prints=False)
-def reembed_flow(release: str, model: str, out: str) -> ReleaseOutcome | State:
-    """A ReleaseOutcome when the gate passed, else a Failed state carrying it (`finish.final_state`).
+def reembed_flow(release: str, model: str, out: str, no_gate: bool = False) -> ReleaseOutcome | State:
+    """A ReleaseOutcome when the gate passed, else a Failed state carrying it (`finish.final_state`);
+    `no_gate` publishes it ungated, as `release_flow` does (a release with no suite needs it).
     `model` as `release_flow` takes it, resolved against `out`: `default`, an entry of
     `out/models/` (`name@rev16` or a bare `name`), or a model directory (installed there first)."""
     source, root = Path(release).resolve(), Path(out).resolve()
@@ -50,7 +51,7 @@ def reembed_flow(release: str, model: str, out: str) -> ReleaseOutcome | State:
             row_counts = dict(before["row_counts"]) | write_tables(staging, {"bench_results": bench_rows})
             write_database(staging, list(row_counts))
         with progress.stage("publish"):
-            verdict = gate_release(metrics, before["bench"]["headline"])
+            verdict = gate_release(metrics, before["bench"]["headline"], no_gate)
             parts = ReleaseParts(
                 release_id=release_id, pins=pins, embedder=vector["embedder"],
                 vector_index={**vector["index"], "embedding": vector["embedding"]},

@@ -42,8 +42,11 @@ def release_flow(
     latex: list[str] | None = None,
     suites: list[str] | None = None,
     model: str | None = None,
+    no_gate: bool = False,
 ) -> ReleaseOutcome | State:
     """A ReleaseOutcome when the gate passed, else a Failed state carrying it (`finish.final_state`).
+    A release with no benchmark suite fails the gate; `no_gate` publishes it ungated all the same
+    (the notes and the manifest say "not gated").
     `model`: None (the nightly's default) is the model of the last published release under `out`,
     else the bundled one; `default` is the bundled model; `name@rev16` or a bare `name` is an entry
     of `out/models/`; anything else a model directory, installed into `out/models/` first. The
@@ -92,7 +95,7 @@ def release_flow(
                 write_database(staging, list(row_counts))
             with progress.stage("publish"):
                 baseline, baseline_from = baseline_metrics(root, [s.name for s in suite_specs])
-                verdict = gate_release(metrics, baseline)
+                verdict = gate_release(metrics, baseline, no_gate)
                 parts = ReleaseParts(
                     release_id=release_id, pins=pins, embedder=vector["embedder"],
                     vector_index={**vector["index"], "embedding": vector["embedding"]}, formula_index=formula_info,

@@ -78,6 +78,18 @@ def query_kind(query: str) -> str:
     return "formula" if looks_like_formula(query) else "words"
 
 
+def query_problem(query: str) -> str | None:
+    """Why a query cannot be searched: empty or blank, or not valid UTF-8 (lone surrogates, which
+    is how Python reads undecodable bytes of a command line); None when it can."""
+    if not query.strip():
+        return "query is empty"
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError:
+        return "query is not valid UTF-8"
+    return None
+
+
 def weights_for(kind: str, overrides: dict[str, float] | None = None) -> dict[str, float]:
     return dict(WEIGHTS_BY_KIND[kind], **(overrides or {}))
 
@@ -88,6 +100,7 @@ class SearchResult:
     hits: list[Hit]
     resolved: list[str] = field(default_factory=list)
     unavailable: dict[str, str] = field(default_factory=dict)
+    refused: str | None = None  # why the query was not searched (`query_problem`): then no hits
 
 
 class SearchEngine:
@@ -147,6 +160,10 @@ class SearchEngine:
         return results
 
     def search(self, query: str, k: int = 10) -> SearchResult:
+        """The ranked hits; none, and the reason, for a query that cannot be searched."""
+        problem = query_problem(query)
+        if problem is not None:
+            return SearchResult(query=query, hits=[], unavailable=dict(self.unavailable), refused=problem)
         return self.rank(query, self.channel_hits(query), self.resolver.resolve(query), k)
 
     def rank(self, query: str, results: dict[str, list[tuple[str, float]]], resolved: list[str], k: int,
