@@ -82,6 +82,7 @@ def check_goal(goal: str, context: str = "") -> None:
     if not goal.strip():
         raise GoalError("empty goal at position 1")
     try:
+        split_terms(goal)  # an unbalanced bracket is reported where it opens or closes
         pattern_term(goal.strip(), len(goal) - len(goal.lstrip()), None, goal, strict=False)
     except FormalQueryError as exc:
         raise GoalError(f"goal: {exc}") from None
