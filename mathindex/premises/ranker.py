@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,7 +43,7 @@ DEPTH = 200  # candidates per signal
 NEIGHBOURS = 128  # similar training statements whose proofs vote (kNN alone, 400 held-out goals: R@32 13.6 at 64, 16.2 at 256)
 NEIGHBOUR_POWER = 2.0  # a neighbour's vote: (its BM25 score / the best neighbour's) ** power
 MAX_ALTERNATIVES = 8  # a bare name with more declarations of that last component is left out
-_BARE = __import__("re").compile(r"^[A-Za-z]{1,2}\d*$")
+_BARE = re.compile(r"^[A-Za-z]{1,2}\d*$")  # `x`, `hf`, `f2`: variables, not constants
 
 
 class GoalError(ValueError):
@@ -129,47 +130,45 @@ class PremiseRanker:
         self._open_constants()
 
     def _open_constants(self) -> None:
-        """Each row's statement constants (the formal index's, as integer ids), their idf, the rows
-        of each file, the resolver the goal's constants go through, and the co-occurrence matrix
-        (constant x row: the share of training theorems whose statement names the constant and whose
-        proof names the row)."""
-        import pyarrow as pa
+        """Each row's statement constants (the formal index's, as integer ids) and their idf, the
+        rows of each file, the resolver the goal's constants go through, the co-occurrence matrix."""
         import pyarrow.compute as pc
-        from scipy import sparse
 
         from mathindex.formal.keys import ConstantResolver
         from mathindex.formal.telescope import TelescopeBuilder
 
         consts = pq.read_table(self.release / "formal_statements.parquet", columns=["constants"]).column("constants").combine_chunks()
-        encoded = pc.dictionary_encode(consts.values).combine_chunks() if isinstance(consts.values, pa.ChunkedArray) else pc.dictionary_encode(consts.values)
+        encoded = pc.dictionary_encode(consts.values)
         self.const_offsets = consts.offsets.to_numpy().astype(np.int64)
         self.const_ids = encoded.indices.to_numpy().astype(np.int64)
         vocab = encoded.dictionary.to_pylist()
         self.constant_id = {c: i for i, c in enumerate(vocab)}
         df = np.bincount(self.const_ids, minlength=len(vocab)).astype(np.float32)
         self.constant_idf = np.log((self.n + 1) / (df + 0.5)).astype(np.float32)
-        files = pq.read_table(self.release / PREMISES_DIR / PRIORS_FILE, columns=["file"]).column("file").combine_chunks()
-        fenc = pc.dictionary_encode(files)
-        self.file_ids = fenc.indices.to_numpy()
-        order = np.argsort(self.file_ids, kind="stable")
-        if not np.array_equal(order, np.arange(self.n)):
+        files = pc.dictionary_encode(pq.read_table(self.release / PREMISES_DIR / PRIORS_FILE, columns=["file"]).column("file").combine_chunks())
+        self.file_ids = files.indices.to_numpy()
+        if np.any(np.diff(self.file_ids) < 0):
             raise ValueError(f"{self.release}: premise rows are not grouped by file")
-        self.file_start = np.searchsorted(self.file_ids, np.arange(len(fenc.dictionary) + 1))
-        lengths = np.diff(self.proof_offsets)
-        theorems = np.flatnonzero(lengths > 0)
-        c_len = np.diff(self.const_offsets)[theorems]
-        c_rows = np.repeat(np.arange(theorems.size), c_len)
-        c_cols = np.concatenate([self.const_ids[self.const_offsets[t]:self.const_offsets[t + 1]] for t in theorems.tolist()]) if theorems.size else np.zeros(0, np.int64)
-        stmt = sparse.csr_matrix((np.ones(c_rows.size, np.float32), (c_rows, c_cols)), shape=(theorems.size, len(vocab)))
-        p_rows = np.repeat(np.arange(theorems.size), lengths[theorems])
-        p_cols = np.concatenate([self.proof_docs[self.proof_offsets[t]:self.proof_offsets[t + 1]] for t in theorems.tolist()]) if theorems.size else np.zeros(0, np.int64)
-        proofs = sparse.csr_matrix((np.ones(p_rows.size, np.float32), (p_rows, p_cols)), shape=(theorems.size, self.n))
-        counts = np.asarray(stmt.sum(axis=0)).ravel()
-        cooc = (stmt.T @ proofs).tocsr()
-        self.cooc = sparse.diags(1.0 / np.maximum(counts, 1.0)).astype(np.float32) @ cooc
-        self.cooc = self.cooc.tocsr()
+        self.file_start = np.searchsorted(self.file_ids, np.arange(len(files.dictionary) + 1))
+        self.cooc = self._cooccurrence(len(vocab))
         self._resolver = ConstantResolver(self.names)
         self._builder = TelescopeBuilder()
+
+    def _cooccurrence(self, constants: int):
+        """constant x row (CSR): the share of the training theorems whose statement names the
+        constant whose proof names the row."""
+        from scipy import sparse
+
+        theorems = np.flatnonzero(np.diff(self.proof_offsets) > 0)
+
+        def incidence(offsets, values, width):
+            rows, cols = _gather(offsets, values, theorems)
+            return sparse.csr_matrix((np.ones(cols.size, np.float32), (rows, cols)), shape=(theorems.size, width))
+
+        stmt = incidence(self.const_offsets, self.const_ids, constants)
+        proofs = incidence(self.proof_offsets, self.proof_docs, self.n)
+        counts = np.asarray(stmt.sum(axis=0)).ravel()
+        return (sparse.diags((1.0 / np.maximum(counts, 1.0)).astype(np.float32)) @ (stmt.T @ proofs)).tocsr()
 
     def constant_weights(self, constants: list[list[str]]) -> dict[int, float]:
         """constant id -> idf for the goal's constants (each alternative of an ambiguous name at its
@@ -262,12 +261,9 @@ class PremiseRanker:
     def _covered(self, docs: np.ndarray, weights: dict[int, float]) -> np.ndarray:
         """For each candidate, the idf-weighted share of its statement's constants the goal has
         (MePo's relevance: a lemma about the goal's vocabulary only)."""
-        starts, ends = self.const_offsets[docs], self.const_offsets[docs + 1]
-        lengths = ends - starts
-        if not lengths.sum():
+        owner, flat = _gather(self.const_offsets, self.const_ids, docs)
+        if not flat.size:
             return np.zeros(docs.size, dtype=np.float32)
-        flat = np.concatenate([self.const_ids[a:b] for a, b in zip(starts.tolist(), ends.tolist())])
-        owner = np.repeat(np.arange(docs.size), lengths)
         idf = self.constant_idf[flat]
         hit = np.isin(flat, np.fromiter(weights, dtype=np.int64)) if weights else np.zeros(flat.size, bool)
         total = np.bincount(owner, weights=idf, minlength=docs.size)
@@ -371,6 +367,14 @@ def read_weights(base: Path) -> dict:
     if path.is_file():
         return json.loads(path.read_text(encoding="utf-8"))
     return {"weights": dict(DEFAULT_WEIGHTS), "fitted": False}
+
+
+def _gather(offsets: np.ndarray, values: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(position in `rows`, value) for every value of the CSR rows `rows` (offsets, values)."""
+    starts, lengths = offsets[rows], offsets[rows + 1] - offsets[rows]
+    owner = np.repeat(np.arange(rows.size), lengths)
+    index = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths) + np.repeat(starts, lengths)
+    return owner, values[index]
 
 
 def _max_scaled(scores: np.ndarray | None) -> np.ndarray | None:
