@@ -2,7 +2,7 @@
 over statements and of the embedding channel alone (when the release has a vector index), and the
 latency of `PremiseRanker.rank` (goal check, every signal, the weighted sum) with the release loaded.
 
-    .venv/bin/python bench/premises.py RELEASE_DIR [--suite SUITE.json] [--latency N] [--json OUT]
+    .venv/bin/python bench/premises.py RELEASE_DIR [--suite SUITE.json] [--sample N] [--latency N] [--json OUT]
 
 The suite defaults to the one the release stage wrote (RELEASE/premises/suite.json: theorems of
 the held-out files, mathindex.premises.suite); the weights are the release's (weights.json).
@@ -41,6 +41,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("release", type=Path)
     ap.add_argument("--suite", type=Path, help="default: RELEASE/premises/suite.json")
+    ap.add_argument("--sample", type=int, help="score a seeded sample of this many goals (default: all)")
     ap.add_argument("--latency", type=int, default=1000, help="queries timed (a seeded sample of the suite)")
     ap.add_argument("--json", type=Path, help="write the figures here as well")
     args = ap.parse_args()
@@ -48,7 +49,7 @@ def main() -> None:
     ranker = PremiseRanker(args.release)
     print(f"release loaded in {time.perf_counter() - t0:.1f} s; channels unavailable: {sorted(ranker.engine.unavailable) or 'none'}")
     suite = json.loads((args.suite or args.release / PREMISES_DIR / SUITE_FILE).read_text(encoding="utf-8"))
-    queries = suite["queries"]
+    queries = sample_queries(suite["queries"], args.sample, 0) if args.sample else suite["queries"]
     t0 = time.perf_counter()
     figures = evaluate(ranker, queries, ranker.weights)
     print(f"{len(queries)} goals of {suite.get('files', '?')} held-out files, scored in {time.perf_counter() - t0:.0f} s; "

@@ -44,7 +44,7 @@ def build_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.T
                                     "split": {"held_out": HELD_OUT, "tune": TUNE_SHARE}})
     figures = evaluate(ranker, suite["queries"], weights)
     info = {"split": {"seed": seed, "files": {p: sum(1 for v in parts.values() if v == p) for p in sorted(set(parts.values()))}},
-            "suite": {"queries": len(suite["queries"]), "files": suite["files"]}, "tune_queries": len(fit_runs),
+            "suite": {"queries": len(suite["queries"]), "files": suite["files"], "rejected_goals": suite["rejected_goals"]}, "tune_queries": len(fit_runs),
             "fitted": "reason" not in how,
             "weights": weights, "figures": figures, **index, "seconds": round(time.perf_counter() - t0, 1)}
     write_json(out / METRICS_FILE, info)

@@ -11,7 +11,12 @@ Signals, each a score per declaration (`FEATURES`):
   plus the goal's conclusion head (the formal index's `c:` and `h:` postings);
 - `usage`: how many training proofs name it, log-scaled (a global prior);
 - `embedding`: the embedding channel's similarity of the goal to the declaration, relative to
-  its best and its last candidate (when the release has a vector index).
+  its best and its last candidate (when the release has a vector index; the neighbours of `knn`
+  are then found by both similarities);
+- `cooc`: over the goal's constants c (idf-weighted), the share of training theorems whose
+  statement names c whose proof names the declaration;
+- `covered`: the idf-weighted share of the declaration's own constants the goal has (MePo);
+- `local`: the idf-weighted share of the goal's constants declared in the declaration's file.
 
 Candidates are the best `DEPTH` of each signal and every premise of the neighbours; the score is
 the weighted sum, with the weights `premises/weights.json` records (fitted on the `tune` part by
@@ -30,7 +35,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from mathindex.formal.normal import head
-from mathindex.formal.query import FormalQueryError, pattern_term, split_terms
+from mathindex.formal.query import FormalQueryError, split_terms
 from mathindex.premises.priors import PREMISES_DIR, PRIORS_FILE, STATEMENTS_DIR
 from mathindex.premises.suite import THEOREM_KINDS
 from mathindex.search.lexical import LexicalIndex
@@ -43,6 +48,12 @@ DEPTH = 200  # candidates per signal
 NEIGHBOURS = 128  # similar training statements whose proofs vote (kNN alone, 400 held-out goals: R@32 13.6 at 64, 16.2 at 256)
 NEIGHBOUR_POWER = 2.0  # a neighbour's vote: (its BM25 score / the best neighbour's) ** power
 MAX_ALTERNATIVES = 8  # a bare name with more declarations of that last component is left out
+_BINARY = r"[*/^=<>≤≥≠∣∈∉⊆⊂∪∩•∧∨↔→+]"
+_LEADING_OP = re.compile(r"(?![→↔])" + _BINARY)  # `= a`
+_TRAILING_OP = re.compile(_BINARY + r"$")  # `a =`
+# `(* b)`, `(a *)`, `a + * b`; not a bracketed operator (`𝓝[≠] x`, `(· + ·)`) or `ℕ+ → ℕ`
+_INNER_OP = re.compile(r"[(\[{,]\s*(?![→↔])[*/^=<>≤≥≠∣∈∉⊆⊂∪∩•∧∨+]\s|(?<=\s)" + _BINARY + r"\s*[)\]},]"
+                       r"|(?<=\s)" + _BINARY + r"\s+" + _BINARY + r"(?=\s)")
 _BARE = re.compile(r"^[A-Za-z]{1,2}\d*$")  # `x`, `hf`, `f2`: variables, not constants
 
 
@@ -78,20 +89,30 @@ class Candidates:
 
 
 def check_goal(goal: str, context: str = "") -> None:
-    """Raises GoalError for an empty or malformed goal (the formal grammar's message and position)
-    or a context with unbalanced brackets."""
+    """Raises GoalError for an empty goal, a goal or context with unbalanced brackets (where the
+    bracket is), an operator without an operand (`a = `, `a + * b`) or a goal the Lean grammar
+    rejects (at the offending token). The grammar itself is lenient (`(⊥ : α)` parses with empty
+    slots), so a missing operand is found on the text, as the formal query parser finds it."""
+    from mathindex.formal.query import _offending
+    from mathindex.formula.grammar import ParseError, parse_lean
+
     if not goal.strip():
         raise GoalError("empty goal at position 1")
-    try:
-        split_terms(goal)  # an unbalanced bracket is reported where it opens or closes
-        pattern_term(goal.strip(), len(goal) - len(goal.lstrip()), None, goal, strict=False)
-    except FormalQueryError as exc:
-        raise GoalError(f"goal: {exc}") from None
-    if context.strip():
+    for what, text in (("goal", goal), ("context", context)):
         try:
-            split_terms(context)
+            split_terms(text)
         except FormalQueryError as exc:
-            raise GoalError(f"context: {exc}") from None
+            raise GoalError(f"{what}: {exc}") from None
+    lead = len(goal) - len(goal.lstrip())
+    body = goal.strip()
+    m = _LEADING_OP.match(body) or _TRAILING_OP.search(body) or _INNER_OP.search(body)
+    if m:
+        at = m.start() + (1 if body[m.start()] in "([{," else 0) if m.re is _INNER_OP else m.start()
+        raise GoalError(f"goal: an operator lacks an operand at position {lead + at + 1}")
+    try:
+        parse_lean(goal)
+    except (ParseError, RecursionError) as exc:
+        raise GoalError(f"goal: does not parse: {exc} at position {lead + _offending(body, str(exc)) + 1}") from None
 
 
 class PremiseRanker:
@@ -146,10 +167,9 @@ class PremiseRanker:
         df = np.bincount(self.const_ids, minlength=len(vocab)).astype(np.float32)
         self.constant_idf = np.log((self.n + 1) / (df + 0.5)).astype(np.float32)
         files = pc.dictionary_encode(pq.read_table(self.release / PREMISES_DIR / PRIORS_FILE, columns=["file"]).column("file").combine_chunks())
-        self.file_ids = files.indices.to_numpy()
-        if np.any(np.diff(self.file_ids) < 0):
-            raise ValueError(f"{self.release}: premise rows are not grouped by file")
-        self.file_start = np.searchsorted(self.file_ids, np.arange(len(files.dictionary) + 1))
+        ids = files.indices.to_numpy()  # rows come in (corpus, file, line) order: a file is one run of rows
+        self.file_ids = np.concatenate([[0], np.cumsum(ids[1:] != ids[:-1])]) if ids.size else ids
+        self.file_start = np.searchsorted(self.file_ids, np.arange(int(self.file_ids.max(initial=-1)) + 2))
         self.cooc = self._cooccurrence(len(vocab))
         self._resolver = ConstantResolver(self.names)
         self._builder = TelescopeBuilder()
@@ -270,11 +290,13 @@ class PremiseRanker:
         got = np.bincount(owner, weights=idf * hit, minlength=docs.size)
         return np.where(total > 0, got / np.maximum(total, 1e-9), 0.0).astype(np.float32)
 
-    def _knn_scores(self, lexical: np.ndarray | None, embedded: list[tuple[int, float]]) -> np.ndarray | None:
-        """Similarity-weighted votes of the proofs of the NEIGHBOURS most similar training theorems."""
-        if lexical is None:
+    def _knn_scores(self, lexical: np.ndarray | None, embedding: np.ndarray | None) -> np.ndarray | None:
+        """Similarity-weighted votes of the proofs of the NEIGHBOURS most similar training theorems
+        (similarity: scaled BM25, plus the embedding channel's when the release has one)."""
+        if lexical is None and embedding is None:
             return None
-        sims = np.where(self.neighbour_ok, lexical, 0.0)
+        sims = sum(x for x in (lexical, embedding) if x is not None)
+        sims = np.where(self.neighbour_ok, sims, 0.0)
         top = np.argpartition(-sims, NEIGHBOURS)[:NEIGHBOURS] if self.n > NEIGHBOURS else np.arange(self.n)
         top = top[sims[top] > 0]
         if top.size == 0:
@@ -294,43 +316,47 @@ class PremiseRanker:
 
     def candidates(self, goal: str, context: str = "", exclude: frozenset[str] = frozenset()) -> Candidates:
         """The candidate rows and their FEATURES (no weights applied): what `rank` scores and what
-        premises.fit fits the weights on."""
+        premises.fit fits the weights on. `exclude` (a benchmark's theorem itself) and the goal's
+        own constants are no candidates, and the excluded rows do not vote either (BM25 scores and
+        embedding hits are taken without them)."""
         constants, conclusion = self.goal_constants(goal, context)
         weights = self.constant_weights(constants)
+        drop = {self.doc_of[n] for n in exclude if n in self.doc_of}
+        drop_rows = np.fromiter(drop, dtype=np.int64)
+        drop |= {self.doc_of[c] for alts in constants if len(alts) == 1 for c in alts if c in self.doc_of}
         text = f"{context} {goal}".strip()
-        embedded = self._embedding_hits(text)
+        embedded = [(d, x) for d, x in self._embedding_hits(text) if d not in drop_rows]
+        lexical = self.statements.scores(text)
+        if lexical is not None and drop_rows.size:
+            lexical = lexical.copy()
+            lexical[drop_rows] = 0.0
+        lexical = _max_scaled(lexical)
+        embedding = _relative(embedded, self.n)
         if not constants:  # nothing known to reason from: the embedding channel alone (rank_weights), else BM25
             fallback = "embedding" if embedded else "lexical"
-            signals = {"lexical": _max_scaled(self.statements.scores(text)), "embedding": _relative(embedded, self.n)}
-            constants_flat: list[str] = []
+            signals = {"lexical": lexical, "embedding": embedding}
         else:
             fallback = None
-            lexical = self.statements.scores(text)
             signals = {
-                "lexical": _max_scaled(lexical),
-                "knn": self._knn_scores(lexical, embedded),
-                "formal": self._formal_scores(constants, conclusion),
-                "usage": self.usage,
-                "embedding": _relative(embedded, self.n) if embedded else None,
-                "cooc": self._cooc_scores(weights),
-                "local": self._local_scores(constants, weights),
+                "lexical": lexical, "knn": self._knn_scores(lexical, embedding),
+                "formal": self._formal_scores(constants, conclusion), "usage": self.usage, "embedding": embedding,
+                "cooc": self._cooc_scores(weights), "local": self._local_scores(constants, weights),
             }
-            constants_flat = sorted({c for alts in constants for c in alts})
-        pool = [np.flatnonzero(s > 0) if name == "knn" else _top(s, DEPTH)
-                for name, s in signals.items() if s is not None]
-        docs = np.unique(np.concatenate(pool)) if pool else np.zeros(0, dtype=np.int64)
-        drop = {self.doc_of[n] for n in exclude if n in self.doc_of}
-        drop |= {self.doc_of[c] for alts in constants if len(alts) == 1 for c in alts if c in self.doc_of}
+        docs = self._pool(signals)
         if drop:
             docs = docs[~np.isin(docs, np.fromiter(drop, dtype=np.int64))]
         features = np.zeros((docs.size, len(FEATURES)), dtype=np.float32)
         for j, name in enumerate(FEATURES):
-            s = signals.get(name)
-            if s is not None:
-                features[:, j] = s[docs]
+            if signals.get(name) is not None:
+                features[:, j] = signals[name][docs]
         if fallback is None:
             features[:, FEATURES.index("covered")] = self._covered(docs, weights)
-        return Candidates(docs, features, constants_flat, fallback)
+        return Candidates(docs, features, sorted({c for alts in constants for c in alts}), fallback)
+
+    def _pool(self, signals: dict[str, np.ndarray | None]) -> np.ndarray:
+        """The best DEPTH rows of each signal and every row the neighbours' proofs name."""
+        pool = [np.flatnonzero(s > 0) if name == "knn" else _top(s, DEPTH) for name, s in signals.items() if s is not None]
+        return np.unique(np.concatenate(pool)) if pool else np.zeros(0, dtype=np.int64)
 
     def rank(self, goal: str, context: str = "", k: int = 32, exclude: frozenset[str] = frozenset()) -> PremiseResult:
         """The k declarations most likely to be named by a proof of `goal` under `context`; raises

@@ -55,15 +55,21 @@ def theorem_goals(declarations: pa.Table, parts: dict[str, str], part: str) -> p
 def build_suite(declarations: pa.Table, dependencies: pa.Table, seed: int = SEED, part: str = TEST,
                 name: str = "premises") -> dict:
     """The suite (a JSON-ready dict) of `part`'s theorems with a non-empty gold set."""
+    from mathindex.premises.ranker import GoalError, check_goal  # the ranker reads this module
+
     parts = split_files(declarations.column("file").to_pylist(), seed)
     goals = theorem_goals(declarations, parts, part).join(proof_premises(declarations, dependencies), on="full_name")
-    queries = [
-        {"id": r["full_name"], "style": STYLE, "query": r["goal"], "context": r["context"], "theorem": r["full_name"],
-         "file": r["file"], "gold": r["premises"]}
-        for r in goals.iter_rows(named=True) if r["goal"]
-    ]
+    queries, rejected = [], 0
+    for r in goals.iter_rows(named=True):
+        try:  # a goal `mathindex premises` refuses (the grammar lacks `⋂₀`, `⋃₀`) is no benchmark query
+            check_goal(r["goal"], r["context"])
+        except GoalError:
+            rejected += 1
+            continue
+        queries.append({"id": r["full_name"], "style": STYLE, "query": r["goal"], "context": r["context"],
+                        "theorem": r["full_name"], "file": r["file"], "gold": r["premises"]})
     return {"suite": name, "k": 32, "headline": list(HEADLINE), "seed": seed, "part": part,
-            "files": sum(1 for p in parts.values() if p == part), "queries": queries}
+            "files": sum(1 for p in parts.values() if p == part), "rejected_goals": rejected, "queries": queries}
 
 
 def write_suite(suite: dict, path: Path) -> Path:
