@@ -121,6 +121,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--formal", action="store_true",
                    help="the formal channel alone, Loogle syntax: constants, \"fragments\", patterns with _ and ?x, ⊢")
 
+    pm = sub.add_parser("premises", help="rank declarations a proof of a Lean goal is likely to use")
+    pm.add_argument("release", type=_release_dir)
+    pm.add_argument("--goal", required=True, help="the goal, a Lean term (`a * b ≤ c`)")
+    pm.add_argument("--context", default="", help="hypotheses as Lean binders (`{a b : ℕ} (h : a ≤ b)`)")
+    pm.add_argument("--k", type=int, default=32)
+    pm.add_argument("--json", action="store_true")
+
     b = sub.add_parser("bench", help="run one query set against a release")
     b.add_argument("release", type=_release_dir)
     b.add_argument("--suite", required=True, type=_existing_file)
@@ -387,6 +394,40 @@ def _formal_search(args) -> int:
     return EXIT_OK
 
 
+def cmd_premises(args) -> int:
+    """`premises`: the ranked declarations with their signals; a goal that does not parse is a
+    one-line usage error with its position."""
+    from mathindex.premises import GoalError, PremiseRanker
+    from mathindex.premises.ranker import check_goal
+
+    if args.k < 1:
+        raise UsageError("mathindex premises: --k must be at least 1")
+    try:
+        check_goal(args.goal, args.context)  # before the release is opened: a typo costs no load
+        ranker = PremiseRanker(args.release)
+        result = ranker.rank(args.goal, args.context, args.k)
+    except (GoalError, FileNotFoundError) as exc:
+        raise UsageError(f"mathindex premises: {' '.join(str(exc).split())}") from None
+    about = ranker.engine.describe([p.name for p in result.premises])
+    if args.json:
+        rows = [{"rank": i, "name": p.name, "score": p.score, "signals": p.signals,
+                 **{k: v for k, v in about.get(p.name, {}).items() if k != "name"}}
+                for i, p in enumerate(result.premises, 1)]  # fmt: skip
+        print(json.dumps({"goal": result.goal, "context": result.context, "constants": result.constants,
+                          "fallback": result.fallback, "notes": result.notes, "premises": rows}, ensure_ascii=False, indent=2))
+        return EXIT_OK
+    for note in result.notes:
+        print(f"({note})", file=sys.stderr)
+    for i, p in enumerate(result.premises, 1):
+        node = about.get(p.name, {})
+        signals = " ".join(f"{k} {v:.2f}" for k, v in p.signals.items())
+        print(f"{i:>3}. {p.name}  ({node.get('kind', '?')}, {node.get('file', '?')}:{node.get('line') or '?'})  "
+              f"score {p.score:.3f}  [{signals}]")
+    if not result.premises:
+        print("no premises")
+    return EXIT_OK
+
+
 def cmd_bench(args) -> int:
     from mathindex.evaluation.bench import run_suite
     from mathindex.evaluation.suites import load_suite
@@ -564,6 +605,7 @@ COMMANDS = {
     "extract": cmd_extract,
     "formula": cmd_formula,
     "search": cmd_search,
+    "premises": cmd_premises,
     "bench": cmd_bench,
     "gate": cmd_gate,
     "reembed": cmd_reembed,

@@ -27,11 +27,13 @@ def render_notes(
     before_suites: dict[str, dict] | None = None,
     suite_pins: list[dict] | None = None,
     changed_suites: dict[str, str] | None = None,
+    premises: dict | None = None,
 ) -> str:
     """The notes, the gate's verdict first (`_gate_lines`); each suite's per-style table shows
     `before_suites` (the baseline release's) beside it when given. `suite_pins` (name, path,
     sha256) are listed among the inputs; `changed_suites` (`suite_changes`) are called out under
-    the gate line, so a changed gold set is not read as a search regression."""
+    the gate line, so a changed gold set is not read as a search regression. `premises`
+    (premises.build figures) adds the premise-selection table."""
     lines = [f"# {title} {release_id}", "", *_gate_lines(gate, baseline_from), ""]
     if changed_suites:
         lines += ["**Suites changed since the baseline release** (their before and after figures come from different "
@@ -54,6 +56,8 @@ def render_notes(
         changed = " (the suite changed since the baseline release)" if name in (changed_suites or {}) else ""
         lines += ["", f"## Suite `{name}`: {s.get('queries', 0)} queries, by query style{changed}", ""]
         lines += _style_table(s, (before_suites or {}).get(name))
+    if premises:
+        lines += ["", *premise_section(premises)]
     lines += ["", "## Inputs", "", "| corpus | kind | files | pin |", "|---|---|---:|---|"]
     for c in corpora:
         pin = f"commit {c['commit']}, " if c.get("commit") else ""
@@ -82,6 +86,24 @@ def _gate_lines(gate: GateReport, baseline_from: str) -> list[str]:
     verdict = "PASSED" if gate.passed else "FAILED"
     lines = [f"Gate: **{verdict}** (a headline metric may fall at most {gate.tolerance:.1f} points; baseline: {baseline_from})."]
     return lines + ([""] if gate.problems else []) + [f"- **FAIL**: {p}" for p in gate.problems]
+
+
+def premise_section(p: dict) -> list[str]:
+    """The premise-selection figures: each method on the held-out files' theorems."""
+    files = p["split"]["files"]
+    n, scored = p["suite"]["queries"], p["suite"].get("evaluated", p["suite"]["queries"])
+    which = f"{n} theorems" if scored == n else f"a seeded sample of {scored} of the {n} theorems"
+    out = [f"## Premise selection: {which} of {p['suite']['files']} held-out files", "",
+           f"Split seed {p['split']['seed']}, by file: " + ", ".join(f"{k} {v}" for k, v in sorted(files.items()))
+           + (f" files; weights fitted on {p['tune_queries']} tune theorems: " if p.get("fitted")
+              else f" files; default weights ({p['tune_queries']} tune theorems, too few to fit): ")
+           + ", ".join(f"{k} {v:g}" for k, v in p["weights"].items()) + ".", ""]
+    if not p.get("figures"):
+        return out + ["No held-out theorem with a gold set."]
+    out += ["| method | R@10 | R@32 | MRR@32 |", "|---|---:|---:|---:|"]
+    for name, m in p["figures"].items():
+        out.append(f"| {name} | {_fmt(m['recall@10'])} | {_fmt(m['recall@32'])} | {_fmt(m['mrr@32'])} |")
+    return out
 
 
 def suite_changes(current: list[dict], before: list[dict] | None) -> dict[str, str]:

@@ -70,6 +70,7 @@ class ReleaseParts:
     errors: pa.Table
     suites: list[dict]  # SuitePin dumps: name, path, sha256
     formal_index: dict | None = None  # flows that build no formal index (reembed) leave it out
+    premises: dict | None = None  # mathindex.premises figures; reembed carries its source's
 
 
 def finish_release(root: Path, staging: Path, parts: ReleaseParts, metrics: dict, verdict: GateReport,
@@ -87,12 +88,13 @@ def finish_release(root: Path, staging: Path, parts: ReleaseParts, metrics: dict
     notes = render_notes(parts.release_id, verdict, baseline_from, metrics["suites"], [p.model_dump() for p in parts.pins],
                          parts.row_counts, errors_by_stage, parts.stages, indexes, title=title,
                          before_suites=_suites_of(before), suite_pins=parts.suites,
-                         changed_suites=suite_changes(parts.suites, _suite_pins_of(before)))  # fmt: skip
+                         changed_suites=suite_changes(parts.suites, _suite_pins_of(before)),
+                         premises=parts.premises)  # fmt: skip
     (staging / "release-notes.md").write_text(notes, encoding="utf-8")
     manifest = Manifest(
         release_id=parts.release_id, code_version=__version__, corpora=parts.pins, embedder=parts.embedder,
         vector_index=parts.vector_index, formula_index=parts.formula_index, formal_index=parts.formal_index or {},
-        stages=parts.stages,
+        premises=parts.premises or {}, stages=parts.stages,
         row_counts=parts.row_counts, files=file_hashes(staging),
         bench={"headline": metrics["headline"], "baseline": baseline_from, "suites": parts.suites},
         gate=verdict.to_dict(), published=verdict.passed,

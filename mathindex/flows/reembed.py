@@ -57,6 +57,7 @@ def reembed_flow(release: str, model: str, out: str, no_gate: bool = False) -> R
                 vector_index={**vector["index"], "embedding": vector["embedding"]},
                 formula_index=before["formula_index"], lexical_index={"copied_from": before["release_id"]},
                 formal_index=before.get("formal_index") or None,
+                premises=before.get("premises") or None,  # copied with premises/: fitted with the source's embedder
                 stages={**before["stages"], "reembed": f"from {before['release_id']} with {embedding_model.label}"},
                 row_counts=row_counts, errors=read_table(staging, "errors"), suites=suite_pins,
             )  # fmt: skip

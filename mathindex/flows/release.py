@@ -1,5 +1,5 @@
-"""The release flow: pin, extract, informalise, embed, parse formulas, index, store, benchmark,
-gate, publish. It reads like the DAG in docs/architecture.md; each step is a task."""
+"""The release flow: pin, extract, informalise, embed, parse formulas, index, premises, store,
+benchmark, gate, publish. It reads like the DAG in docs/architecture.md; each step is a task."""
 
 from __future__ import annotations
 
@@ -27,11 +27,13 @@ from mathindex.tasks.extract import extract_latex, extract_lean, merge_extractio
 from mathindex.tasks.formal import formal_index
 from mathindex.tasks.formulas import build_formula_index, collect_formulas, parse_formulas
 from mathindex.tasks.informalise import informalise_declarations
+from mathindex.tasks.premises import premise_index
 from mathindex.tasks.search_index import lexical_index, nodes_table
 from mathindex.tasks.store import write_database, write_tables
 
 SYMPY_BUDGET_S = 2.0
-STAGES = ["pin", "extract", "informalise", "embed", "formulas", "formal index", "search index", "bench", "store", "publish"]
+STAGES = ["pin", "extract", "informalise", "embed", "formulas", "formal index", "search index", "premises", "bench",
+          "store", "publish"]
 
 
 @flow(name="release", log_prints=False)
@@ -80,7 +82,7 @@ def release_flow(
                 nodes = nodes_table(ex.declarations, ex.statements, ex.dependencies)
                 lexical = lexical_index(texts, staging)
             errors = concat([ex.errors, formula_errors], ERRORS)
-            with progress.stage("bench"):
+            with progress.stage("premises"):
                 tables = {
                     "declarations": ex.declarations, "dependencies": ex.dependencies,
                     "latex_statements": ex.statements, "formulas": formulas, "formula_trees": trees,
@@ -89,6 +91,8 @@ def release_flow(
                 }  # fmt: skip
                 row_counts = write_tables(staging, tables)  # the search engine reads them
                 formal_info["table_bytes"] = (staging / "formal_statements.parquet").stat().st_size
+                premises = premise_index(staging, ex.declarations, ex.dependencies, embedding_model.reference)
+            with progress.stage("bench"):
                 metrics, bench_rows = run_benchmarks(staging, suite_specs, embedding_model.reference)
             with progress.stage("store"):
                 row_counts |= write_tables(staging, {"bench_results": bench_rows})
@@ -100,7 +104,7 @@ def release_flow(
                     release_id=release_id, pins=pins, embedder=vector["embedder"],
                     vector_index={**vector["index"], "embedding": vector["embedding"]}, formula_index=formula_info,
                     lexical_index=lexical, formal_index=formal_info, stages=stage_report(ex, trees, errors, progress.seconds),
-                    row_counts=row_counts, errors=errors, suites=suite_pins,
+                    row_counts=row_counts, errors=errors, suites=suite_pins, premises=premises,
                 )  # fmt: skip
                 outcome = finish_release(root, staging, parts, metrics, verdict, baseline_from, before=published_release(root))
     publish_artifacts(outcome)

@@ -187,23 +187,7 @@ def parse_term(body: str, at: int, vocab: Vocabulary, query: str = "") -> Term:
 def pattern_term(body: str, at: int, vocab: Vocabulary | None, query: str = "", strict: bool = True) -> Term:
     """A pattern's normal-form tree and telescope; named constants resolved when `vocab` is given
     (`strict`: an unknown dotted or long name raises UnknownConstant, else it is left out)."""
-    constants = []
-    if vocab is not None:
-        for m in _IDENT_IN.finditer(_MVAR_RE.sub(" ", body)):
-            name = m.group(0)
-            if name in ("fun", "if", "then", "else", "_") or name.startswith("_"):
-                continue
-            if "." not in name:  # a root constant, else a variable or a last component (tree keys)
-                if name in vocab.full:
-                    constants.append([name])
-                elif strict and len(name) >= 4 and not vocab.known_component(name):
-                    raise UnknownConstant(name, vocab.suggest(name))
-                continue
-            found = vocab.resolve(name)
-            if found:
-                constants.append(found)
-            elif strict:
-                raise UnknownConstant(name, vocab.suggest(name))
+    constants = named_constants(body, vocab, strict) if vocab is not None else []
     text = _MVAR_RE.sub(lambda m: MVAR + m.group(1), body)
     try:
         raw = parse_lean(text)
@@ -217,6 +201,29 @@ def pattern_term(body: str, at: int, vocab: Vocabulary | None, query: str = "", 
                 conclusion=tele.conclusion)
 
 
+def named_constants(body: str, vocab: Vocabulary, strict: bool = True) -> list[list[str]]:
+    """The known constants a Lean text names, one list of alternatives per name as written: a
+    root name when the vocabulary has it, a dotted one by `Vocabulary.resolve`; bare names that
+    are not constants are variables (`strict`: an unknown dotted or long name raises UnknownConstant)."""
+    constants = []
+    for m in _IDENT_IN.finditer(_MVAR_RE.sub(" ", body)):
+        name = m.group(0)
+        if name in ("fun", "if", "then", "else", "_") or name.startswith("_"):
+            continue
+        if "." not in name:  # a root constant, else a variable or a last component (tree keys)
+            if name in vocab.full:
+                constants.append([name])
+            elif strict and len(name) >= 4 and not vocab.known_component(name):
+                raise UnknownConstant(name, vocab.suggest(name))
+            continue
+        found = vocab.resolve(name)
+        if found:
+            constants.append(found)
+        elif strict:
+            raise UnknownConstant(name, vocab.suggest(name))
+    return constants
+
+
 def _resolve(name: str, vocab: Vocabulary) -> list[str]:
     found = vocab.resolve(name)
     if not found:
@@ -228,6 +235,8 @@ def _has_empty(t: tuple) -> bool:
     stack = [t]
     while stack:
         x = stack.pop()
+        if not isinstance(x, tuple) or not x:  # a binder's name (`typed` nodes carry strings)
+            continue
         if x == ("#e",):
             return True
         if x[0] and x[0][0] != "#":
@@ -258,4 +267,4 @@ def _dangling(body: str) -> int:
     return m.end() - 1 if m else 0
 
 
-__all__ = ["FormalQueryError", "Term", "UnknownConstant", "Vocabulary", "WILD", "parse_query", "pattern_term", "split_terms"]
+__all__ = ["FormalQueryError", "Term", "UnknownConstant", "Vocabulary", "WILD", "named_constants", "parse_query", "pattern_term", "split_terms"]

@@ -93,6 +93,7 @@ class Manifest(_Strict):
     vector_index: dict
     formula_index: dict
     formal_index: dict = {}  # mathindex.formal: keys, postings, seconds, bytes; empty before it existed
+    premises: dict = {}  # mathindex.premises: split, suite size, weights, figures; empty before it existed
     stages: dict[str, str]
     row_counts: dict[str, int]
     files: dict[str, str]  # relative path -> sha256

@@ -41,12 +41,19 @@ class LexicalIndex:
         self.retriever = bm25s.BM25.load(str(out_dir), show_progress=False, mmap=True)
         self.names = pq.read_table(out_dir / NODE_FILE).column("name").to_pylist()
 
-    def search(self, query: str, k: int) -> list[tuple[str, float]]:
+    def scores(self, query: str) -> np.ndarray | None:
+        """BM25 score of every document (row-aligned with `names`); None when no query token is indexed."""
         q = [t for t in tokens(query) if t in self.retriever.vocab_dict]
         if not q or not self.names:
+            return None
+        return self.retriever.get_scores(q)
+
+    def search(self, query: str, k: int) -> list[tuple[str, float]]:
+        scores = self.scores(query)
+        if scores is None:
             return []
-        docs, scores = top_positive(self.retriever.get_scores(q), k)
-        return [(self.names[int(d)], float(s)) for d, s in zip(docs, scores)]
+        docs, values = top_positive(scores, k)
+        return [(self.names[int(d)], float(s)) for d, s in zip(docs, values)]
 
 
 def top_positive(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,76 @@
+"""What the premise ranker reads, built from a release's tables: one document per declaration (its
+name and signature, the BM25 index of the "BM25 over statements" signal and of the neighbour
+search) and the priors, from the proofs of the `train` part of the split only:
+
+- `usage`: how many training proofs name the declaration;
+- `proof`: for each training theorem, the documents its proof names (what "proofs of similar
+  statements" contribute; empty for everything outside `train`).
+
+`premises/priors.parquet` is row-aligned with the formal index's declarations
+(`formal.index.unique_declarations`), so the formal signal indexes the same rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from mathindex.formal.index import unique_declarations
+from mathindex.premises.split import TRAIN
+from mathindex.premises.suite import THEOREM_KINDS, proof_premises
+from mathindex.search.lexical import build_lexical_index
+
+PREMISES_DIR = "premises"
+STATEMENTS_DIR = "statements"
+PRIORS_FILE = "priors.parquet"
+PRIORS = pa.schema([
+    pa.field("name", pa.string(), nullable=False),
+    pa.field("kind", pa.string(), nullable=False),
+    pa.field("file", pa.string(), nullable=False),
+    pa.field("part", pa.string(), nullable=False),  # premises.split: train, tune or test
+    pa.field("usage", pa.int32(), nullable=False),  # training proofs that name it
+    pa.field("proof", pa.list_(pa.int32()), nullable=False),  # rows its proof names; train theorems only
+])
+
+
+def statement_document(name: str, signature: str) -> str:
+    """What BM25 indexes for a declaration: its name (split into words by `search.text.tokens`)
+    and its signature."""
+    return f"{name} {signature or ''}"
+
+
+def build_priors(declarations: pa.Table, dependencies: pa.Table, parts: dict[str, str]) -> pa.Table:
+    """The priors table (PRIORS), one row per distinct declaration name, in the formal index's order.
+    Only proofs of declarations written in `train` files are read."""
+    decls = pl.from_arrow(unique_declarations(declarations).select(["full_name", "kind", "file"]))
+    part = pl.DataFrame({"file": list(parts), "part": list(parts.values())}, schema={"file": pl.String, "part": pl.String})
+    decls = decls.with_row_index("doc").join(part, on="file", how="left").with_columns(pl.col("part").fill_null(TRAIN))
+    train_names = decls.filter(pl.col("part") == TRAIN).select("full_name")
+    used = proof_premises(declarations, dependencies).join(train_names, on="full_name", how="semi")
+    doc_of = decls.select(pl.col("full_name").alias("target"), pl.col("doc").cast(pl.Int32))
+    pairs = used.explode("premises").rename({"premises": "target"}).join(doc_of, on="target")
+    usage = pairs.group_by("target").len().rename({"target": "full_name", "len": "usage"})
+    theorem_rows = decls.filter(pl.col("kind").is_in(THEOREM_KINDS)).select("full_name")
+    proofs = (pairs.join(theorem_rows, on="full_name", how="semi").group_by("full_name")
+              .agg(pl.col("doc").sort().alias("proof")))
+    out = (decls.join(usage, on="full_name", how="left").join(proofs, on="full_name", how="left").sort("doc")
+           .with_columns(pl.col("usage").fill_null(0).cast(pl.Int32),
+                         pl.col("proof").fill_null(pl.lit([], dtype=pl.List(pl.Int32)))))
+    return out.select(pl.col("full_name").alias("name"), "kind", "file", "part", "usage", "proof").to_arrow().cast(PRIORS)
+
+
+def write_premise_index(declarations: pa.Table, dependencies: pa.Table, parts: dict[str, str], out_dir: Path) -> dict:
+    """`out_dir/priors.parquet` and the statements' BM25 index `out_dir/statements/`; returns counts."""
+    priors = build_priors(declarations, dependencies, parts)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pq.write_table(priors, out_dir / PRIORS_FILE, compression="zstd")
+    decls = unique_declarations(declarations)
+    names = decls.column("full_name").to_pylist()
+    docs = [statement_document(n, s) for n, s in zip(names, decls.column("signature").to_pylist())]
+    build_lexical_index(names, docs, out_dir / STATEMENTS_DIR)
+    proof_lengths = np.diff(priors.column("proof").combine_chunks().offsets.to_numpy())
+    return {"declarations": priors.num_rows, "training_proofs": int((proof_lengths > 0).sum()),
+            "training_premise_uses": int(proof_lengths.sum())}

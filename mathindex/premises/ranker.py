@@ -1,0 +1,429 @@
+"""Ranking premises for a Lean goal: which declarations a proof of it is likely to name.
+
+Signals, each a score per declaration (`FEATURES`):
+
+- `lexical`: BM25 of the goal and context over declarations' names and signatures (the "BM25
+  over statements" baseline alone), relative to the best;
+- `knn`: the proofs of the most similar training statements (BM25 over the same documents,
+  restricted to theorems with a training proof): the similarity-weighted share of those proofs
+  that name the declaration;
+- `formal`: the idf-weighted share of the goal's constants the declaration's statement mentions,
+  plus the goal's conclusion head (the formal index's `c:` and `h:` postings);
+- `usage`: how many training proofs name it, log-scaled (a global prior);
+- `embedding`: the embedding channel's similarity of the goal to the declaration, relative to
+  its best and its last candidate (when the release has a vector index; the neighbours of `knn`
+  are then found by both similarities);
+- `cooc`: over the goal's constants c (idf-weighted), the share of training theorems whose
+  statement names c whose proof names the declaration;
+- `covered`: the idf-weighted share of the declaration's own constants the goal has (MePo);
+- `local`: the idf-weighted share of the goal's constants declared in the declaration's file.
+
+Candidates are the best `DEPTH` of each signal and every premise of the neighbours; the score is
+the weighted sum, with the weights `premises/weights.json` records (fitted on the `tune` part by
+premises.fit). The goal's own constants are never listed: the gold sets (proof references) leave
+out what the statement names, and a goal's vocabulary is no premise to suggest."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from mathindex.formal.normal import head
+from mathindex.formal.query import FormalQueryError, split_terms
+from mathindex.premises.priors import PREMISES_DIR, PRIORS_FILE, STATEMENTS_DIR
+from mathindex.premises.suite import THEOREM_KINDS
+from mathindex.search.lexical import LexicalIndex
+
+FEATURES = ("lexical", "knn", "formal", "usage", "embedding", "cooc", "covered", "local")
+DEFAULT_WEIGHTS = {"lexical": 1.0, "knn": 3.0, "formal": 0.5, "usage": 0.5, "embedding": 1.0, "cooc": 1.0,
+                   "covered": 0.5, "local": 0.5}
+WEIGHTS_FILE = "weights.json"
+DEPTH = 200  # candidates per signal
+NEIGHBOURS = 128  # similar training statements whose proofs vote (kNN alone, 400 held-out goals: R@32 13.6 at 64, 16.2 at 256)
+NEIGHBOUR_POWER = 2.0  # a neighbour's vote: (its BM25 score / the best neighbour's) ** power
+MAX_ALTERNATIVES = 8  # a bare name with more declarations of that last component is left out
+_BINARY = r"[*/^=<>≤≥≠∣∈∉⊆⊂∪∩•∧∨↔→+]"
+_LEADING_OP = re.compile(r"(?![→↔])" + _BINARY)  # `= a`
+_TRAILING_OP = re.compile(_BINARY + r"$")  # `a =`
+# `(* b)`, `(a *)`, `a + * b`; not a bracketed operator (`𝓝[≠] x`, `(· + ·)`) or `ℕ+ → ℕ`
+_INNER_OP = re.compile(r"[(\[{,]\s*(?![→↔])[*/^=<>≤≥≠∣∈∉⊆⊂∪∩•∧∨+]\s|(?<=\s)" + _BINARY + r"\s*[)\]},]"
+                       r"|(?<=\s)" + _BINARY + r"\s+" + _BINARY + r"(?=\s)")
+_BARE = re.compile(r"^[A-Za-z]{1,2}\d*$")  # `x`, `hf`, `f2`: variables, not constants
+
+
+class GoalError(ValueError):
+    """A goal or context that does not parse: a one-line message with the 1-based position."""
+
+
+@dataclass
+class Premise:
+    name: str
+    score: float
+    signals: dict[str, float]
+
+
+@dataclass
+class PremiseResult:
+    goal: str
+    context: str
+    premises: list[Premise]
+    constants: list[str] = field(default_factory=list)  # the goal's constants as resolved
+    fallback: str | None = None  # the channel that answered alone, when the goal names no known constant
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Candidates:
+    """One query's candidate rows and their signals (columns in FEATURES order)."""
+
+    docs: np.ndarray
+    features: np.ndarray
+    constants: list[str]
+    fallback: str | None = None
+
+
+def check_goal(goal: str, context: str = "") -> None:
+    """Raises GoalError for an empty goal, a goal or context with unbalanced brackets (where the
+    bracket is), an operator without an operand (`a = `, `a + * b`) or a goal the Lean grammar
+    rejects (at the offending token). The grammar itself is lenient (`(⊥ : α)` parses with empty
+    slots), so a missing operand is found on the text, as the formal query parser finds it."""
+    from mathindex.formal.query import _offending
+    from mathindex.formula.grammar import ParseError, parse_lean
+
+    if not goal.strip():
+        raise GoalError("empty goal at position 1")
+    for what, text in (("goal", goal), ("context", context)):
+        try:
+            split_terms(text)
+        except FormalQueryError as exc:
+            raise GoalError(f"{what}: {exc}") from None
+    lead = len(goal) - len(goal.lstrip())
+    body = goal.strip()
+    m = _LEADING_OP.match(body) or _TRAILING_OP.search(body) or _INNER_OP.search(body)
+    if m:
+        at = m.start() + (1 if body[m.start()] in "([{," else 0) if m.re is _INNER_OP else m.start()
+        raise GoalError(f"goal: an operator lacks an operand at position {lead + at + 1}")
+    try:
+        parse_lean(goal)
+    except (ParseError, RecursionError) as exc:
+        raise GoalError(f"goal: does not parse: {exc} at position {lead + _offending(body, str(exc)) + 1}") from None
+
+
+class PremiseRanker:
+    """A release's premise index and weights, opened once; `rank` is then side-effect free.
+
+    `engine` (a SearchEngine of the same release) lends its formal index and embedding channel;
+    without one the ranker opens the release's own."""
+
+    def __init__(self, release: Path, engine=None, weights: dict[str, float] | None = None):
+        self.release = Path(release)
+        base = self.release / PREMISES_DIR
+        if not (base / PRIORS_FILE).is_file():
+            raise FileNotFoundError(f"{self.release} has no premise index ({PREMISES_DIR}/{PRIORS_FILE}); "
+                                    "a release built before `mathindex premises`")
+        if engine is None:
+            from mathindex.search.engine import SearchEngine
+
+            engine = SearchEngine(self.release)
+        self.engine = engine
+        self.statements = LexicalIndex(base / STATEMENTS_DIR)
+        priors = pq.read_table(base / PRIORS_FILE, columns=["name", "kind", "usage", "proof"])
+        self.names: list[str] = priors.column("name").to_pylist()
+        self.doc_of = {n: i for i, n in enumerate(self.names)}
+        self.n = len(self.names)
+        usage = priors.column("usage").to_numpy().astype(np.float32)
+        self.usage = np.log1p(usage) / max(1.0, math.log1p(float(usage.max(initial=0))))
+        proof = priors.column("proof").combine_chunks()
+        self.proof_offsets = proof.offsets.to_numpy()
+        self.proof_docs = proof.values.to_numpy()
+        kinds = np.isin(np.asarray(priors.column("kind").to_pylist(), dtype=object), THEOREM_KINDS)
+        self.neighbour_ok = kinds & (np.diff(self.proof_offsets) > 0)
+        self.formal = engine.formal.index if engine.formal is not None else None
+        if self.formal is not None and self.formal.names != self.names:
+            raise ValueError(f"{self.release}: the premise index and the formal index list different declarations")
+        self.weights = weights if weights is not None else read_weights(base)["weights"]
+        self._open_constants()
+
+    def _open_constants(self) -> None:
+        """Each row's statement constants (the formal index's, as integer ids) and their idf, the
+        rows of each file, the resolver the goal's constants go through, the co-occurrence matrix."""
+        import pyarrow.compute as pc
+
+        from mathindex.formal.keys import ConstantResolver
+        from mathindex.formal.telescope import TelescopeBuilder
+
+        consts = pq.read_table(self.release / "formal_statements.parquet", columns=["constants"]).column("constants").combine_chunks()
+        encoded = pc.dictionary_encode(consts.values)
+        self.const_offsets = consts.offsets.to_numpy().astype(np.int64)
+        self.const_ids = encoded.indices.to_numpy().astype(np.int64)
+        vocab = encoded.dictionary.to_pylist()
+        self.constant_id = {c: i for i, c in enumerate(vocab)}
+        df = np.bincount(self.const_ids, minlength=len(vocab)).astype(np.float32)
+        self.constant_idf = np.log((self.n + 1) / (df + 0.5)).astype(np.float32)
+        files = pc.dictionary_encode(pq.read_table(self.release / PREMISES_DIR / PRIORS_FILE, columns=["file"]).column("file").combine_chunks())
+        ids = files.indices.to_numpy()  # rows come in (corpus, file, line) order: a file is one run of rows
+        self.file_ids = np.concatenate([[0], np.cumsum(ids[1:] != ids[:-1])]) if ids.size else ids
+        self.file_start = np.searchsorted(self.file_ids, np.arange(int(self.file_ids.max(initial=-1)) + 2))
+        self.cooc = self._cooccurrence(len(vocab))
+        self._resolver = ConstantResolver(self.names)
+        self._builder = TelescopeBuilder()
+
+    def _cooccurrence(self, constants: int):
+        """constant x row (CSR): the share of the training theorems whose statement names the
+        constant whose proof names the row."""
+        from scipy import sparse
+
+        theorems = np.flatnonzero(np.diff(self.proof_offsets) > 0)
+
+        def incidence(offsets, values, width):
+            rows, cols = _gather(offsets, values, theorems)
+            return sparse.csr_matrix((np.ones(cols.size, np.float32), (rows, cols)), shape=(theorems.size, width))
+
+        stmt = incidence(self.const_offsets, self.const_ids, constants)
+        proofs = incidence(self.proof_offsets, self.proof_docs, self.n)
+        counts = np.asarray(stmt.sum(axis=0)).ravel()
+        return (sparse.diags((1.0 / np.maximum(counts, 1.0)).astype(np.float32)) @ (stmt.T @ proofs)).tocsr()
+
+    def constant_weights(self, constants: list[list[str]]) -> dict[int, float]:
+        """constant id -> idf for the goal's constants (each alternative of an ambiguous name at its
+        share of the idf)."""
+        out: dict[int, float] = {}
+        for alts in constants:
+            for c in alts:
+                cid = self.constant_id.get(c)
+                if cid is not None:
+                    out[cid] = max(out.get(cid, 0.0), float(self.constant_idf[cid]) / len(alts))
+        return out
+
+    # -- signals ------------------------------------------------------------------------------
+
+    def goal_constants(self, goal: str, context: str) -> tuple[list[list[str]], tuple | None]:
+        """(the constants the goal and context name, each as its alternatives; the goal's conclusion
+        tree). Resolved as the formal index resolves a statement's (notation, namespaces of the types
+        it names, unique last components); a bare name with several declarations (`sin`) is each of
+        them, up to MAX_ALTERNATIVES. Binder names and short names are variables."""
+        if self.formal is None:
+            return [], None
+        from mathindex.formal.keys import leaf_symbols
+        from mathindex.formal.query import _IDENT_IN
+        from mathindex.formal.telescope import binder_groups
+
+        tele = self._builder.of_declaration(context, goal, "")
+        trees = [tele.conclusion, *tele.hypotheses] if tele is not None else []
+        bound = {n for b in binder_groups(context) for n in b.names}
+        vocab = self.formal.vocab
+        named, ambiguous = [], []
+        for name in dict.fromkeys(m.group(0) for m in _IDENT_IN.finditer(f"{context} {goal}")):
+            if name in bound or name.startswith("_"):
+                continue
+            found = [name] if name in vocab.full else vocab.resolve(name) if "." in name else (
+                [] if _BARE.match(name) else vocab.by_last.get(name, []))
+            if len(found) == 1:
+                named.append(found[0])
+            elif 1 < len(found) <= MAX_ALTERNATIVES:
+                ambiguous.append(sorted(found))
+        resolved = self._resolver.constants("", leaf_symbols(trees), named) if trees else set(named)
+        groups = [[c] for c in sorted(resolved) if c in vocab.full]
+        groups += [alts for alts in ambiguous if not set(alts) & resolved]
+        return groups, tele.conclusion if tele is not None else None
+
+    def _formal_scores(self, constants: list[list[str]], conclusion: tuple | None) -> np.ndarray | None:
+        """idf-weighted share of the goal's constants (and its conclusion head) each statement has."""
+        if self.formal is None or not constants:
+            return None
+        score = np.zeros(self.n, dtype=np.float32)
+        total = 0.0
+        for alts in constants:
+            docs = self.formal._any_of(alts)
+            if docs.size == 0:
+                continue
+            w = math.log((self.n + 1) / (docs.size + 0.5))
+            score[docs] += w
+            total += w
+        key = "h:" + head(conclusion) if conclusion is not None else ""
+        if key and key != "h:*" and self.formal.df(key):
+            w = self.formal.idf(key)
+            score[self.formal.docs(key)] += w
+            total += w
+        return score / total if total > 0 else None
+
+    def _cooc_scores(self, weights: dict[int, float]) -> np.ndarray | None:
+        """Σ idf(c) · P(a training proof names the row | its statement names c) over the goal's
+        constants c, over Σ idf(c): "what did proofs of statements about these constants use"."""
+        if not weights:
+            return None
+        ids = np.fromiter(weights, dtype=np.int64)
+        w = np.fromiter(weights.values(), dtype=np.float32)
+        rows = self.cooc[ids]
+        out = np.asarray(rows.T @ w).ravel().astype(np.float32)
+        return out / w.sum()
+
+    def _local_scores(self, constants: list[list[str]], weights: dict[int, float]) -> np.ndarray | None:
+        """idf-weighted share of the goal's (unambiguous) constants declared in the row's file."""
+        score = np.zeros(self.n, dtype=np.float32)
+        total = 0.0
+        for alts in constants:
+            if len(alts) != 1 or alts[0] not in self.doc_of:
+                continue
+            cid = self.constant_id.get(alts[0])
+            w = weights.get(cid, 0.0) if cid is not None else 0.0
+            f = self.file_ids[self.doc_of[alts[0]]]
+            score[self.file_start[f]:self.file_start[f + 1]] += w
+            total += w
+        return score / total if total > 0 else None
+
+    def _covered(self, docs: np.ndarray, weights: dict[int, float]) -> np.ndarray:
+        """For each candidate, the idf-weighted share of its statement's constants the goal has
+        (MePo's relevance: a lemma about the goal's vocabulary only)."""
+        owner, flat = _gather(self.const_offsets, self.const_ids, docs)
+        if not flat.size:
+            return np.zeros(docs.size, dtype=np.float32)
+        idf = self.constant_idf[flat]
+        hit = np.isin(flat, np.fromiter(weights, dtype=np.int64)) if weights else np.zeros(flat.size, bool)
+        total = np.bincount(owner, weights=idf, minlength=docs.size)
+        got = np.bincount(owner, weights=idf * hit, minlength=docs.size)
+        return np.where(total > 0, got / np.maximum(total, 1e-9), 0.0).astype(np.float32)
+
+    def _knn_scores(self, lexical: np.ndarray | None, embedding: np.ndarray | None) -> np.ndarray | None:
+        """Similarity-weighted votes of the proofs of the NEIGHBOURS most similar training theorems
+        (similarity: scaled BM25, plus the embedding channel's when the release has one)."""
+        if lexical is None and embedding is None:
+            return None
+        sims = sum(x for x in (lexical, embedding) if x is not None)
+        sims = np.where(self.neighbour_ok, sims, 0.0)
+        top = np.argpartition(-sims, NEIGHBOURS)[:NEIGHBOURS] if self.n > NEIGHBOURS else np.arange(self.n)
+        top = top[sims[top] > 0]
+        if top.size == 0:
+            return None
+        votes = (sims[top] / sims[top].max()) ** NEIGHBOUR_POWER
+        score = np.zeros(self.n, dtype=np.float32)
+        for doc, v in zip(top.tolist(), votes.tolist()):
+            score[self.proof_docs[self.proof_offsets[doc]:self.proof_offsets[doc + 1]]] += v
+        return score / votes.sum()
+
+    def _embedding_hits(self, text: str) -> list[tuple[int, float]]:
+        vector = self.engine.vector
+        if vector is None:
+            return []
+        hits = vector.search(text, DEPTH)
+        return [(self.doc_of[n], s) for n, s in hits if n in self.doc_of]
+
+    def candidates(self, goal: str, context: str = "", exclude: frozenset[str] = frozenset()) -> Candidates:
+        """The candidate rows and their FEATURES (no weights applied): what `rank` scores and what
+        premises.fit fits the weights on. `exclude` (a benchmark's theorem itself) and the goal's
+        own constants are no candidates, and the excluded rows do not vote either (BM25 scores and
+        embedding hits are taken without them)."""
+        constants, conclusion = self.goal_constants(goal, context)
+        weights = self.constant_weights(constants)
+        drop = {self.doc_of[n] for n in exclude if n in self.doc_of}
+        drop_rows = np.fromiter(drop, dtype=np.int64)
+        drop |= {self.doc_of[c] for alts in constants if len(alts) == 1 for c in alts if c in self.doc_of}
+        text = f"{context} {goal}".strip()
+        embedded = [(d, x) for d, x in self._embedding_hits(text) if d not in drop_rows]
+        lexical = self.statements.scores(text)
+        if lexical is not None and drop_rows.size:
+            lexical = lexical.copy()
+            lexical[drop_rows] = 0.0
+        lexical = _max_scaled(lexical)
+        embedding = _relative(embedded, self.n)
+        if not constants:  # nothing known to reason from: the embedding channel alone (rank_weights), else BM25
+            fallback = "embedding" if embedded else "lexical"
+            signals = {"lexical": lexical, "embedding": embedding}
+        else:
+            fallback = None
+            signals = {
+                "lexical": lexical, "knn": self._knn_scores(lexical, embedding),
+                "formal": self._formal_scores(constants, conclusion), "usage": self.usage, "embedding": embedding,
+                "cooc": self._cooc_scores(weights), "local": self._local_scores(constants, weights),
+            }
+        docs = self._pool(signals)
+        if drop:
+            docs = docs[~np.isin(docs, np.fromiter(drop, dtype=np.int64))]
+        features = np.zeros((docs.size, len(FEATURES)), dtype=np.float32)
+        for j, name in enumerate(FEATURES):
+            if signals.get(name) is not None:
+                features[:, j] = signals[name][docs]
+        if fallback is None:
+            features[:, FEATURES.index("covered")] = self._covered(docs, weights)
+        return Candidates(docs, features, sorted({c for alts in constants for c in alts}), fallback)
+
+    def _pool(self, signals: dict[str, np.ndarray | None]) -> np.ndarray:
+        """The best DEPTH rows of each signal and every row the neighbours' proofs name."""
+        pool = [np.flatnonzero(s > 0) if name == "knn" else _top(s, DEPTH) for name, s in signals.items() if s is not None]
+        return np.unique(np.concatenate(pool)) if pool else np.zeros(0, dtype=np.int64)
+
+    def rank(self, goal: str, context: str = "", k: int = 32, exclude: frozenset[str] = frozenset()) -> PremiseResult:
+        """The k declarations most likely to be named by a proof of `goal` under `context`; raises
+        GoalError when either does not parse."""
+        check_goal(goal, context)
+        cand = self.candidates(goal, context, exclude)
+        order, scores = ordered(cand, rank_weights(cand, self.weights), k)
+        premises = [Premise(self.names[int(cand.docs[i])], round(float(scores[i]), 6),
+                            {f: round(float(cand.features[i, j]), 6) for j, f in enumerate(FEATURES) if cand.features[i, j]})
+                    for i in order]
+        notes = []
+        if cand.fallback:
+            notes.append(f"the goal names no known constant: ranked by the {cand.fallback} channel alone")
+        return PremiseResult(goal, context, premises, cand.constants, cand.fallback, notes)
+
+
+def rank_weights(cand: Candidates, weights: dict[str, float]) -> dict[str, float]:
+    """The weights a query is ranked under: the fitted ones, or its fallback channel alone."""
+    return weights if cand.fallback is None else {cand.fallback: 1.0}
+
+
+def ordered(cand: Candidates, weights: dict[str, float], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(candidate positions of the k best by the weighted sum, positive scores only, ties by row;
+    every candidate's score)."""
+    w = np.array([weights.get(f, 0.0) for f in FEATURES], dtype=np.float32)
+    scores = cand.features @ w
+    positive = np.flatnonzero(scores > 0)
+    return positive[np.lexsort((cand.docs[positive], -scores[positive]))][:k], scores
+
+
+def read_weights(base: Path) -> dict:
+    """`premises/weights.json` ({"weights": …, how they were fitted}), else DEFAULT_WEIGHTS."""
+    path = base / WEIGHTS_FILE
+    if path.is_file():
+        return json.loads(path.read_text(encoding="utf-8"))
+    return {"weights": dict(DEFAULT_WEIGHTS), "fitted": False}
+
+
+def _gather(offsets: np.ndarray, values: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(position in `rows`, value) for every value of the CSR rows `rows` (offsets, values)."""
+    starts, lengths = offsets[rows], offsets[rows + 1] - offsets[rows]
+    owner = np.repeat(np.arange(rows.size), lengths)
+    index = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths) + np.repeat(starts, lengths)
+    return owner, values[index]
+
+
+def _max_scaled(scores: np.ndarray | None) -> np.ndarray | None:
+    if scores is None:
+        return None
+    top = float(scores.max(initial=0.0))
+    return (scores / top).astype(np.float32) if top > 0 else None
+
+
+def _relative(hits: list[tuple[int, float]], n: int) -> np.ndarray | None:
+    """Embedding similarities as (s - last) / (best - last) in (0, 1], dense over the rows."""
+    if not hits:
+        return None
+    score = np.zeros(n, dtype=np.float32)
+    best, last = hits[0][1], hits[-1][1]
+    span = best - last if best > last else 1.0
+    for doc, s in hits:
+        score[doc] = max(score[doc], max(1e-3, (s - last) / span))
+    return score
+
+
+def _top(scores: np.ndarray, k: int) -> np.ndarray:
+    positive = np.flatnonzero(scores > 0)
+    if positive.size <= k:
+        return positive
+    return positive[np.argpartition(-scores[positive], k - 1)[:k]]

@@ -1,0 +1,18 @@
+"""Premise-selection task: priors, the held-out suite, fitted weights and figures (mathindex.premises)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+
+from mathindex.tasks import stage
+
+
+@stage(name="build_premises")
+def premise_index(release_dir: Path, declarations: pa.Table, dependencies: pa.Table, model: str | None) -> dict:
+    """Builds `premises/` in a release whose tables and indexes are written; returns the figures."""
+    from mathindex.premises.build import build_premises
+    from mathindex.search.engine import SearchEngine
+
+    return build_premises(release_dir, declarations, dependencies, SearchEngine(release_dir, model=model))

@@ -1,0 +1,195 @@
+"""Premise selection (issue 12): the split, the suite, the priors' isolation from held-out proofs,
+the ranker on a hand-written corpus, the API, the CLI's bad input, the release stage."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from types import SimpleNamespace
+
+import pyarrow.parquet as pq
+import pytest
+
+from mathindex.cli import main
+from mathindex.formal import build_formal_index
+from mathindex.formal.search import FormalIndex
+from mathindex.lean import extract_lean_tree
+from mathindex.premises import GoalError, PremiseRanker
+from mathindex.premises.priors import PREMISES_DIR, PRIORS_FILE, write_premise_index
+from mathindex.premises.split import TEST, TRAIN, TUNE, file_part, split_files
+from mathindex.premises.suite import build_suite
+from mathindex.schemas import table_specs
+from mathindex.search import premises
+from mathindex.store import write_table
+
+FILES = [f"Tiny/F{i}.lean" for i in range(6)]
+LIBRARY = """namespace Tiny
+
+def double (n : Nat) : Nat := n + n
+
+theorem double_eq_two_mul (n : Nat) : double n = 2 * n := by
+  unfold double
+  omega
+
+theorem double_add (m n : Nat) : double (m + n) = double m + double n := by
+  simp only [double_eq_two_mul, Nat.mul_add]
+
+end Tiny
+"""
+OTHER = """namespace Tiny
+
+def triple (n : Nat) : Nat := n + n + n
+
+theorem triple_eq_three_mul (n : Nat) : triple n = 3 * n := by
+  unfold triple
+  omega
+
+theorem triple_double (n : Nat) : triple (double n) = 6 * n := by
+  rw [triple_eq_three_mul, double_eq_two_mul]
+  omega
+
+end Tiny
+"""
+TUNED = """theorem Tiny.double_triple (n : Nat) : Tiny.double (Tiny.triple n) = 6 * n := by
+  rw [Tiny.double_eq_two_mul, Tiny.triple_eq_three_mul]
+  omega
+"""
+HELD_OUT = """theorem Tiny.double_double (n : Nat) : Tiny.double (Tiny.double n) = 4 * n := by
+  rw [{lemma}, Tiny.double_eq_two_mul]
+  omega
+"""
+
+
+def _parts() -> dict[str, str]:
+    return split_files(FILES)
+
+
+def write_corpus(root: Path, held_out_lemma: str = "Tiny.double_eq_two_mul", library: str = LIBRARY) -> Path:
+    """Library files in `train`, one theorem in the `tune` file and one in the `test` file."""
+    parts = _parts()
+    train = [f for f in FILES if parts[f] == TRAIN]
+    texts = {train[0]: library, train[1]: OTHER}
+    texts |= {f: TUNED for f in FILES if parts[f] == TUNE} | {f: HELD_OUT.format(lemma=held_out_lemma) for f in FILES if parts[f] == TEST}
+    for f in FILES:
+        path = root / f
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(texts.get(f, f"theorem Tiny.filler_{FILES.index(f)} : True := trivial\n"), encoding="utf-8")
+    return root
+
+
+def build_release(tmp: Path, **corpus) -> tuple[Path, object]:
+    """A release-like directory with the formal index and the premise index of the corpus."""
+    ex = extract_lean_tree(write_corpus(tmp / "src", **corpus), "tiny")
+    rel = tmp / "rel"
+    rel.mkdir()
+    statements, _ = build_formal_index(ex.declarations, ex.dependencies, rel / "formal")
+    write_table(statements, table_specs()["formal_statements"], rel)
+    write_premise_index(ex.declarations, ex.dependencies, split_files(ex.declarations.column("file").to_pylist()), rel / PREMISES_DIR)
+    return rel, ex
+
+
+def ranker_of(rel: Path) -> PremiseRanker:
+    engine = SimpleNamespace(formal=SimpleNamespace(index=FormalIndex(rel)), vector=None)
+    return PremiseRanker(rel, engine=engine, weights={"lexical": 1.0, "knn": 1.0, "formal": 1.0, "cooc": 1.0})
+
+
+def test_split_is_seeded_deterministic_and_by_file():
+    files = [f"Mathlib/A{i}/B{i % 7}.lean" for i in range(3000)]
+    parts = split_files(files)
+    shuffled = files[:]
+    random.Random(1).shuffle(shuffled)
+    assert split_files(shuffled) == parts  # a pure function of the paths, not of their order
+    assert split_files(files, seed=13) != parts  # the seed matters
+    assert set(parts) == set(files) and set(parts.values()) == {TEST, TUNE, TRAIN}
+    share = sum(p == TEST for p in parts.values()) / len(files)
+    assert 0.02 < share < 0.04  # about 3 % held out
+    assert all(file_part(f) == parts[f] for f in files)  # adding or removing files moves no other file
+    small = split_files(FILES)  # a tiny corpus still gets one held-out and one tune file
+    assert sorted(small.values()).count(TEST) == 1 and sorted(small.values()).count(TUNE) == 1
+
+
+def test_suite_holds_held_out_theorems_with_their_proof_premises(tmp_path):
+    _, ex = build_release(tmp_path)
+    suite = build_suite(ex.declarations, ex.dependencies)
+    parts = _parts()
+    assert [q["theorem"] for q in suite["queries"]] == ["Tiny.double_double"]
+    q = suite["queries"][0]
+    assert parts[q["file"]] == TEST
+    assert q["gold"] == ["Tiny.double_eq_two_mul"]  # the proof's premise; the statement's `double` is not one
+    assert q["query"] == "Tiny.double (Tiny.double n) = 4 * n" and q["context"] == "(n : Nat)"
+    tune = build_suite(ex.declarations, ex.dependencies, part=TUNE)["queries"]
+    assert {parts[t["file"]] for t in tune} == {TUNE} and not {t["theorem"] for t in tune} & {q["theorem"]}
+
+
+def test_held_out_proofs_never_feed_the_priors(tmp_path):
+    """The priors are the same whatever the held-out file's proof names; a training proof does move them."""
+    base, _ = build_release(tmp_path / "a")
+    changed, _ = build_release(tmp_path / "b", held_out_lemma="Tiny.double_add")
+    read = lambda rel: pq.read_table(rel / PREMISES_DIR / PRIORS_FILE).to_pylist()  # noqa: E731
+    before = read(base)
+    assert before == read(changed)
+    held = next(r for r in before if r["name"] == "Tiny.double_double")
+    assert held["part"] == TEST and held["proof"] == []
+    assert next(r for r in before if r["name"] == "Tiny.double_add")["usage"] == 0  # named only by the held-out proof
+    trained, _ = build_release(tmp_path / "c", library=LIBRARY.replace("simp only [double_eq_two_mul, Nat.mul_add]", "omega"))
+    assert read(trained) != before  # a training proof's premises are the priors
+    used = {r["name"]: r["usage"] for r in before}
+    assert used["Tiny.double_eq_two_mul"] == 2  # double_add and triple_double (train); the tune and test proofs do not count
+
+
+def test_ranker_finds_the_gold_premise_of_a_held_out_goal(tmp_path):
+    rel, _ = build_release(tmp_path)
+    ranker = ranker_of(rel)
+    result = premises(ranker, "Tiny.double (Tiny.double n) = 4 * n", k=3, context="(n : Nat)")
+    names = [p.name for p in result.premises]
+    assert "Tiny.double_eq_two_mul" in names
+    assert "Tiny.double" not in names  # the goal's own vocabulary is no premise
+    assert "Tiny.double" in result.constants and result.fallback is None
+    top = result.premises[names.index("Tiny.double_eq_two_mul")]
+    assert top.score > 0 and {"lexical", "formal"} <= set(top.signals)
+
+
+def test_goal_without_known_constants_falls_back_and_says_so(tmp_path):
+    rel, _ = build_release(tmp_path)
+    result = ranker_of(rel).rank("zorblax qux", "", 5)
+    assert result.fallback == "lexical" and result.constants == []  # no vector index here: BM25
+    assert any("no known constant" in n for n in result.notes)
+
+
+@pytest.mark.parametrize("goal, position", [("a + (b", 5), ("", 1), ("a = ", 3)])
+def test_goal_that_does_not_parse_is_an_error_with_its_position(tmp_path, goal, position):
+    rel, _ = build_release(tmp_path)
+    with pytest.raises(GoalError, match=f"position {position}"):
+        ranker_of(rel).rank(goal)
+
+
+@pytest.fixture(scope="module")
+def sample_release(sample_release_root):
+    return next(p for p in (sample_release_root / "releases").iterdir() if (p / "manifest.json").is_file())
+
+
+def test_release_stage_writes_weights_suite_and_figures(sample_release):
+    manifest = json.loads((sample_release / "manifest.json").read_text())
+    for name in ("weights.json", "suite.json", "priors.parquet", "metrics.json"):
+        assert f"{PREMISES_DIR}/{name}" in manifest["files"]
+    figures = manifest["premises"]["figures"]
+    assert set(figures) == {"ranker", "bm25 over statements", "embedding channel alone"}
+    assert "## Premise selection" in (sample_release / "release-notes.md").read_text()
+    suite = json.loads((sample_release / PREMISES_DIR / "suite.json").read_text())
+    parts = split_files(pq.read_table(sample_release / "declarations.parquet", columns=["file"]).column("file").to_pylist())
+    assert suite["queries"] and {parts[q["file"]] for q in suite["queries"]} == {TEST}
+    weights = json.loads((sample_release / PREMISES_DIR / "weights.json").read_text())
+    assert weights["weights"] == manifest["premises"]["weights"]
+
+
+def test_cli_premises_json_and_bad_goal(sample_release, capsys):
+    assert main(["premises", str(sample_release), "--goal", "a + (b", "--context", "(a b : Nat)"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "position 5" in err and "\n" not in err and "Traceback" not in err
+    assert main(["premises", str(sample_release), "--goal", "zorblax qux", "--json", "--k", "3"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["fallback"] == "embedding" and out["notes"] and len(out["premises"]) == 3
+    assert main(["premises", str(sample_release), "--goal", "a * b = b * a", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["fallback"] is None and out["premises"] and all("signals" in p and "score" in p for p in out["premises"])
