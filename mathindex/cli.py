@@ -1,6 +1,8 @@
 """The command line: the public interface (`mathindex VERB …`, also `python -m mathindex`).
 
-Exit codes: 0 success, 3 failing gate, 2 bad usage or bad input path, 1 any other failure.
+Exit codes: 0 success, 3 failing gate, 2 bad usage or bad input path, 4 integrity (a file that
+differs from its release's manifest, an unreadable manifest or published.json), 5 another release
+runs on the root (its lock is held), 1 any other failure.
 Errors print as one line on stderr, never as a traceback (MATHINDEX_DEBUG=1 shows it), also those
 raised inside a flow run (`flows.logs.quiet_flow_errors`). A reader that closes stdout early
 (`… | head`) ends the command quietly, exit 1.
@@ -14,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_GATE = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_GATE, EXIT_INTEGRITY, EXIT_BUSY = 0, 1, 2, 3, 4, 5
 
 ENV_DEFAULTS = {
     "HF_HUB_OFFLINE": "1",
@@ -72,6 +74,20 @@ def _check_model(verb: str, spec: str | None, root: Path) -> None:
         raise UsageError(f"mathindex {verb}: {' '.join(str(exc).split())}") from None
 
 
+WAIT_HELP = ("when another release runs on ROOT, wait up to SECONDS for it to finish "
+             "(default 0: exit 5 at once, naming its pid)")
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {value}")
+    return seconds
+
+
 def _release_dir(value: str) -> Path:
     p = Path(value)
     if not (p / "manifest.json").is_file():
@@ -100,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--model", type=_model_spec, help="`default` (the bundled MiniLM), NAME@REV16 or NAME in ROOT/models, "
                    "or a model directory (installed into ROOT/models); without it: the last published release's model")
     r.add_argument("--no-gate", action="store_true", help=NO_GATE_HELP)
+    r.add_argument("--wait", type=_seconds, default=0.0, metavar="SECONDS", help=WAIT_HELP)
 
     e = sub.add_parser("extract", help="run one extraction stage alone")
     e.add_argument("kind", choices=["lean", "latex"])
@@ -120,6 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.add_argument("--formal", action="store_true",
                    help="the formal channel alone, Loogle syntax: constants, \"fragments\", patterns with _ and ?x, ⊢")
+    s.add_argument("--verify", action="store_true", help="check every file's sha256 against the manifest first "
+                   "(without it: every file present at its recorded size)")
 
     pm = sub.add_parser("premises", help="rank declarations a proof of a Lean goal is likely to use")
     pm.add_argument("release", type=_release_dir)
@@ -144,6 +163,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="`default`, NAME@REV16 or NAME in ROOT/models, or a model directory (installed into ROOT/models)")
     re_.add_argument("--out", required=True, type=Path)
     re_.add_argument("--no-gate", action="store_true", help=NO_GATE_HELP)
+    re_.add_argument("--wait", type=_seconds, default=0.0, metavar="SECONDS", help=WAIT_HELP)
+
+    v = sub.add_parser("verify", help="check a release's files against its manifest; exit 4 naming the bad ones")
+    v.add_argument("release", type=_existing_dir, help="a release directory, or a release root (its published release)")
+    v.add_argument("--quick", action="store_true", help="sizes only (a stat per file), not every sha256")
 
     t = sub.add_parser("train-embedder", help="train an embedder on pairs mined from RELEASE's tables")
     t.add_argument("release", type=Path, help="a release directory (its tables are the training data)")
@@ -200,8 +224,10 @@ def main(argv: list[str] | None = None) -> int:
         from mathindex.embed.models import ModelError
         from mathindex.embed.pairs import PairError
         from mathindex.sources import SourceError
+        from mathindex.store import IntegrityError, RootBusy
 
         code = EXIT_USAGE if isinstance(exc, (SourceError, FileNotFoundError, PairError, ModelError)) else EXIT_FAILURE
+        code = EXIT_INTEGRITY if isinstance(exc, IntegrityError) else EXIT_BUSY if isinstance(exc, RootBusy) else code
         msg = " ".join(str(exc).split()) or type(exc).__name__
         print(f"mathindex: error: {msg}", file=sys.stderr)
         return code
@@ -240,20 +266,24 @@ def cmd_release(args) -> int:
         flow = release_flow.with_options(task_runner=runner)
     elif args.dask_address:
         raise UsageError("mathindex release: --dask-address needs --runner dask")
+    state = _run_locked(args.out, args.wait, flow, out=str(args.out), sources_file=str(args.sources) if args.sources else None,
+                        lean=[str(d) for d in args.lean], latex=[str(d) for d in args.latex],
+                        suites=[str(s) for s in args.suite], model=args.model, no_gate=args.no_gate)
+    return _report_release(_outcome_of(state))
+
+
+def _run_locked(root: Path, wait_s: float, flow, **params):
+    """The final state of a release-writing flow run under ROOT's lock, taken here before Prefect
+    starts (RootBusy, exit 5, in a second), with Prefect's temporary server tied to this process."""
+    from mathindex.flows.server import tie_temporary_server
+    from mathindex.store import root_lock
+
     from mathindex.flows.logs import quiet_flow_errors
 
-    with quiet_flow_errors():
-        state = flow(
-            out=str(args.out),
-            sources_file=str(args.sources) if args.sources else None,
-            lean=[str(d) for d in args.lean],
-            latex=[str(d) for d in args.latex],
-            suites=[str(s) for s in args.suite],
-            model=args.model,
-            no_gate=args.no_gate,
-            return_state=True,
-        )
-    return _report_release(_outcome_of(state))
+    with root_lock(root, wait_s):
+        tie_temporary_server()
+        with quiet_flow_errors():
+            return flow(**params, return_state=True)
 
 
 def _outcome_of(state):
@@ -340,7 +370,7 @@ def cmd_search(args) -> int:
         raise UsageError(f"mathindex search: {problem}")
     if args.formal:
         return _formal_search(args)
-    engine = SearchEngine(args.release)
+    engine = SearchEngine(args.release, verify="full" if args.verify else "quick")
     result = engine.search(args.query, args.k)
     if engine.formal is not None:
         for note in engine.formal.index.query_notes(args.query):
@@ -370,8 +400,11 @@ def _formal_search(args) -> int:
     from mathindex.formal.query import FormalQueryError, UnknownConstant
     from mathindex.formal.search import FormalIndex
 
+    from mathindex.store import check_release
+
     if not (args.release / "formal_statements.parquet").is_file():
         raise UsageError(f"mathindex search: {args.release} has no formal index (a release built before the formal channel)")
+    check_release(args.release, quick=not args.verify)  # as SearchEngine checks it
     index = FormalIndex(args.release)
     try:
         res = index.loogle(args.query, args.k)
@@ -484,13 +517,34 @@ def cmd_gate(args) -> int:
 def cmd_reembed(args) -> int:
     from mathindex.flows.reembed import reembed_flow
 
-    from mathindex.flows.logs import quiet_flow_errors
-
     _check_model("reembed", args.model, args.out)
-    with quiet_flow_errors():
-        state = reembed_flow(release=str(args.release), model=args.model, out=str(args.out), no_gate=args.no_gate,
-                             return_state=True)
+    state = _run_locked(args.out, args.wait, reembed_flow, release=str(args.release), model=args.model, out=str(args.out),
+                        no_gate=args.no_gate)
     return _report_release(_outcome_of(state))
+
+
+def cmd_verify(args) -> int:
+    """Every file of a release (a directory, or a root's published release) against its manifest:
+    the bad ones one per line on stdout and exit 4, else one line saying how many matched."""
+    from mathindex.store import MANIFEST, PUBLISHED, load_manifest, published_id, verify_release
+
+    release: Path = args.release
+    if not (release / MANIFEST).is_file() and ((release / PUBLISHED).is_file() or (release / "releases").is_dir()):
+        rid = published_id(release)  # IntegrityError (exit 4) when published.json is unreadable
+        if rid is None:
+            raise UsageError(f"mathindex verify: nothing is published under {release} (no {PUBLISHED}); give a release directory")
+        release = release / "releases" / rid
+    elif not (release / MANIFEST).is_file():
+        raise UsageError(f"mathindex verify: {release} is neither a release (no {MANIFEST}) nor a release root")
+    problems = verify_release(release, quick=args.quick)
+    for line in problems:
+        print(line)
+    if problems:
+        print(f"mathindex verify: release {release.name}: {len(problems)} bad file(s)", file=sys.stderr)
+        return EXIT_INTEGRITY
+    checked = "sizes" if args.quick else "sha256"
+    print(f"release {release.name}: {len(load_manifest(release)['files'])} files match the manifest ({checked})")
+    return EXIT_OK
 
 
 def cmd_train_embedder(args) -> int:
@@ -532,6 +586,9 @@ def cmd_train_embedder(args) -> int:
     train_log.setLevel(logging.INFO)
     train_log.propagate = False  # Prefect's handlers would print each line a second time
 
+    from mathindex.flows.server import tie_temporary_server
+
+    tie_temporary_server()
     with quiet_flow_errors():
         record = train_embedder_flow(release=str(args.release), out=str(args.out), base=args.base, recipe=recipe,
                                      suites=[str(s) for s in args.suite], pool_size=args.pool, pool_seed=args.seed)
@@ -609,6 +666,7 @@ COMMANDS = {
     "bench": cmd_bench,
     "gate": cmd_gate,
     "reembed": cmd_reembed,
+    "verify": cmd_verify,
     "train-embedder": cmd_train_embedder,
     "serve": cmd_serve,
     "mcp": cmd_mcp,

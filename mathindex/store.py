@@ -1,18 +1,27 @@
-"""The artifact store: deterministic Parquet, DuckDB over it, staging and atomic publication.
+"""The artifact store: deterministic Parquet, DuckDB over it, and the release root's layout and
+integrity (one owner for both).
 
 A release is built in `ROOT/releases/.staging-<id>/`, renamed to `ROOT/releases/<id>/`, and only
-then gets `manifest.json` (a reader never sees half a release). `ROOT/published.json` names the
-last release that passed its gate; it is replaced atomically and only by a passing release.
+then gets `manifest.json` (a reader never sees half a release); the manifest records the sha256
+and size of every other file, and `verify_release` checks a directory against it. `ROOT/published.json`
+names the last release that passed its gate; it is replaced atomically and only by a passing
+release. A release-writing run holds `ROOT/.lock` (`root_lock`) from before its id is chosen until
+its release is published, and removes what interrupted runs left (`clean_leftovers`) under it.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
@@ -23,6 +32,19 @@ from mathindex.schemas import TableSpec
 
 MANIFEST = "manifest.json"
 PUBLISHED = "published.json"
+LOCK = ".lock"
+STAGING = ".staging-"
+# `<UTC second>Z-<8 hex of the inputs>`, and `-2`, `-3`, … for a second run on the same inputs in one second
+RELEASE_ID = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{8}(-[0-9]+)?$")
+
+
+class IntegrityError(Exception):
+    """A release or pointer file that does not match what was written: a file missing, of another
+    size or sha256 than the manifest records, or an unreadable manifest or published.json (exit 4)."""
+
+
+class RootBusy(Exception):
+    """Another run holds the release root's lock (exit 5)."""
 
 
 def write_table(table: pa.Table, spec: TableSpec, directory: Path) -> Path:
@@ -59,10 +81,35 @@ def write_duckdb(directory: Path, names: list[str]) -> Path:
 
 
 def write_json(path: Path, obj: object) -> None:
-    """JSON with sorted keys, written to a temporary name and renamed."""
+    """JSON with sorted keys, written to a temporary name, flushed to disk and renamed: a reader
+    (or a crash at any point) sees the old file or the new one, never a part of either."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    data = (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)  # the rename itself survives a power cut
+    finally:
+        os.close(dir_fd)
+
+
+def read_json(path: Path) -> dict:
+    """A JSON object file; IntegrityError naming the file when it is not one (a truncated write)."""
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise IntegrityError(f"{path} is unreadable ({type(exc).__name__}: {exc})") from None
+    if not isinstance(obj, dict):
+        raise IntegrityError(f"{path} is not a JSON object")
+    return obj
 
 
 def sha256_file(path: Path) -> str:
@@ -73,20 +120,50 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+def _release_files(directory: Path) -> list[Path]:
+    return [p for p in sorted(directory.rglob("*")) if p.is_file() and p.name != MANIFEST]
+
+
 def file_hashes(directory: Path) -> dict[str, str]:
     """sha256 of every file under a release directory except the manifest."""
-    return {
-        p.relative_to(directory).as_posix(): sha256_file(p)
-        for p in sorted(directory.rglob("*"))
-        if p.is_file() and p.name != MANIFEST
-    }
+    return {p.relative_to(directory).as_posix(): sha256_file(p) for p in _release_files(directory)}
+
+
+def file_sizes(directory: Path) -> dict[str, int]:
+    """Size in bytes of every file under a release directory except the manifest (the quick check)."""
+    return {p.relative_to(directory).as_posix(): p.stat().st_size for p in _release_files(directory)}
+
+
+# -- release ids, staging, publication -----------------------------------------------------------
+
+
+def unique_release_id(root: Path, digest: str, now: datetime | None = None) -> str:
+    """`<UTC time>Z-<digest[:8]>`, or with `-2`, `-3`, … appended when a release or staging
+    directory of that id exists under ROOT/releases (a second run on the same inputs within one
+    second). Ids sort by time to the second; unique under the root's lock, and `staging_dir`
+    refuses an id that is taken even without it."""
+    base = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ") + "-" + digest[:8]
+    releases = Path(root) / "releases"
+    n = 1
+    while True:
+        rid = base if n == 1 else f"{base}-{n}"
+        if not (releases / rid).exists() and not (releases / f"{STAGING}{rid}").exists():
+            return rid
+        n += 1
 
 
 def staging_dir(root: Path, release_id: str) -> Path:
-    path = root / "releases" / f".staging-{release_id}"
-    if path.exists():
-        shutil.rmtree(path)
-    path.mkdir(parents=True)
+    """A new, empty staging directory; FileExistsError when a run already builds (or built) this id:
+    another run's directory is never removed or shared."""
+    releases = Path(root) / "releases"
+    if (releases / release_id).exists():
+        raise FileExistsError(f"release already exists: {releases / release_id}")
+    releases.mkdir(parents=True, exist_ok=True)
+    path = releases / f"{STAGING}{release_id}"
+    try:
+        path.mkdir()
+    except FileExistsError:
+        raise FileExistsError(f"release {release_id} is being built by another run: {path}") from None
     return path
 
 
@@ -116,42 +193,173 @@ def building(root: Path, release_id: str) -> Iterator[Path]:
         raise
 
 
-def published_release(root: Path) -> Path | None:
-    """The last release that passed its gate, or None."""
-    pointer = root / PUBLISHED
+def published_id(root: Path) -> str | None:
+    """The release id ROOT/published.json names; None when there is no such file. IntegrityError
+    naming the file when it is unreadable (a truncated write) or names no valid release id."""
+    pointer = Path(root) / PUBLISHED
     if not pointer.is_file():
         return None
-    rid = json.loads(pointer.read_text(encoding="utf-8"))["release_id"]
-    path = root / "releases" / rid
+    try:
+        rid = read_json(pointer).get("release_id")
+    except IntegrityError as exc:
+        raise IntegrityError(f"{exc}: it does not name a release; write {{\"release_id\": \"<id>\"}} "
+                             f"into it or remove it") from None
+    if not isinstance(rid, str) or not rid or "/" in rid or rid.startswith("."):
+        raise IntegrityError(f"{pointer} names no valid release id: {rid!r}")
+    return rid
+
+
+def published_release(root: Path) -> Path | None:
+    """The last release that passed its gate, or None (IntegrityError: published.json unreadable)."""
+    rid = published_id(root)
+    if rid is None:
+        return None
+    path = Path(root) / "releases" / rid
     return path if (path / MANIFEST).is_file() else None
 
 
 def publish(root: Path, release_id: str) -> None:
-    write_json(root / PUBLISHED, {"release_id": release_id})
+    write_json(Path(root) / PUBLISHED, {"release_id": release_id})
 
 
-def verify_release(release: Path) -> list[str]:
-    """What is wrong with a release directory against its manifest: a missing manifest, or a file
-    the manifest lists that is missing or whose sha256 differs (empty: the release is intact)."""
+# -- integrity -------------------------------------------------------------------------------------
+
+
+def load_manifest(release: Path) -> dict:
+    path = Path(release) / MANIFEST
+    if not path.is_file():
+        raise FileNotFoundError(f"not a complete release (no {MANIFEST}): {release}")
+    return read_json(path)
+
+
+def verify_release(release: Path, quick: bool = False, only: Iterable[str] | None = None) -> list[str]:
+    """What is wrong with a release directory against its manifest, one line per bad file (empty:
+    the release is intact): the manifest missing or unreadable, or a file it lists missing, of
+    another size than it records, or (unless `quick`) of another sha256. `quick` costs a stat per
+    file (a manifest written before sizes were recorded: presence only); the full check reads every
+    byte. `only`: these paths alone, each of which the manifest must list."""
+    release = Path(release)
     try:
         manifest = load_manifest(release)
-    except (OSError, ValueError) as exc:
-        return [f"manifest: {exc}"]
-    files = manifest.get("files")
+    except FileNotFoundError:
+        return [f"{MANIFEST}: missing"]
+    except IntegrityError as exc:
+        return [f"{MANIFEST}: {exc}"]
+    files, sizes = manifest.get("files"), manifest.get("sizes") or {}
     if not isinstance(files, dict) or not files:
-        return ["manifest lists no file hashes"]
+        return [f"{MANIFEST}: lists no file hashes"]
     problems = []
-    for rel, expected in sorted(files.items()):
+    for rel in sorted(files if only is None else only):
         path = release / rel
-        if not path.is_file():
+        if rel not in files:
+            problems.append(f"{rel}: not in the manifest")
+        elif not path.is_file():
             problems.append(f"{rel}: missing")
-        elif sha256_file(path) != expected:
+        elif rel in sizes and path.stat().st_size != sizes[rel]:
+            problems.append(f"{rel}: {path.stat().st_size} bytes, the manifest records {sizes[rel]}")
+        elif not quick and sha256_file(path) != files[rel]:
             problems.append(f"{rel}: sha256 mismatch")
     return problems
 
 
-def load_manifest(release: Path) -> dict:
-    path = release / MANIFEST
-    if not path.is_file():
-        raise FileNotFoundError(f"not a complete release (no {MANIFEST}): {release}")
-    return json.loads(path.read_text(encoding="utf-8"))
+def integrity_message(release: Path, problems: list[str]) -> str:
+    """One line for a damaged release: its name and its first three problems."""
+    more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+    return f"release {Path(release).name}: {'; '.join(problems[:3])}{more}"
+
+
+def check_release(release: Path, quick: bool = False, only: Iterable[str] | None = None) -> None:
+    """`verify_release`, raised: IntegrityError naming the bad files."""
+    problems = verify_release(release, quick=quick, only=only)
+    if problems:
+        raise IntegrityError(integrity_message(release, problems))
+
+
+# -- the root's lock and the leftovers of interrupted runs ---------------------------------------
+
+_HELD: dict[str, tuple[tuple[int, int], int]] = {}  # resolved root -> ((pid, thread), lock fd)
+
+
+@contextmanager
+def root_lock(root: Path, wait_s: float = 0.0) -> Iterator[None]:
+    """An exclusive `flock` on ROOT/.lock for the block: one release-writing run per root. RootBusy
+    (naming the holder's pid, which the holder writes into the file) at once, or after `wait_s`
+    seconds of retrying. Reentrant on the thread holding it (the CLI takes it before Prefect
+    starts, the flow again, for runs that do not come through the CLI). The kernel drops the lock
+    when its holder dies, however it dies."""
+    key = str(Path(root).resolve())
+    me = (os.getpid(), threading.get_ident())
+    if key in _HELD and _HELD[key][0] == me:
+        yield
+        return
+    fd = _acquire(Path(key), wait_s)
+    _HELD[key] = (me, fd)
+    try:
+        yield
+    finally:
+        del _HELD[key]
+        os.ftruncate(fd, 0)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def _acquire(root: Path, wait_s: float) -> int:
+    """The lock's file descriptor, locked and holding this process's pid."""
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                holder = _holder(fd)
+                os.close(fd)
+                waited = f"; waited {wait_s:g} s" if wait_s > 0 else ""
+                raise RootBusy(f"another release is running on {root} ({holder}){waited}") from None
+            time.sleep(min(0.2, max(0.01, deadline - time.monotonic())))
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
+def _holder(fd: int) -> str:
+    """`pid N` of the lock's holder, as it wrote it; says so when that process is gone (a child it
+    forked still holds the lock) or when it has not written its pid yet."""
+    text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    if not text.isdigit():
+        return "pid unknown"
+    try:
+        os.kill(int(text), 0)
+    except ProcessLookupError:
+        return f"pid {text}, no longer running: a process it started still holds the lock"
+    except PermissionError:
+        pass
+    return f"pid {text}"
+
+
+def clean_leftovers(root: Path) -> list[str]:
+    """Removes what interrupted runs left under ROOT/releases: staging directories, and release
+    directories without their manifest (a kill between the rename and the manifest), plus a
+    half-written published.json.tmp. Only under the root's lock, when no live run owns any of
+    them. Returns one line per removal, for the run's log."""
+    root = Path(root)
+    removed = []
+    releases = root / "releases"
+    for path in sorted(releases.iterdir()) if releases.is_dir() else []:
+        if not path.is_dir() or path.is_symlink():
+            continue
+        if path.name.startswith(STAGING):
+            why = "an interrupted run's staging directory"
+        elif RELEASE_ID.match(path.name) and not (path / MANIFEST).exists():
+            why = f"an interrupted run's release, renamed but without its {MANIFEST}"
+        else:
+            continue
+        shutil.rmtree(path)
+        removed.append(f"removed {path} ({why})")
+    tmp = root / f"{PUBLISHED}.tmp"
+    if tmp.is_file():
+        tmp.unlink()
+        removed.append(f"removed {tmp} (an interrupted write of {PUBLISHED})")
+    return removed

@@ -136,7 +136,7 @@ def test_second_build_is_deterministic_and_gates_against_the_first(first, root):
         assert (first / "vector" / name).read_bytes() == (second.release_dir / "vector" / name).read_bytes(), name
 
 
-DERIVED = ("release-notes.md", "bench/metrics.svg", "search.duckdb")  # hashed in the manifest, compared below
+DERIVED = ("release-notes.md", "bench/metrics.svg", "search.duckdb")  # hashed and sized in the manifest, compared below
 
 
 def _without_times(obj):
@@ -163,6 +163,7 @@ def _comparable(release: Path, rel: str) -> bytes | dict:
         m = json.loads(path.read_text())
         assert m.pop("release_id") == release.name
         m["files"] = {k: v for k, v in m["files"].items() if k not in DERIVED}
+        m["sizes"] = {k: v for k, v in m["sizes"].items() if k not in DERIVED}
         return _without_times(m)
     if rel in ("release-notes.md", "bench/metrics.svg"):
         text = path.read_text().replace(release.name, "<release id>")

@@ -215,7 +215,8 @@ def content_key(texts: pa.Table, info: dict, index_options: dict) -> str:
 def reuse_index(previous: Path, key: str, out_dir: Path) -> bool:
     """Link (or copy) the index files of `previous` into `out_dir` when its sidecar has content key
     `key`; False (nothing written) otherwise. Published files are never modified in place (every
-    write is a temporary renamed over), so hard links are safe."""
+    write is a temporary renamed over), so hard links are safe; the caller checks the files against
+    their release's manifest first (`tasks.embed.reusable_index`), so damage is never linked on."""
     import shutil
 
     side = Path(previous) / SIDECAR_FILE

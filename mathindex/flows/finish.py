@@ -1,15 +1,19 @@
-"""The tail every release-writing flow shares: gate, notes, manifest (last), publication."""
+"""What every release-writing flow shares: the root's lock and the leftovers cleaned under it; the
+tail: gate, notes, manifest (last), publication."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.logging import get_run_logger
 from prefect.states import Failed, State
 
 from mathindex import __version__
@@ -17,7 +21,18 @@ from mathindex.evaluation.gate import GateReport
 from mathindex.evaluation.notes import metrics_rows, render_notes, suite_changes
 from mathindex.evaluation.plot import metrics_svg
 from mathindex.schemas.manifest import CorpusPin, Manifest
-from mathindex.store import MANIFEST, file_hashes, finalise, publish, write_json
+from mathindex.store import MANIFEST, clean_leftovers, file_hashes, file_sizes, finalise, publish, root_lock, write_json
+
+
+@contextmanager
+def locked_root(root: Path) -> Iterator[None]:
+    """The release root's lock for a release-writing run (`store.root_lock`: RootBusy when another
+    run holds it; the CLI may hold it already), and, under it, what interrupted runs left removed,
+    each removal a warning in the run's log."""
+    with root_lock(root):
+        for line in clean_leftovers(root):
+            get_run_logger().warning("leftover of an interrupted run: %s", line)
+        yield
 
 
 @dataclass(frozen=True)
@@ -95,7 +110,7 @@ def finish_release(root: Path, staging: Path, parts: ReleaseParts, metrics: dict
         release_id=parts.release_id, code_version=__version__, corpora=parts.pins, embedder=parts.embedder,
         vector_index=parts.vector_index, formula_index=parts.formula_index, formal_index=parts.formal_index or {},
         premises=parts.premises or {}, stages=parts.stages,
-        row_counts=parts.row_counts, files=file_hashes(staging),
+        row_counts=parts.row_counts, files=file_hashes(staging), sizes=file_sizes(staging),
         bench={"headline": metrics["headline"], "baseline": baseline_from, "suites": parts.suites},
         gate=verdict.to_dict(), published=verdict.passed,
         previous_release=baseline_from.removeprefix("release ") if baseline_from.startswith("release ") else None,

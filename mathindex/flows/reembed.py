@@ -10,13 +10,13 @@ from prefect import flow
 from prefect.states import State
 
 from mathindex.embed.models import pin_model
-from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, final_state, finish_release, publish_artifacts
+from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, final_state, finish_release, locked_root, publish_artifacts
 from mathindex.flows.progress import StageProgress
 from mathindex.flows.release import new_release_id
 from mathindex.schemas.manifest import CorpusPin, SuiteSpec
 from mathindex.search.engine import VECTOR_DIR
 from mathindex.sources import pin_suite
-from mathindex.store import building, load_manifest, read_table
+from mathindex.store import building, check_release, load_manifest, read_table
 from mathindex.tasks.bench import gate_release, run_benchmarks
 from mathindex.tasks.embed import embed_and_index
 from mathindex.tasks.store import write_database, write_tables
@@ -31,17 +31,23 @@ def reembed_flow(release: str, model: str, out: str, no_gate: bool = False) -> R
     """A ReleaseOutcome when the gate passed, else a Failed state carrying it (`finish.final_state`);
     `no_gate` publishes it ungated, as `release_flow` does (a release with no suite needs it).
     `model` as `release_flow` takes it, resolved against `out`: `default`, an entry of
-    `out/models/` (`name@rev16` or a bare `name`), or a model directory (installed there first)."""
+    `out/models/` (`name@rev16` or a bare `name`), or a model directory (installed there first).
+    Holds the lock on `out` for the whole run (`finish.locked_root`)."""
     source, root = Path(release).resolve(), Path(out).resolve()
+    with locked_root(root):
+        return _reembed(source, model, root)
+
+
+def _reembed(source: Path, model: str, root: Path) -> ReleaseOutcome | State:
     before = load_manifest(source)
     embedding_model = pin_model(model, root)
     pins = [CorpusPin.model_validate(p) for p in before["corpora"]]
     suites = [SuiteSpec(name=s["name"], path=s["path"]) for s in before["bench"].get("suites", [])]
     suite_pins = [pin_suite(s).model_dump() for s in suites]  # pinned anew: the notes say when one changed
-    release_id = new_release_id(pins)
+    release_id = new_release_id(pins, root)
     with StageProgress(STAGES, desc="reembed") as progress, building(root, release_id) as staging:
         with progress.stage("copy"):
-            copy_release(source, staging)
+            copy_release(source, staging, before["files"])
         with progress.stage("embed"):
             texts = read_table(staging, "embedding_texts")
             vector = embed_and_index(texts, embedding_model, staging, root / "cache")
@@ -68,12 +74,11 @@ def reembed_flow(release: str, model: str, out: str, no_gate: bool = False) -> R
     return final_state(outcome)
 
 
-def copy_release(source: Path, staging: Path) -> None:
-    """Copies the source release's tables and indexes, except what re-embedding rewrites."""
-    for item in sorted(source.iterdir()):
-        if item.name in REWRITTEN:
-            continue
-        if item.is_dir():
-            shutil.copytree(item, staging / item.name)
-        else:
-            shutil.copy2(item, staging / item.name)
+def copy_release(source: Path, staging: Path, files: dict[str, str]) -> None:
+    """Copies the files the source release's manifest lists (`files`), except what re-embedding
+    rewrites, once each matches the manifest's sha256: IntegrityError naming the bad files first."""
+    kept = sorted(rel for rel in files if rel.split("/", 1)[0] not in REWRITTEN)
+    check_release(source, only=kept)
+    for rel in kept:
+        (staging / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source / rel, staging / rel)

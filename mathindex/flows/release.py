@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pyarrow as pa
@@ -15,12 +14,12 @@ from prefect.states import State
 
 from mathindex import __version__
 from mathindex.embed.models import pin_model
-from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, final_state, finish_release, publish_artifacts
+from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, final_state, finish_release, locked_root, publish_artifacts
 from mathindex.flows.progress import StageProgress
 from mathindex.schemas.common import ERRORS, concat
 from mathindex.schemas.manifest import SuiteSpec
 from mathindex.sources import DEFAULT_SOURCES, load_sources, pin_source, pin_suite, sources_from_dirs
-from mathindex.store import building, published_release
+from mathindex.store import building, published_release, unique_release_id
 from mathindex.tasks.bench import baseline_metrics, gate_release, run_benchmarks
 from mathindex.tasks.embed import build_embedding_texts, embed_and_index
 from mathindex.tasks.extract import extract_latex, extract_lean, merge_extractions
@@ -52,16 +51,17 @@ def release_flow(
     `model`: None (the nightly's default) is the model of the last published release under `out`,
     else the bundled one; `default` is the bundled model; `name@rev16` or a bare `name` is an entry
     of `out/models/`; anything else a model directory, installed into `out/models/` first. The
-    manifest records the model relative to the root (`embed.models.pin_model`)."""
+    manifest records the model relative to the root (`embed.models.pin_model`). Holds the lock on
+    `out` for the whole run (`finish.locked_root`)."""
     root = Path(out).resolve()
     cache = root / "cache"
-    with StageProgress(STAGES, desc="release") as progress:
+    with locked_root(root), StageProgress(STAGES, desc="release") as progress:
         with progress.stage("pin"):
             sources, suite_specs = resolve_inputs(sources_file, lean or [], latex or [], suites or [])
             pins = [pin_source(s) for s in sources]
             suite_pins = [pin_suite(s).model_dump() for s in suite_specs]
             embedding_model = pin_model(model, root)
-            release_id = new_release_id(pins)
+            release_id = new_release_id(pins, root)
         with building(root, release_id) as staging:
             with progress.stage("extract"):
                 lean_runs = [extract_lean.submit(s, cache) for s in sources if s.spec.kind == "lean"]
@@ -123,10 +123,11 @@ def resolve_inputs(sources_file: str | None, lean: list[str], latex: list[str], 
     return sources, specs
 
 
-def new_release_id(pins: list) -> str:
-    """`<UTC time>-<hash of the pinned inputs and code version>`."""
+def new_release_id(pins: list, root: Path) -> str:
+    """`<UTC time>-<hash of the pinned inputs and code version>`, unique under `root`
+    (`store.unique_release_id`)."""
     h = hashlib.sha256(json.dumps([p.model_dump() for p in pins], sort_keys=True).encode() + __version__.encode())
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + h.hexdigest()[:8]
+    return unique_release_id(root, h.hexdigest())
 
 
 def stage_report(ex, trees: pa.Table, errors: pa.Table, seconds: dict[str, float]) -> dict[str, str]:

@@ -97,6 +97,7 @@ class Manifest(_Strict):
     stages: dict[str, str]
     row_counts: dict[str, int]
     files: dict[str, str]  # relative path -> sha256
+    sizes: dict[str, int] = {}  # relative path -> bytes (the quick check); empty before it existed
     bench: dict
     gate: dict
     published: bool

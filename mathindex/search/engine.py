@@ -17,7 +17,7 @@ from mathindex.search.fusion import Hit, best_per_name, fuse
 from mathindex.search.identifier import IdentifierResolver
 from mathindex.search.lexical import LexicalIndex
 from mathindex.search.prior import PRIOR, apply_prior, normalised_prior
-from mathindex.store import load_manifest
+from mathindex.store import IntegrityError, check_release, integrity_message, load_manifest, verify_release
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +54,7 @@ CANDIDATES = 200
 _FORMULA_HINT = re.compile(r"[\\^_=<>+$]|[∀∃∑∏∫→↔∈∉⊆⊂∪∩≤≥≠∣⁻¹√ℕℤℚℝℂ×•∘]")
 
 LEXICAL_DIR, VECTOR_DIR, FORMULA_DIR = "lexical", "vector", "formula"
+VERIFY_MODES = ("quick", "full", "none")
 _DOTTED_CONSTANT = re.compile(r"\b[A-Z][A-Za-z0-9]*\.[A-Za-z_]")
 
 
@@ -107,15 +108,32 @@ class SearchEngine:
     """Opens a release directory once; `search` is then cheap and side-effect free."""
 
     def __init__(self, release: Path, weights: dict[str, float] | None = None, model: str | None = None,
-                 prior: str = PRIOR):
+                 prior: str = PRIOR, verify: str = "quick"):
         """`model`: a model reference as a manifest records it (`models/<name>@<rev16>`, relative to
         the release root) or an absolute path; None: the release's own (its manifest's
         `vector_index.model`, resolved against the root the release is in now). `prior`: the
-        reference signal the prior is made of (search/prior.py SIGNALS)."""
+        reference signal the prior is made of (search/prior.py SIGNALS). `verify` (a release with a
+        manifest): `quick` checks that every file it lists is there at its recorded size, `full`
+        every sha256 too, `none` nothing (the caller did); a damaged release is an IntegrityError
+        naming its files, and so is a table or channel that fails to open in a release whose files
+        differ from the manifest (never a disabled channel)."""
+        if verify not in VERIFY_MODES:
+            raise ValueError(f"verify must be one of {', '.join(VERIFY_MODES)}, not {verify!r}")
         self.release = Path(release)
         self.manifest = load_manifest(self.release) if (self.release / "manifest.json").exists() else None
+        self._verified_full = False
+        if self.manifest is not None and verify != "none":
+            check_release(self.release, quick=verify == "quick")
+            self._verified_full = verify == "full"
         self.weights = weights or {}  # overrides of WEIGHTS_BY_KIND, for every kind
         self.unavailable: dict[str, str] = {}
+        try:
+            self._open(model, prior)
+        except Exception as exc:
+            self._refuse_if_damaged(exc)
+            raise
+
+    def _open(self, model: str | None, prior: str) -> None:
         self.nodes = pq.read_table(self.release / "nodes.parquet", columns=["name", "aliases", "kind", "title", "file", "line"])
         self.prior = self._read_prior(prior)
         self.resolver = IdentifierResolver(self.nodes.column("name").to_pylist(), self.nodes.column("aliases").to_pylist())
@@ -128,6 +146,16 @@ class SearchEngine:
         self.formal = None  # a release built before the formal channel has none: not an error
         if (self.release / "formal_statements.parquet").exists():
             self.formal = self._try("formal", lambda: _FormalChannel(self.release))
+
+    def _refuse_if_damaged(self, exc: Exception) -> None:
+        """IntegrityError (from `exc`) when opening failed in a release whose files differ from its
+        manifest: a FAISS or Parquet error there is damage, named by file, not a channel to skip."""
+        if isinstance(exc, IntegrityError) or self.manifest is None or self._verified_full:
+            return
+        problems = verify_release(self.release)
+        self._verified_full = True  # one full check per engine, however many channels fail
+        if problems:
+            raise IntegrityError(integrity_message(self.release, problems)) from exc
 
     def _read_prior(self, signal: str) -> dict[str, float]:
         """name -> prior; empty (no prior) for a release built before `nodes` had the signals."""
@@ -142,6 +170,7 @@ class SearchEngine:
         try:
             return opener()
         except Exception as exc:  # a channel that cannot open is reported, the others still answer
+            self._refuse_if_damaged(exc)
             self.unavailable[channel] = f"{type(exc).__name__}: {exc}"
             log.warning("channel %s unavailable: %s", channel, exc)
             return None

@@ -29,7 +29,7 @@ from mathindex.serve.models import (
     SearchHit,
     SearchResponse,
 )
-from mathindex.store import load_manifest, verify_release
+from mathindex.store import integrity_message, load_manifest, verify_release
 
 log = logging.getLogger(__name__)
 
@@ -58,14 +58,13 @@ class ServedRelease:
         started = time.monotonic()
         problems = verify_release(path) if verify else []
         if problems:
-            more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
-            raise ReleaseRefused(f"release {path.name}: {'; '.join(problems[:3])}{more}")
+            raise ReleaseRefused(integrity_message(path, problems))
         self.path = path
         self.manifest = load_manifest(path)
         self.release_id: str = self.manifest.get("release_id", path.name)
         from mathindex.search.engine import SearchEngine
 
-        self.engine = SearchEngine(path)
+        self.engine = SearchEngine(path, verify="none")  # verified above (or the caller said not to)
         for channel, why in self.engine.unavailable.items():  # reported with every answer; swap.py compares
             log.warning("release %s: channel %s unavailable: %s", self.release_id, channel, why)
         _thread_safe_encoding(self.engine)

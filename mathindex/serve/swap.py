@@ -8,7 +8,6 @@ server goes on with the release it has."""
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -17,7 +16,8 @@ from pathlib import Path
 
 from mathindex.serve.models import Refusal
 from mathindex.serve.release import ReleaseRefused, ServedRelease
-from mathindex.store import MANIFEST, PUBLISHED
+from mathindex import store
+from mathindex.store import MANIFEST, PUBLISHED, IntegrityError
 
 log = logging.getLogger(__name__)
 
@@ -31,16 +31,13 @@ class NoRelease(Exception):
 
 
 def published_id(root: Path) -> str:
-    """The release id ROOT/published.json names."""
-    pointer = Path(root) / PUBLISHED
+    """The release id ROOT/published.json names (`store.published_id`), else NoRelease."""
     try:
-        rid = json.loads(pointer.read_text(encoding="utf-8"))["release_id"]
-    except FileNotFoundError:
-        raise NoRelease(f"no {PUBLISHED} under {root}: nothing is published there (give --release ID)") from None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise NoRelease(f"{pointer} does not name a release ({type(exc).__name__}: {exc})") from None
-    if not isinstance(rid, str) or not rid or "/" in rid or rid.startswith("."):
-        raise NoRelease(f"{pointer} names no valid release id: {rid!r}")
+        rid = store.published_id(Path(root))
+    except IntegrityError as exc:
+        raise NoRelease(str(exc)) from None
+    if rid is None:
+        raise NoRelease(f"no {PUBLISHED} under {root}: nothing is published there (give --release ID)")
     return rid
 
 

@@ -28,7 +28,8 @@ def embed_and_index(
 ) -> dict:
     """Embeds every text (cache hits cost nothing) with the pinned model (`embed.models.pin_model`:
     the bundled one, or an entry of the root's models directory) and writes `vector/` into the
-    release; reuses the index of release `previous` when it was built from the same texts and embedder.
+    release; reuses the index of release `previous` when it was built from the same texts and embedder
+    and its files match that release's manifest (`reusable_index`).
     Returns the embedder info, the index parameters with build-time recall and the model reference
     the manifest records (`model`: None for the bundled model, else `models/<name>@<rev16>`), and
     embedding stats (with the backend that ran: `backend`, or torch when ONNX fell back). ONNX
@@ -40,7 +41,7 @@ def embed_and_index(
 
     embedder = SentenceTransformerEmbedder(None if model.path is None else str(model.path), backend=backend,
                                            onnx_dir=onnx_dir_for(cache_dir))
-    last = previous / VECTOR_DIR if previous is not None else None
+    last = reusable_index(previous)
     # only the embedded facets (texts.EMBEDDED_FACETS); the lexical index still reads every facet
     index, stats = embed_and_build(embedded_texts(texts), embedder, cache_dir, release_dir / VECTOR_DIR, last)
     info = {k: v for k, v in index.sidecar.items() if k != "embedder"}
@@ -48,3 +49,22 @@ def embed_and_index(
     embedding["backend"] = embedder.backend
     index_info = {**info, "model": model.reference, "facets": list(EMBEDDED_FACETS)}
     return {"embedder": embedder.info(), "index": index_info, "embedding": embedding}
+
+
+def reusable_index(previous: Path | None) -> Path | None:
+    """The vector directory of release `previous` when every file a reuse would link matches that
+    release's manifest (sha256), else None: a damaged index is rebuilt, never linked into a new
+    release, and the run's log names the bad files."""
+    from prefect.logging import get_run_logger
+
+    from mathindex.embed.index import IDS_FILE, INDEX_FILE, SIDECAR_FILE
+    from mathindex.store import verify_release
+
+    if previous is None:
+        return None
+    problems = verify_release(previous, only=[f"{VECTOR_DIR}/{n}" for n in (INDEX_FILE, IDS_FILE, SIDECAR_FILE)])
+    if problems:
+        get_run_logger().warning("not reusing the vector index of release %s (rebuilding it): %s",
+                                 previous.name, "; ".join(problems))
+        return None
+    return previous / VECTOR_DIR
