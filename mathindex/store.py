@@ -176,6 +176,25 @@ def published_release(root: Path) -> Path | None:
     return path if (path / MANIFEST).is_file() else None
 
 
+def published_releases(root: Path, limit: int) -> list[Path]:
+    """The last `limit` published releases under root, oldest first: those whose manifest says
+    `published`, up to the one `published.json` names (one after it was withdrawn by pointing
+    back). Release ids begin with their UTC build time, so name order is build order."""
+    last = published_release(root)
+    if last is None:
+        return []
+    found = []
+    for path in sorted((root / "releases").iterdir()):
+        if path.name.startswith(".") or path.name > last.name or not (path / MANIFEST).is_file():
+            continue
+        try:
+            if load_manifest(path).get("published") is True:
+                found.append(path)
+        except (OSError, ValueError):
+            continue
+    return found[-limit:] if limit > 0 else []
+
+
 def publish(root: Path, release_id: str) -> None:
     write_json(root / PUBLISHED, {"release_id": release_id})
 
