@@ -116,6 +116,8 @@ def test_notes_show_ranks_before_and_after_row_count_deltas_and_input_changes():
     assert "| `old_table` | 1 | — | — |" in text
     fell = text[text.index("### The 1 that fell most"):text.index("### The 1 that rose most")]
     assert "| s | b |" not in fell  # a rise is not listed among the falls
+    same = notes(now, before=Baseline("R0", manifest("R0"), results=[_row("a", 1)]), results=[_row("a", 1)])
+    assert "1 queries in both: 0 fell, 0 rose, 1 kept their rank; 0 new, 0 gone.\n\n### None fell\n\n### None rose\n" in same
     no_results = notes(now, before=Baseline("R0", manifest("R0")), results=[_row("a", 1)])
     assert "Release R0 holds no per-query results (bench_results): no ranks to compare." in no_results
     assert "| table | rows |" in notes(now) and "| `declarations` | 5 |" in notes(now)

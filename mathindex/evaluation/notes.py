@@ -237,14 +237,16 @@ def _moves_section(results: list[dict] | None, before: Baseline | None) -> list[
     lines.append(f"Rank of the first gold hit per query, against release {before.release_id} (— : none in the top k). "
                  f"{m['compared']} queries in both: {m['fell_total']} fell, {m['rose_total']} rose, "
                  f"{m['compared'] - m['fell_total'] - m['rose_total']} kept their rank; {m['new']} new, {m['gone']} gone.")  # fmt: skip
-    for key, verb in (("fell", "fell"), ("rose", "rose")):
-        shown, total = len(m[key]), m[f"{key}_total"]
-        lines += ["", f"### The {shown} that {verb} most" + (f" (of {total})" if total > shown else "") if shown else f"### None {verb}", ""]
-        if shown:
-            lines += ["| suite | query id | style | query | rank before | rank after | change of 1/rank |",
-                      "|---|---|---|---|---:|---:|---:|"]  # fmt: skip
-            lines += [f"| {r['suite']} | {r['query_id']} | {r['style']} | {_cell(r['query'])} | {_rank(r['rank_before'])} "
-                      f"| {_rank(r['rank_after'])} | {r['change']:+.3f} |" for r in m[key]]  # fmt: skip
+    for verb in ("fell", "rose"):
+        shown, total = len(m[verb]), m[f"{verb}_total"]
+        if not shown:
+            lines += ["", f"### None {verb}"]
+            continue
+        lines += ["", f"### The {shown} that {verb} most" + (f" (of {total})" if total > shown else ""), "",
+                  "| suite | query id | style | query | rank before | rank after | change of 1/rank |",
+                  "|---|---|---|---|---:|---:|---:|"]  # fmt: skip
+        lines += [f"| {r['suite']} | {r['query_id']} | {r['style']} | {_cell(r['query'])} | {_rank(r['rank_before'])} "
+                  f"| {_rank(r['rank_after'])} | {r['change']:+.3f} |" for r in m[verb]]  # fmt: skip
     return lines
 
 
