@@ -28,7 +28,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mathindex.schemas import TableSpec
+from mathindex.schemas import TableSpec, comment_of, table_specs
+from mathindex.schemas.views import VIEWS, View
 
 MANIFEST = "manifest.json"
 PUBLISHED = "published.json"
@@ -64,20 +65,69 @@ def read_table(directory: Path, name: str) -> pa.Table:
 
 
 def write_duckdb(directory: Path, names: list[str]) -> Path:
-    """`search.duckdb` holding a copy of each Parquet table (same rows, same order)."""
+    """`search.duckdb` holding a copy of each Parquet table (same rows, same order). Each table is
+    created from its schema first (NOT NULL kept: CREATE TABLE AS from Parquet drops it), then
+    filled; table and column comments come from the schemas; then the views and table macros of
+    `schemas.views` whose tables are all present."""
+    specs = table_specs()
     path = directory / "search.duckdb"
     tmp = directory / "search.duckdb.tmp"
     tmp.unlink(missing_ok=True)
     con = duckdb.connect(str(tmp))
     try:
         for name in names:
-            src = (directory / f"{name}.parquet").as_posix().replace("'", "''")
-            con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM read_parquet(\'{src}\')')
+            for statement in table_ddl(specs[name]):
+                con.execute(statement)
+            src = _sql_string((directory / f"{name}.parquet").as_posix())
+            con.execute(f'INSERT INTO "{name}" BY NAME SELECT * FROM read_parquet({src})')
+        for view in VIEWS:
+            if set(view.tables) <= set(names):
+                write_view(con, view, [specs[t].schema for t in view.tables])
         con.execute("CHECKPOINT")
     finally:
         con.close()
     os.replace(tmp, path)
     return path
+
+
+_SQL_TYPES = {pa.string(): "VARCHAR", pa.int32(): "INTEGER", pa.int64(): "BIGINT", pa.bool_(): "BOOLEAN", pa.float64(): "DOUBLE"}
+
+
+def _sql_type(t: pa.DataType) -> str:
+    return _sql_type(t.value_type) + "[]" if pa.types.is_list(t) else _SQL_TYPES[t]
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def table_ddl(spec: TableSpec) -> list[str]:
+    """CREATE TABLE (NOT NULL for each non-nullable field) and the COMMENT ON statements of a
+    table, from its schema and the descriptions on it (`schemas.comment_of`)."""
+    cols = ", ".join(f'"{f.name}" {_sql_type(f.type)}' + ("" if f.nullable else " NOT NULL") for f in spec.schema)
+    out = [f'CREATE TABLE "{spec.name}" ({cols})']
+    if comment_of(spec.schema):
+        out.append(f'COMMENT ON TABLE "{spec.name}" IS {_sql_string(comment_of(spec.schema))}')
+    out += [f'COMMENT ON COLUMN "{spec.name}"."{f.name}" IS {_sql_string(comment_of(f))}' for f in spec.schema if comment_of(f)]
+    return out
+
+
+def write_view(con: duckdb.DuckDBPyConnection, view: View, schemas: list[pa.Schema]) -> None:
+    """Creates a view (or a table macro) and comments on it and on each of a view's columns: from
+    `view.columns`, else from the same-named column of the first of `schemas` (its tables) holding one."""
+    kind = "MACRO TABLE" if view.macro is not None else "VIEW"
+    if view.macro is not None:
+        con.execute(f'CREATE MACRO "{view.name}"({view.macro}) AS TABLE {view.sql}')
+    else:
+        con.execute(f'CREATE VIEW "{view.name}" AS {view.sql}')
+    con.execute(f'COMMENT ON {kind} "{view.name}" IS {_sql_string(view.comment)}')
+    if view.macro is not None:
+        return
+    comments = {f.name: comment_of(f) for schema in reversed(schemas) for f in schema if comment_of(f)}
+    comments |= dict(view.columns)
+    for (name, *_) in con.execute(f'DESCRIBE "{view.name}"').fetchall():
+        if comments.get(name):
+            con.execute(f'COMMENT ON COLUMN "{view.name}"."{name}" IS {_sql_string(comments[name])}')
 
 
 def write_json(path: Path, obj: object) -> None:
@@ -216,6 +266,25 @@ def published_release(root: Path) -> Path | None:
         return None
     path = Path(root) / "releases" / rid
     return path if (path / MANIFEST).is_file() else None
+
+
+def published_releases(root: Path, limit: int) -> list[Path]:
+    """The last `limit` published releases under root, oldest first: those whose manifest says
+    `published`, up to the one `published.json` names (one after it was withdrawn by pointing
+    back). Release ids begin with their UTC build time, so name order is build order."""
+    last = published_release(root)
+    if last is None:
+        return []
+    found = []
+    for path in sorted((root / "releases").iterdir()):
+        if path.name.startswith(".") or path.name > last.name or not (path / MANIFEST).is_file():
+            continue
+        try:
+            if load_manifest(path).get("published") is True:
+                found.append(path)
+        except (OSError, ValueError):
+            continue
+    return found[-limit:] if limit > 0 else []
 
 
 def publish(root: Path, release_id: str) -> None:

@@ -54,15 +54,6 @@ def test_gate_cli_exit_codes(tmp_path, capsys, current, code):
     assert ("gate: FAILED" in out) == (code == 3)
 
 
-def test_metrics_plot_marks_failures_red():
-    from mathindex.evaluation.plot import metrics_svg
-
-    svg = metrics_svg(gate({"sample/ndcg@10": 57.9, "sample/recall@10": 80.0}, BASE), "Release x")
-    assert svg.startswith("<svg") and svg.count("<rect") == 4
-    assert svg.count('fill="#c62828"') == 1 and svg.count('fill="#2e7d32"') == 1
-    assert "57.90" in svg and "Release x" in svg
-
-
 def test_summary_names_each_failing_metric_and_its_drop():
     report = gate({"sample/ndcg@10": 73.45, "sample/recall@10": 80.0}, {"sample/ndcg@10": 88.3, "sample/recall@10": 80.0})
     assert report.summary() == "gate failed: sample/ndcg@10 fell 14.85 points (88.30 -> 73.45)"

@@ -47,8 +47,10 @@ def first(first_state):
 def test_release_directory_holds_every_artifact(first, root):
     for name in TABLES:
         assert (first / f"{name}.parquet").is_file(), name
-    for rel in ["search.duckdb", "vector/vector.index", "bench/metrics.json", "release-notes.md", "manifest.json"]:
+    for rel in ["search.duckdb", "vector/vector.index", "bench/metrics.json", "release-notes.md", "manifest.json",
+                "bench/history.svg", "bench/history.png", "bench/styles.svg", "bench/styles.png"]:
         assert (first / rel).is_file(), rel
+    assert not (first / "bench" / "metrics.svg").exists()  # the hand-written plot is gone
     assert not list((root / "releases").glob(".staging-*"))
     assert json.loads((root / "published.json").read_text())["release_id"] == first.name
 
@@ -130,13 +132,21 @@ def test_second_build_is_deterministic_and_gates_against_the_first(first, root):
         assert a == b, f"{name}.parquet differs between identical builds"
     m = json.loads((second.release_dir / "manifest.json").read_text())
     assert m["previous_release"] == first.name
-    assert "changed since the baseline" not in (second.release_dir / "release-notes.md").read_text()  # same suite file
+    notes = (second.release_dir / "release-notes.md").read_text()
+    assert "changed since the baseline" not in notes  # same suite file
+    assert f"Nothing among the inputs: the corpus pins, suites, model and code version are those of release {first.name}." in notes
+    queries = json.loads((first / "bench" / "metrics.json").read_text())["suites"]["sample"]["queries"]
+    assert f"{queries} queries in both: 0 fell, 0 rose, {queries} kept their rank; 0 new, 0 gone." in notes
+    rows = m["row_counts"]["declarations"]
+    assert f"| `declarations` | {rows:,} | {rows:,} | +0 |" in notes
+    assert "### vector" in notes and "| embedding.index_reused | yes |" in notes
+    assert f">{first.name.split('-')[0]}<" in (second.release_dir / "bench" / "history.svg").read_text()  # the first, published
     assert m["vector_index"]["embedding"]["index_reused"] is True  # same texts and model: nothing embedded or built
     for name in ("vector.index", "vector_ids.parquet", "vector.json"):
         assert (first / "vector" / name).read_bytes() == (second.release_dir / "vector" / name).read_bytes(), name
 
 
-DERIVED = ("release-notes.md", "bench/metrics.svg", "search.duckdb")  # hashed and sized in the manifest, compared below
+DERIVED = ("release-notes.md", "search.duckdb")  # hashed and sized in the manifest, compared below
 
 
 def _without_times(obj):
@@ -149,8 +159,8 @@ def _without_times(obj):
 
 
 def _comparable(release: Path, rel: str) -> bytes | dict:
-    """A release file as two builds must agree on it: bytes, except the release id and wall-clock
-    seconds in the manifest, the notes and the plot's title, and `search.duckdb` by its rows."""
+    """A release file as two builds must agree on it: bytes (the plots too), except the release id
+    and wall-clock seconds in the manifest and the notes, and `search.duckdb` by its rows."""
     path = release / rel
     if rel == "search.duckdb":
         con = duckdb.connect(str(path), read_only=True)
@@ -165,10 +175,10 @@ def _comparable(release: Path, rel: str) -> bytes | dict:
         m["files"] = {k: v for k, v in m["files"].items() if k not in DERIVED}
         m["sizes"] = {k: v for k, v in m["sizes"].items() if k not in DERIVED}
         return _without_times(m)
-    if rel in ("release-notes.md", "bench/metrics.svg"):
+    if rel == "release-notes.md":
         text = path.read_text().replace(release.name, "<release id>")
         text = re.sub(r"^- seconds: .*$", "- seconds: <seconds>", text, flags=re.M)
-        return {"text": re.sub(r"(seconds'?[=:] ?)[0-9.]+", r"\1<seconds>", text)}
+        return {"text": re.sub(r"^\| ([\w.]*seconds) \| [^|]* \|$", r"| \1 | <seconds> |", text, flags=re.M)}
     return path.read_bytes()
 
 
@@ -177,8 +187,7 @@ def test_a_build_under_another_hash_seed_is_identical_file_by_file(first, tmp_pa
     in a fresh root under another PYTHONHASHSEED (1, or 2 when this process runs with 1; unset, it is
     random), against the session's Prefect server: the same files, byte for byte, except
     `search.duckdb` (the same rows in every table) and the release id and wall-clock seconds of the
-    manifest, the notes and the plot. Nothing is shared: extraction, embedding and every index are
-    built afresh."""
+    manifest and the notes. Nothing is shared: extraction, embedding and every index are built afresh."""
     import os
     import subprocess
     import sys

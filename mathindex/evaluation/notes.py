@@ -1,8 +1,32 @@
-"""Release notes: Markdown with the headline table (before/after), per-style figures and inputs."""
+"""Release notes: Markdown a maintainer can act on. Against the baseline release (the one gated
+against; for reembed, the source release): what inputs changed, each headline metric and each
+suite's per-style metrics before and after, the queries that fell and rose most with their ranks,
+and the row count of each table before and after. Then the inputs, stages and indexes as tables.
+
+`render_notes` reads the new release's manifest (as `schemas.manifest.Manifest` dumps it) and the
+baseline's `Baseline`, so both sides are compared in the same shape.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from mathindex.evaluation.gate import GateReport
+
+MOVES_SHOWN = 10  # queries listed as fell most and rose most
+_QUERY_CHARS = 90
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The release the notes compare with: its manifest, its `bench/metrics.json` suites (None
+    when unreadable) and its `bench_results` rows (None when the release holds none)."""
+
+    release_id: str
+    manifest: dict
+    suites: dict | None = None
+    results: list[dict] | None = None
 
 
 def _fmt(v) -> str:
@@ -13,68 +37,118 @@ def _delta(v) -> str:
     return "—" if v is None else f"{v:+.2f}"
 
 
-def render_notes(
-    release_id: str,
-    gate: GateReport,
-    baseline_from: str,
-    suites: dict[str, dict],
-    corpora: list[dict],
-    row_counts: dict[str, int],
-    errors_by_stage: dict[str, int],
-    stages: dict[str, str],
-    indexes: dict[str, dict],
-    title: str = "Release",
-    before_suites: dict[str, dict] | None = None,
-    suite_pins: list[dict] | None = None,
-    changed_suites: dict[str, str] | None = None,
-    premises: dict | None = None,
-) -> str:
-    """The notes, the gate's verdict first (`_gate_lines`); each suite's per-style table shows
-    `before_suites` (the baseline release's) beside it when given. `suite_pins` (name, path,
-    sha256) are listed among the inputs; `changed_suites` (`suite_changes`) are called out under
-    the gate line, so a changed gold set is not read as a search regression. `premises`
-    (premises.build figures) adds the premise-selection table."""
-    lines = [f"# {title} {release_id}", "", *_gate_lines(gate, baseline_from), ""]
-    if changed_suites:
+def _cell(text: object) -> str:
+    """Text safe inside a Markdown table cell: one line, pipes escaped, long text cut."""
+    text = " ".join(str(text).split()).replace("|", "\\|")
+    return text if len(text) <= _QUERY_CHARS else text[: _QUERY_CHARS - 1] + "…"
+
+
+def render_notes(manifest: dict, suites: dict[str, dict], gate: GateReport, *, indexes: dict[str, dict],
+                 errors_by_stage: dict[str, int], results: list[dict] | None = None, before: Baseline | None = None,
+                 title: str = "Release", plots: Sequence[str] = (), premises: dict | None = None) -> str:  # fmt: skip
+    """The notes of the release `manifest` describes: `suites` its bench/metrics.json suites,
+    `results` its bench_results rows, `before` the baseline release (None when gated against
+    bench/baselines), `plots` the stems `plot.write_plots` wrote under bench/, `premises`
+    (premises.build figures) the premise-selection table."""
+    changed = suite_changes(manifest["bench"].get("suites", []), _pins(before))
+    lines = _header(manifest, gate, changed, title)
+    lines += _changes_section(manifest, before)
+    lines += _headline_section(gate, plots)
+    for name, s in sorted(suites.items()):
+        note = " (the suite changed since the baseline release)" if name in changed else ""
+        lines += ["", f"## Suite `{name}`: {s.get('queries', 0)} queries, by query style{note}", ""]
+        lines += _style_table(s, (before.suites or {}).get(name) if before else None)
+    if "styles" in plots:
+        lines += ["", "![each suite's metrics per query style, before and after](bench/styles.svg)",
+                  "", "(also as [PNG](bench/styles.png))"]  # fmt: skip
+    lines += _moves_section(results, before)
+    if premises:
+        lines += ["", *premise_section(premises)]
+    lines += _inputs_section(manifest)
+    lines += _tables_section(manifest["row_counts"], before.manifest.get("row_counts") if before else None)
+    lines += ["", "## Errors by stage", ""]
+    lines += [f"- {k}: {v:,}" for k, v in sorted(errors_by_stage.items())] or ["- none"]
+    lines += ["", "## Stages", ""]
+    lines += [f"- {k}: {v}" for k, v in manifest["stages"].items()]
+    lines += _indexes_section(indexes)
+    return "\n".join(lines) + "\n"
+
+
+def _pins(before: Baseline | None) -> list[dict] | None:
+    return None if before is None else before.manifest.get("bench", {}).get("suites", [])
+
+
+def _header(manifest: dict, gate: GateReport, changed: dict[str, str], title: str) -> list[str]:
+    lines = [f"# {title} {manifest['release_id']}", "", *_gate_lines(gate, manifest["bench"].get("baseline", "unknown")), ""]
+    if changed:
         lines += ["**Suites changed since the baseline release** (their before and after figures come from different "
                   "query sets; a drop there is not by itself a search regression):", ""]
-        lines += [f"- `{name}`: {what}" for name, what in sorted(changed_suites.items())] + [""]
-    lines += [
-        "## Headline metrics (points, 0–100)",
-        "",
-        "![headline metrics before and after](bench/metrics.svg)",
-        "",
-        "| metric | before | after | change | status |",
-        "|---|---:|---:|---:|---|",
-    ]
+        lines += [f"- `{name}`: {what}" for name, what in sorted(changed.items())] + [""]
+    return lines
+
+
+def _changes_section(manifest: dict, before: Baseline | None) -> list[str]:
+    lines = ["## Changes against the baseline release", ""]
+    if before is None:
+        return lines + ["No baseline release (gated against the committed bench/baselines): no inputs to compare.", ""]
+    changes = input_changes(manifest, before.manifest)
+    if not changes:
+        return lines + [f"Nothing among the inputs: the corpus pins, suites, model and code version are those of "
+                        f"release {before.release_id}.", ""]  # fmt: skip
+    return lines + [f"Against release {before.release_id}:", ""] + [f"- {c}" for c in changes] + [""]
+
+
+def input_changes(now: dict, before: dict) -> list[str]:
+    """What differs between two manifests' inputs: corpus pins (content sha256, commit, file
+    count; corpora added or dropped), suites (sha256; added or dropped), the embedding model (name,
+    revision, the root-relative reference) and the code version. Empty: the same inputs."""
+    out = []
+    old = {c["name"]: c for c in before.get("corpora", [])}
+    new = {c["name"]: c for c in now.get("corpora", [])}
+    for name in sorted(old.keys() | new.keys()):
+        a, b = old.get(name), new.get(name)
+        if a is None or b is None:
+            out.append(f"corpus `{name}`: {'added' if a is None else 'dropped'}")
+            continue
+        diffs = [f"{k} {_short(a.get(k))} -> {_short(b.get(k))}" for k in ("sha256", "commit", "files") if a.get(k) != b.get(k)]
+        if diffs:
+            out.append(f"corpus `{name}`: " + ", ".join(diffs))
+    old_s = {p["name"] for p in before.get("bench", {}).get("suites", [])}
+    new_s = {p["name"] for p in now.get("bench", {}).get("suites", [])}
+    out += [f"suite `{n}`: added" for n in sorted(new_s - old_s)] + [f"suite `{n}`: dropped" for n in sorted(old_s - new_s)]
+    changed = suite_changes(now.get("bench", {}).get("suites", []), before.get("bench", {}).get("suites", []))
+    out += [f"suite `{n}`: {what}" for n, what in sorted(changed.items())]
+    a, b = _model(before), _model(now)
+    if a != b:
+        out.append(f"embedding model: {a} -> {b}")
+    if before.get("code_version") != now.get("code_version"):
+        out.append(f"code version: {before.get('code_version')} -> {now.get('code_version')}")
+    return out
+
+
+def _short(v) -> str:
+    return f"{v[:12]}…" if isinstance(v, str) and len(v) > 16 else str(v)
+
+
+def _model(manifest: dict) -> str:
+    """`name@rev12 (reference)`: the embedder a manifest records and where its model lives."""
+    e = manifest.get("embedder", {})
+    ref = manifest.get("vector_index", {}).get("model") or "the bundled model"
+    return f"{e.get('name')}@{str(e.get('revision'))[:12]} ({ref})"
+
+
+def _headline_section(gate: GateReport, plots: Sequence[str]) -> list[str]:
+    lines = ["## Headline metrics (points, 0–100)", ""]
+    if "history" in plots:
+        lines += ["![headline metrics over the last published releases and this one](bench/history.svg)", "",
+                  "(also as [PNG](bench/history.png))", ""]  # fmt: skip
+    lines += ["| metric | before | after | change | status |", "|---|---:|---:|---:|---|"]
     for c in gate.checks:
         status = "ok" if c.ok else f"**FAIL**: {c.note}"
         if c.ok and c.note:
             status = c.note
         lines.append(f"| {c.metric} | {_fmt(c.baseline)} | {_fmt(c.current)} | {_delta(c.delta)} | {status} |")
-    for name, s in sorted(suites.items()):
-        changed = " (the suite changed since the baseline release)" if name in (changed_suites or {}) else ""
-        lines += ["", f"## Suite `{name}`: {s.get('queries', 0)} queries, by query style{changed}", ""]
-        lines += _style_table(s, (before_suites or {}).get(name))
-    if premises:
-        lines += ["", *premise_section(premises)]
-    lines += ["", "## Inputs", "", "| corpus | kind | files | pin |", "|---|---|---:|---|"]
-    for c in corpora:
-        pin = f"commit {c['commit']}, " if c.get("commit") else ""
-        lines.append(f"| {c['name']} | {c['kind']} | {c['files']} | {pin}sha256 {c['sha256'][:16]}… |")
-    if suite_pins:
-        lines += ["", "| suite | sha256 |", "|---|---|"]
-        lines += [f"| {p['name']} | {p['sha256'] or 'unreadable'} |" for p in sorted(suite_pins, key=lambda p: p["name"])]
-    lines += ["", "## Tables (rows)", ""]
-    lines += [f"- `{k}`: {v:,}" for k, v in sorted(row_counts.items())]
-    lines += ["", "## Errors by stage", ""]
-    lines += [f"- {k}: {v:,}" for k, v in sorted(errors_by_stage.items())] or ["- none"]
-    lines += ["", "## Stages", ""]
-    lines += [f"- {k}: {v}" for k, v in stages.items()]
-    lines += ["", "## Indexes", ""]
-    for name, info in sorted(indexes.items()):
-        lines.append(f"- {name}: " + ", ".join(f"{k}={v}" for k, v in sorted(info.items())))
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _gate_lines(gate: GateReport, baseline_from: str) -> list[str]:
@@ -125,15 +199,23 @@ def suite_changes(current: list[dict], before: list[dict] | None) -> dict[str, s
     return out
 
 
+def style_rows(s: dict, before: dict | None) -> list[tuple[str, int, dict, dict]]:
+    """(label, queries, metrics after, metrics before) for all queries, each query style and the
+    fair subset of a suite that ran; the before metrics are empty where the baseline has none."""
+    before = before if before and "metrics" in before else {}
+    rows = [("all", s["queries"], s["metrics"], before.get("metrics", {}))]
+    rows += [(style, m["queries"], m, before.get("by_style", {}).get(style, {})) for style, m in s.get("by_style", {}).items()]
+    if "fair" in s:
+        rows.append(("fair subset", s["fair"]["queries"], s["fair"], before.get("fair", {})))
+    return rows
+
+
 def _style_table(s: dict, before: dict | None) -> list[str]:
     """One row per query style (and the fair subset): after, or before | after | change when known."""
     if "metrics" not in s:
         return [f"Not run: {s.get('error', 'no metrics')}"]
     names = list(s["metrics"])
-    rows = [("all", s["queries"], s["metrics"], (before or {}).get("metrics", {}))]
-    rows += [(style, m["queries"], m, (before or {}).get("by_style", {}).get(style, {})) for style, m in s["by_style"].items()]
-    if "fair" in s:
-        rows.append(("*fair subset*", s["fair"]["queries"], s["fair"], (before or {}).get("fair", {})))
+    rows = [("*fair subset*" if label == "fair subset" else label, n, m, b) for label, n, m, b in style_rows(s, before)]
     if before is None or "metrics" not in before:
         out = ["| style | queries | " + " | ".join(names) + " |", "|---|---:|" + "---:|" * len(names)]
         return out + [f"| {label} | {n} | " + " | ".join(_fmt(m[x]) for x in names) + " |" for label, n, m, _ in rows]
@@ -145,13 +227,122 @@ def _style_table(s: dict, before: dict | None) -> list[str]:
     return out
 
 
+def _reciprocal(rank: int | None) -> float:
+    return 0.0 if rank is None else 1.0 / rank
+
+
+def rank_moves(after: list[dict], before: list[dict], n: int = MOVES_SHOWN) -> dict:
+    """The queries of two `bench_results` tables (rows as dicts) whose rank of the first gold hit
+    changed, measured by the change of its reciprocal (0 outside the top k: what MRR averages):
+    `fell` and `rose`, the n that moved most (ties by suite and query id), and the counts
+    `compared`, `fell_total`, `rose_total`, `new` (only after) and `gone` (only before).
+    The SQL macro `bench_compare` of search.duckdb measures the same."""
+    old = {(r["suite"], r["query_id"]): r for r in before}
+    keys_after = {(r["suite"], r["query_id"]) for r in after}
+    moved = []
+    for r in after:
+        b = old.get((r["suite"], r["query_id"]))
+        if b is not None and b["rank"] != r["rank"]:
+            change = round(_reciprocal(r["rank"]) - _reciprocal(b["rank"]), 6)
+            moved.append({"suite": r["suite"], "query_id": r["query_id"], "style": r["style"], "query": r["query"],
+                          "rank_before": b["rank"], "rank_after": r["rank"], "change": change})  # fmt: skip
+    fell = sorted((m for m in moved if m["change"] < 0), key=lambda m: (m["change"], m["suite"], m["query_id"]))
+    rose = sorted((m for m in moved if m["change"] > 0), key=lambda m: (-m["change"], m["suite"], m["query_id"]))
+    return {"fell": fell[:n], "rose": rose[:n], "fell_total": len(fell), "rose_total": len(rose),
+            "compared": len(keys_after & old.keys()), "new": len(keys_after - old.keys()), "gone": len(old.keys() - keys_after)}  # fmt: skip
+
+
+def _moves_section(results: list[dict] | None, before: Baseline | None) -> list[str]:
+    lines = ["", "## Queries that moved most", ""]
+    if before is None:
+        return lines + ["No baseline release: no per-query ranks to compare."]
+    if before.results is None or results is None:
+        return lines + [f"Release {before.release_id} holds no per-query results (bench_results): no ranks to compare."]
+    m = rank_moves(results, before.results)
+    lines.append(f"Rank of the first gold hit per query, against release {before.release_id} (— : none in the top k). "
+                 f"{m['compared']} queries in both: {m['fell_total']} fell, {m['rose_total']} rose, "
+                 f"{m['compared'] - m['fell_total'] - m['rose_total']} kept their rank; {m['new']} new, {m['gone']} gone.")  # fmt: skip
+    for verb in ("fell", "rose"):
+        shown, total = len(m[verb]), m[f"{verb}_total"]
+        if not shown:
+            lines += ["", f"### None {verb}"]
+            continue
+        lines += ["", f"### The {shown} that {verb} most" + (f" (of {total})" if total > shown else ""), "",
+                  "| suite | query id | style | query | rank before | rank after | change of 1/rank |",
+                  "|---|---|---|---|---:|---:|---:|"]  # fmt: skip
+        lines += [f"| {r['suite']} | {r['query_id']} | {r['style']} | {_cell(r['query'])} | {_rank(r['rank_before'])} "
+                  f"| {_rank(r['rank_after'])} | {r['change']:+.3f} |" for r in m[verb]]  # fmt: skip
+    return lines
+
+
+def _rank(rank: int | None) -> str:
+    return "—" if rank is None else str(rank)
+
+
+def _inputs_section(manifest: dict) -> list[str]:
+    lines = ["", "## Inputs", "", "| corpus | kind | files | pin |", "|---|---|---:|---|"]
+    for c in manifest["corpora"]:
+        pin = f"commit {c['commit']}, " if c.get("commit") else ""
+        lines.append(f"| {c['name']} | {c['kind']} | {c['files']} | {pin}sha256 {c['sha256'][:16]}… |")
+    pins = manifest["bench"].get("suites")
+    if pins:
+        lines += ["", "| suite | sha256 |", "|---|---|"]
+        lines += [f"| {p['name']} | {p['sha256'] or 'unreadable'} |" for p in sorted(pins, key=lambda p: p["name"])]
+    lines += ["", f"Embedding model: {_model(manifest)}. Code version: {manifest.get('code_version')}."]
+    return lines
+
+
+def _tables_section(after: dict[str, int], before: dict[str, int] | None) -> list[str]:
+    lines = ["", "## Tables (rows)", ""]
+    if before is None:
+        return lines + ["| table | rows |", "|---|---:|"] + [f"| `{k}` | {v:,} |" for k, v in sorted(after.items())]
+    lines += ["| table | before | after | change |", "|---|---:|---:|---:|"]
+    for name in sorted(after.keys() | before.keys()):
+        a, b = after.get(name), before.get(name)
+        change = "—" if a is None or b is None else f"{a - b:+,}"
+        lines.append(f"| `{name}` | {'—' if b is None else f'{b:,}'} | {'—' if a is None else f'{a:,}'} | {change} |")
+    return lines
+
+
+def _indexes_section(indexes: dict[str, dict]) -> list[str]:
+    """One two-column table per index; nested settings flattened to dotted names."""
+    lines = ["", "## Indexes"]
+    for name, info in sorted(indexes.items()):
+        lines += ["", f"### {name}", "", "| property | value |", "|---|---|"]
+        lines += [f"| {key} | {_cell(_value(v))} |" for key, v in _flatten(info)]
+    return lines
+
+
+def _flatten(info: dict, prefix: str = "") -> list[tuple[str, object]]:
+    out = []
+    for key, value in sorted(info.items(), key=lambda kv: str(kv[0])):
+        if isinstance(value, dict) and value:
+            out += _flatten(value, f"{prefix}{key}.")
+        else:
+            out.append((f"{prefix}{key}", value))
+    return out
+
+
+def _value(v) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(str(x) for x in v) or "—"
+    if isinstance(v, dict):
+        return "—"
+    return str(v)
+
+
 def metrics_rows(s: dict) -> list[dict]:
     """A suite's metrics as table rows (all, each query style, the fair subset): style, queries and
     each metric in points, two decimals; a suite that did not run is one row with its error."""
     if "metrics" not in s or not s["metrics"]:
         return [{"style": "all", "queries": 0, "error": s.get("error", "no metrics")}]
-    rows = [("all", s["metrics"] | {"queries": s["queries"]})] + list(s.get("by_style", {}).items())
-    if "fair" in s:
-        rows.append(("fair subset", s["fair"]))
-    return [{"style": label, "queries": m.get("queries"), **{k: round(v, 2) if isinstance(v, float) else v for k, v in m.items() if k != "queries"}}
-            for label, m in rows]
+    return [{"style": label, "queries": n, **{k: round(v, 2) if isinstance(v, float) else v for k, v in m.items() if k != "queries"}}
+            for label, n, m, _ in style_rows(s, None)]

@@ -18,10 +18,13 @@ from prefect.states import Failed, State
 
 from mathindex import __version__
 from mathindex.evaluation.gate import GateReport
-from mathindex.evaluation.notes import metrics_rows, render_notes, suite_changes
-from mathindex.evaluation.plot import metrics_svg
+from mathindex.evaluation.notes import Baseline, metrics_rows, render_notes
+from mathindex.evaluation.plot import THIS_RELEASE, write_plots
 from mathindex.schemas.manifest import CorpusPin, Manifest
-from mathindex.store import MANIFEST, clean_leftovers, file_hashes, file_sizes, finalise, publish, root_lock, write_json
+from mathindex.store import (MANIFEST, clean_leftovers, file_hashes, file_sizes, finalise, load_manifest, publish,
+                             published_releases, read_table, root_lock, write_json)
+
+HISTORY_RELEASES = 10  # published releases the headline history plot shows before this one
 
 
 @contextmanager
@@ -90,48 +93,61 @@ class ReleaseParts:
 
 def finish_release(root: Path, staging: Path, parts: ReleaseParts, metrics: dict, verdict: GateReport,
                    baseline_from: str, title: str = "Release", before: Path | None = None) -> ReleaseOutcome:  # fmt: skip
-    """Writes metrics and notes into staging, renames it, writes the manifest last, and points
-    `published.json` at it only when the gate passed (or was skipped: `--no-gate`). `before` is the
-    release gated against, whose per-style metrics the notes show beside this one's."""
+    """Writes metrics, plots and notes into staging, renames it, writes the manifest last, and
+    points `published.json` at it only when the gate passed (or was skipped: `--no-gate`). `before`
+    is the release gated against, which the notes compare with (inputs, per-style metrics,
+    per-query ranks, row counts)."""
     (staging / "bench").mkdir(exist_ok=True)
     write_json(staging / "bench" / "metrics.json", metrics)
-    (staging / "bench" / "metrics.svg").write_text(metrics_svg(verdict, f"{title} {parts.release_id}"), encoding="utf-8")
-    errors_by_stage = dict(Counter(parts.errors.column("stage").to_pylist()))
-    indexes = {"vector": parts.vector_index, "formula": parts.formula_index, "lexical": parts.lexical_index}
-    if parts.formal_index:
-        indexes["formal"] = parts.formal_index
-    notes = render_notes(parts.release_id, verdict, baseline_from, metrics["suites"], [p.model_dump() for p in parts.pins],
-                         parts.row_counts, errors_by_stage, parts.stages, indexes, title=title,
-                         before_suites=_suites_of(before), suite_pins=parts.suites,
-                         changed_suites=suite_changes(parts.suites, _suite_pins_of(before)),
-                         premises=parts.premises)  # fmt: skip
-    (staging / "release-notes.md").write_text(notes, encoding="utf-8")
     manifest = Manifest(
         release_id=parts.release_id, code_version=__version__, corpora=parts.pins, embedder=parts.embedder,
         vector_index=parts.vector_index, formula_index=parts.formula_index, formal_index=parts.formal_index or {},
         premises=parts.premises or {}, stages=parts.stages,
-        row_counts=parts.row_counts, files=file_hashes(staging), sizes=file_sizes(staging),
+        row_counts=parts.row_counts, files={},
         bench={"headline": metrics["headline"], "baseline": baseline_from, "suites": parts.suites},
         gate=verdict.to_dict(), published=verdict.passed,
         previous_release=baseline_from.removeprefix("release ") if baseline_from.startswith("release ") else None,
     )  # fmt: skip
+    baseline = read_baseline(before)
+    plots = write_plots(staging / "bench", headline_history(root, metrics["headline"]), metrics["suites"],
+                        baseline.suites if baseline else None, verdict)  # fmt: skip
+    indexes = {"vector": parts.vector_index, "formula": parts.formula_index, "lexical": parts.lexical_index}
+    if parts.formal_index:
+        indexes["formal"] = parts.formal_index
+    notes = render_notes(manifest.model_dump(mode="json"), metrics["suites"], verdict, indexes=indexes,
+                         errors_by_stage=dict(Counter(parts.errors.column("stage").to_pylist())),
+                         results=bench_rows(staging), before=baseline, title=title, plots=plots,
+                         premises=parts.premises)  # fmt: skip
+    (staging / "release-notes.md").write_text(notes, encoding="utf-8")
+    manifest = manifest.model_copy(update={"files": file_hashes(staging), "sizes": file_sizes(staging)})
     final = finalise(staging, parts.release_id, manifest.model_dump(mode="json"))
     if verdict.passed:
         publish(root, parts.release_id)
     return ReleaseOutcome(release_dir=final, passed=verdict.passed, gate=verdict.to_dict(), message=verdict.summary())
 
 
-def _suite_pins_of(release: Path | None) -> list[dict] | None:
-    """The suites a release's manifest pinned (`bench.suites`), or None without a release."""
-    path = release / MANIFEST if release is not None else None
-    if path is None or not path.is_file():
-        return None
-    return json.loads(path.read_text(encoding="utf-8")).get("bench", {}).get("suites", [])
+def headline_history(root: Path, headline: dict[str, float], limit: int = HISTORY_RELEASES) -> list[tuple[str, dict]]:
+    """(label, headline metrics) of the last `limit` published releases under root, oldest first,
+    then this release's (label `plot.THIS_RELEASE`); only the metrics this release reports."""
+    history = []
+    for release in published_releases(root, limit):
+        path = release / "bench" / "metrics.json"
+        head = json.loads(path.read_text(encoding="utf-8")).get("headline", {}) if path.is_file() else {}
+        history.append((release.name.split("-", 1)[0], {k: v for k, v in head.items() if k in headline}))
+    return history + [(THIS_RELEASE, dict(headline))]
 
 
-def _suites_of(release: Path | None) -> dict | None:
-    """The per-suite metrics a release recorded (bench/metrics.json), or None."""
-    path = release / "bench" / "metrics.json" if release is not None else None
-    if path is None or not path.is_file():
+def read_baseline(release: Path | None) -> Baseline | None:
+    """A complete release as the notes compare with it, or None without one."""
+    if release is None or not (release / MANIFEST).is_file():
         return None
-    return json.loads(path.read_text(encoding="utf-8")).get("suites")
+    metrics = release / "bench" / "metrics.json"
+    suites = json.loads(metrics.read_text(encoding="utf-8")).get("suites") if metrics.is_file() else None
+    return Baseline(release_id=release.name, manifest=load_manifest(release), suites=suites, results=bench_rows(release))
+
+
+def bench_rows(release: Path) -> list[dict] | None:
+    """A release's per-query benchmark results (`bench_results` rows), or None when it has none."""
+    if not (release / "bench_results.parquet").is_file():
+        return None
+    return read_table(release, "bench_results").select(["suite", "query_id", "style", "query", "rank"]).to_pylist()

@@ -1,10 +1,33 @@
-"""The table registry: every table a release holds, its pyarrow schema and its stable sort key."""
+"""The table registry: every table a release holds, its pyarrow schema and its stable sort key.
+
+Every schema of a registered table describes itself: the table in the schema's metadata and each
+column in its field's metadata (key `comment`), written with `described` and `column`. The
+descriptions travel with the Parquet files and become `search.duckdb`'s table and column comments."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import pyarrow as pa
+
+
+COMMENT = "comment"
+
+
+def column(name: str, type_: pa.DataType, comment: str, nullable: bool = True) -> pa.Field:
+    """A pyarrow field carrying its one-line description (`comment` metadata)."""
+    return pa.field(name, type_, nullable=nullable, metadata={COMMENT: comment})
+
+
+def described(comment: str, fields: list[pa.Field]) -> pa.Schema:
+    """A pyarrow schema carrying its table's one-line description (`comment` metadata)."""
+    return pa.schema(fields, metadata={COMMENT: comment})
+
+
+def comment_of(item: pa.Field | pa.Schema) -> str | None:
+    """The description `column` or `described` put on a field or schema, or None."""
+    raw = (item.metadata or {}).get(COMMENT.encode())
+    return raw.decode() if raw is not None else None
 
 
 @dataclass(frozen=True)

@@ -4,26 +4,30 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-ERRORS = pa.schema(
+from mathindex.schemas import column, described
+
+ERRORS = described(
+    "One row per input file (or formula) a stage could not read; the release goes on without it.",
     [
-        pa.field("corpus", pa.string(), nullable=False),
-        pa.field("file", pa.string(), nullable=False),  # path relative to the corpus root
-        pa.field("line", pa.int32()),  # 1-based; null when the error has no line
-        pa.field("stage", pa.string(), nullable=False),  # e.g. extract_lean, extract_latex, parse_formula
-        pa.field("reason", pa.string(), nullable=False),  # one line
-    ]
+        column("corpus", pa.string(), "corpus the file belongs to", nullable=False),
+        column("file", pa.string(), "path relative to the corpus root, / separators", nullable=False),
+        column("line", pa.int32(), "1-based line of the error; null when it has none"),
+        column("stage", pa.string(), "stage that failed: extract_lean, extract_latex, parse_formula, ...", nullable=False),
+        column("reason", pa.string(), "what went wrong, one line (at most 500 characters)", nullable=False),
+    ],
 )
 
-BENCH_RESULTS = pa.schema(
+BENCH_RESULTS = described(
+    "One row per benchmark query of every suite the release ran: its gold answers and where the first one ranked.",
     [
-        pa.field("suite", pa.string(), nullable=False),
-        pa.field("query_id", pa.string(), nullable=False),
-        pa.field("style", pa.string(), nullable=False),
-        pa.field("query", pa.string(), nullable=False),
-        pa.field("gold", pa.list_(pa.string()), nullable=False),
-        pa.field("rank", pa.int32()),  # 1-based rank of the first gold hit; null when not in the top k
-        pa.field("top", pa.list_(pa.string()), nullable=False),  # names of the top k hits
-    ]
+        column("suite", pa.string(), "suite name (bench.suites of the manifest)", nullable=False),
+        column("query_id", pa.string(), "query id, unique within its suite", nullable=False),
+        column("style", pa.string(), "query style: identifier, lean, latex, natural, ...", nullable=False),
+        column("query", pa.string(), "the query text as searched", nullable=False),
+        column("gold", pa.list_(pa.string()), "hit names that count as correct answers", nullable=False),
+        column("rank", pa.int32(), "1-based rank of the first gold hit; null when none is in the top k"),
+        column("top", pa.list_(pa.string()), "names of the top k hits, best first", nullable=False),
+    ],
 )
 
 

@@ -5,23 +5,26 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from mathindex.schemas import column, described
+
 # `formal_statements`: row `doc` is posting id `doc`. Trees are the normal form of
 # mathindex.formal.normal as compact JSON (the FORMULA_TREES encoding, plus ["#b", i] for a bound
 # variable); a declaration whose type does not parse has a null conclusion and only its constants.
-FORMAL_STATEMENTS = pa.schema(
+FORMAL_STATEMENTS = described(
+    "One row per Lean declaration as the formal channel sees it: normalised conclusion and hypotheses, constants.",
     [
-        pa.field("doc", pa.int32(), nullable=False),
-        pa.field("name", pa.string(), nullable=False),  # the declaration's full name
-        pa.field("kind", pa.string(), nullable=False),
-        pa.field("module", pa.string(), nullable=False),
-        pa.field("signature", pa.string(), nullable=False),  # as declared (binders and type)
-        pa.field("conclusion_head", pa.string()),  # head symbol of the conclusion
-        pa.field("hypothesis_heads", pa.list_(pa.string()), nullable=False),
-        pa.field("constants", pa.list_(pa.string()), nullable=False),  # full names the statement mentions
-        pa.field("size", pa.int32(), nullable=False),  # nodes in conclusion and hypotheses (specificity)
-        pa.field("conclusion", pa.string()),
-        pa.field("hypotheses", pa.string(), nullable=False),  # JSON list of trees
-    ]
+        column("doc", pa.int32(), "posting id of the formal index", nullable=False),
+        column("name", pa.string(), "the declaration's full name", nullable=False),
+        column("kind", pa.string(), "declaration kind", nullable=False),
+        column("module", pa.string(), "Lean module name", nullable=False),
+        column("signature", pa.string(), "as declared (binders and type)", nullable=False),
+        column("conclusion_head", pa.string(), "head symbol of the conclusion; null when the type does not parse"),
+        column("hypothesis_heads", pa.list_(pa.string()), "head symbols of the hypotheses", nullable=False),
+        column("constants", pa.list_(pa.string()), "full names the statement mentions", nullable=False),
+        column("size", pa.int32(), "nodes in conclusion and hypotheses (specificity)", nullable=False),
+        column("conclusion", pa.string(), "normal-form tree of the conclusion, compact JSON; null when it does not parse"),
+        column("hypotheses", pa.string(), "JSON list of the hypotheses' trees", nullable=False),
+    ],
 )
 
 # formal/keys.parquet: key -> postings[start : start + count] of formal/postings.npy (sorted docs)

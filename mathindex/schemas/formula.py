@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from mathindex.schemas import column, described
+
 # parser: grammar (the project's Pratt grammar) | mathml (latex2mathml symbol layout tree)
 #         | tokens (flat token row: the last resort when both fail or the input is too large)
 # status: ok (grammar) | fallback (mathml) | error (tokens)
@@ -12,17 +14,18 @@ import pyarrow as pa
 #       ["#e"] an empty slot. Operator commutativity is a property of the op name
 #       (mathindex.formula.grammar.COMMUTATIVE).
 # canonical_status: ok | unsupported (the tree is not in a class SymPy normalises) | timeout | error
-FORMULA_TREES = pa.schema(
+FORMULA_TREES = described(
+    "One parse result per formula (formulas.formula_id): operator tree, path tokens, SymPy canonical form.",
     [
-        pa.field("formula_id", pa.string(), nullable=False),
-        pa.field("parser", pa.string(), nullable=False),
-        pa.field("status", pa.string(), nullable=False),
-        pa.field("tree", pa.string(), nullable=False),
-        pa.field("tree_text", pa.string(), nullable=False),  # one-line s-expression
-        pa.field("path_tokens", pa.list_(pa.string()), nullable=False),
-        pa.field("canonical", pa.string()),
-        pa.field("canonical_status", pa.string(), nullable=False),
-    ]
+        column("formula_id", pa.string(), "the formula (formulas.formula_id)", nullable=False),
+        column("parser", pa.string(), "grammar, mathml or tokens (the last resort)", nullable=False),
+        column("status", pa.string(), "ok (grammar), fallback (mathml) or error (tokens)", nullable=False),
+        column("tree", pa.string(), "compact JSON operator tree", nullable=False),
+        column("tree_text", pa.string(), "the tree as a one-line s-expression", nullable=False),
+        column("path_tokens", pa.list_(pa.string()), "root-to-leaf path tokens the formula index searches", nullable=False),
+        column("canonical", pa.string(), "SymPy canonical form; null unless canonical_status is ok"),
+        column("canonical_status", pa.string(), "ok, unsupported, timeout or error", nullable=False),
+    ],
 )
 
 # Files of the formula index directory (mathindex.formula.FormulaIndex); row i of groups is group i.

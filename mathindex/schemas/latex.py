@@ -4,46 +4,50 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-LATEX_STATEMENTS = pa.schema(
+from mathindex.schemas import column, described
+
+LATEX_STATEMENTS = described(
+    "One row per theorem-like environment (theorem, lemma, definition, ...) of the LaTeX and XML corpora.",
     [
-        pa.field("statement_id", pa.string(), nullable=False),  # sha256(corpus|file|line_start|env)[:16]
-        pa.field("node_id", pa.string(), nullable=False),  # tex:<corpus>:<statement_id>
-        pa.field("corpus", pa.string(), nullable=False),
-        pa.field("source", pa.string(), nullable=False),  # latex | xml
-        pa.field("env", pa.string(), nullable=False),  # environment name as written (xml: element/kind)
-        pa.field("kind", pa.string(), nullable=False),  # resolved: theorem, lemma, definition, ...
-        pa.field("title", pa.string()),  # optional argument / title
-        pa.field("label", pa.string()),  # \label as written
-        pa.field("full_label", pa.string()),  # corpus-unique label (file-qualified where the corpus does so)
-        pa.field("tag", pa.string()),  # through the tags file
-        pa.field("body", pa.string(), nullable=False),  # original LaTeX (comments and slogan removed)
-        pa.field("body_normalised", pa.string(), nullable=False),  # user macros expanded, labels dropped
-        pa.field("proof", pa.string()),  # the proof that follows, original LaTeX
-        pa.field("cites", pa.list_(pa.string()), nullable=False),  # refs in the proof: tag when known, else full label
-        pa.field("bib_cites", pa.list_(pa.string()), nullable=False),  # \cite keys in statement and proof
-        pa.field("section_path", pa.list_(pa.string()), nullable=False),  # titles, outermost first
-        pa.field("file", pa.string(), nullable=False),  # relative to the corpus root, '/' separators
-        pa.field("line_start", pa.int32(), nullable=False),  # 1-based line of \begin
-        pa.field("line_end", pa.int32(), nullable=False),  # 1-based line of \end
-        pa.field("slogan", pa.string()),
-    ]
+        column("statement_id", pa.string(), "sha256(corpus|file|line_start|env)[:16]; unique", nullable=False),
+        column("node_id", pa.string(), "tex:<corpus>:<statement_id>", nullable=False),
+        column("corpus", pa.string(), "corpus name", nullable=False),
+        column("source", pa.string(), "latex or xml", nullable=False),
+        column("env", pa.string(), "environment name as written (xml: element or kind)", nullable=False),
+        column("kind", pa.string(), "resolved kind: theorem, lemma, definition, ...", nullable=False),
+        column("title", pa.string(), "the optional argument or title; null when none"),
+        column("label", pa.string(), "\\label as written; null when none"),
+        column("full_label", pa.string(), "corpus-unique label (file-qualified where the corpus does so)"),
+        column("tag", pa.string(), "tag through the tags file (Stacks 00DV); null when none"),
+        column("body", pa.string(), "original LaTeX (comments and slogan removed)", nullable=False),
+        column("body_normalised", pa.string(), "body with user macros expanded and labels dropped", nullable=False),
+        column("proof", pa.string(), "the proof that follows, original LaTeX; null when none"),
+        column("cites", pa.list_(pa.string()), "references in the proof: tag when known, else full label", nullable=False),
+        column("bib_cites", pa.list_(pa.string()), "\\cite keys in statement and proof", nullable=False),
+        column("section_path", pa.list_(pa.string()), "section titles, outermost first", nullable=False),
+        column("file", pa.string(), "path relative to the corpus root, / separators", nullable=False),
+        column("line_start", pa.int32(), "1-based line of \\begin", nullable=False),
+        column("line_end", pa.int32(), "1-based line of \\end", nullable=False),
+        column("slogan", pa.string(), "the statement's slogan (Stacks); null when none"),
+    ],
 )
 
-FORMULAS = pa.schema(
+FORMULAS = described(
+    "One row per formula: math of the LaTeX and XML sources, and Lean statements (source lean) so a LaTeX query can find them.",
     [
-        pa.field("formula_id", pa.string(), nullable=False),  # sha256(corpus|file|source|position)[:16]
-        pa.field("corpus", pa.string(), nullable=False),
-        pa.field("node_id", pa.string()),  # owning statement's node id, null outside statements
-        pa.field("statement_id", pa.string()),
-        pa.field("source", pa.string(), nullable=False),  # latex | xml | lean (plain string)
-        pa.field("file", pa.string(), nullable=False),
-        pa.field("line", pa.int32(), nullable=False),  # 1-based line where the formula starts
-        pa.field("position", pa.int32(), nullable=False),  # 0-based ordinal within the file
-        pa.field("display", pa.string(), nullable=False),  # inline | display | environment name (align*)
-        pa.field("latex", pa.string(), nullable=False),  # original text between the delimiters
-        pa.field("latex_normalised", pa.string(), nullable=False),  # user macros expanded
-        pa.field("role", pa.string()),  # statement | proof; null outside statements
-        pa.field("label", pa.string()),  # full label of a labelled display formula (\label inside it)
-        pa.field("tag", pa.string()),  # its tag through the tags file
-    ]
+        column("formula_id", pa.string(), "sha256(corpus|file|source|position)[:16]; unique", nullable=False),
+        column("corpus", pa.string(), "corpus name", nullable=False),
+        column("node_id", pa.string(), "the owning statement's node id; null outside statements"),
+        column("statement_id", pa.string(), "the owning LaTeX statement; null outside statements and for Lean"),
+        column("source", pa.string(), "latex, xml or lean", nullable=False),
+        column("file", pa.string(), "path relative to the corpus root, / separators", nullable=False),
+        column("line", pa.int32(), "1-based line where the formula starts", nullable=False),
+        column("position", pa.int32(), "0-based ordinal within the file", nullable=False),
+        column("display", pa.string(), "inline, display or the environment name (align*)", nullable=False),
+        column("latex", pa.string(), "original text between the delimiters", nullable=False),
+        column("latex_normalised", pa.string(), "latex with user macros expanded", nullable=False),
+        column("role", pa.string(), "statement or proof; null outside statements"),
+        column("label", pa.string(), "full label of a labelled display formula (\\label inside it)"),
+        column("tag", pa.string(), "its tag through the tags file"),
+    ],
 )

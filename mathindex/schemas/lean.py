@@ -4,42 +4,46 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-DECLARATIONS = pa.schema(
+from mathindex.schemas import column, described
+
+DECLARATIONS = described(
+    "One row per Lean declaration found in the Lean corpora (including generated names such as instances and simps lemmas).",
     [
-        pa.field("decl_id", pa.string(), nullable=False),  # sha256(corpus, module, full_name, line_start)[:16]
-        pa.field("corpus", pa.string(), nullable=False),
-        pa.field("full_name", pa.string(), nullable=False),  # the Lean name a user can #check
-        pa.field("kind", pa.string(), nullable=False),  # theorem, lemma, def, instance, field, constructor, ...
-        pa.field("signature", pa.string(), nullable=False),  # binders and type, up to :=, where or |
-        pa.field("type", pa.string()),  # after the top-level `:`; null when there is none
-        pa.field("docstring", pa.string()),
-        pa.field("attributes", pa.list_(pa.string()), nullable=False),
-        pa.field("module", pa.string(), nullable=False),
-        pa.field("file", pa.string(), nullable=False),  # relative to the corpus root, `/` separators
-        pa.field("line_start", pa.int32(), nullable=False),  # 1-based, first line of the source block
-        pa.field("line_end", pa.int32(), nullable=False),
-        pa.field("is_private", pa.bool_(), nullable=False),
-        pa.field("is_protected", pa.bool_(), nullable=False),
+        column("decl_id", pa.string(), "sha256(corpus, module, full_name, line_start)[:16]; unique", nullable=False),
+        column("corpus", pa.string(), "corpus name", nullable=False),
+        column("full_name", pa.string(), "the Lean name a user can #check", nullable=False),
+        column("kind", pa.string(), "theorem, lemma, def, instance, structure, field, constructor, ...", nullable=False),
+        column("signature", pa.string(), "binders and type, up to :=, where or |", nullable=False),
+        column("type", pa.string(), "what follows the top-level colon; null when there is none"),
+        column("docstring", pa.string(), "the /-- -/ doc comment; null when there is none"),
+        column("attributes", pa.list_(pa.string()), "attributes as written (simp, ext, to_additive, ...)", nullable=False),
+        column("module", pa.string(), "Lean module name (Mathlib.Algebra.Group.Basic)", nullable=False),
+        column("file", pa.string(), "path relative to the corpus root, / separators", nullable=False),
+        column("line_start", pa.int32(), "1-based first line of the source block", nullable=False),
+        column("line_end", pa.int32(), "1-based last line of the source block", nullable=False),
+        column("is_private", pa.bool_(), "declared private", nullable=False),
+        column("is_protected", pa.bool_(), "declared protected", nullable=False),
         # source, instance_name (generated instance name), deriving, to_additive, to_dual, reassoc,
         # simps, field, parent_projection, constructor, alias, irreducible_def (the `_def` lemma)
-        pa.field("origin", pa.string(), nullable=False),
-        pa.field("statement_group", pa.string(), nullable=False),  # id of the source block it came from
-        pa.field("variables", pa.string(), nullable=False),  # `variable` binders in scope the statement uses
-    ]
+        column("origin", pa.string(), "how the name arose: source, instance_name, to_additive, simps, field, ...", nullable=False),
+        column("statement_group", pa.string(), "id of the source block the declaration came from", nullable=False),
+        column("variables", pa.string(), "`variable` binders in scope that the statement uses", nullable=False),
+    ],
 )
 
 # values of `dependencies.role`
 ROLE_STATEMENT = "statement"
 ROLE_PROOF = "proof"
 
-DEPENDENCIES = pa.schema(
+DEPENDENCIES = described(
+    "One row per constant a declaration names; (corpus, full_name, target) is unique.",
     [
-        pa.field("corpus", pa.string(), nullable=False),
-        pa.field("full_name", pa.string(), nullable=False),  # the declaration whose statement or proof names target
-        pa.field("target", pa.string(), nullable=False),  # a constant as written (or resolved, see resolved)
-        pa.field("resolved", pa.bool_(), nullable=False),  # true when target is a full name found in the corpus
+        column("corpus", pa.string(), "corpus name", nullable=False),
+        column("full_name", pa.string(), "the declaration whose statement or proof names target", nullable=False),
+        column("target", pa.string(), "a constant as written (or resolved, see resolved)", nullable=False),
+        column("resolved", pa.bool_(), "true when target is a full name found in the corpus", nullable=False),
         # statement: named by the signature; proof: named only by the proof or definition body (a
-        # target both name is one statement row); (corpus, full_name, target) is unique
-        pa.field("role", pa.string(), nullable=False),
-    ]
+        # target both name is one statement row)
+        column("role", pa.string(), "statement (named by the signature) or proof (only by the proof or body)", nullable=False),
+    ],
 )
