@@ -3,6 +3,8 @@ hypotheses in any order, notation normalisation, error messages and ranking."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from mathindex.formal.query import FormalQueryError, UnknownConstant
@@ -118,7 +120,10 @@ def test_cli_formal_output_and_bad_input(tmp_path, capsys):
     from mathindex.cli import main
 
     build(tmp_path)
-    (tmp_path / "manifest.json").write_text("{}")  # the CLI only checks that a release has one
+    from mathindex.store import file_hashes, file_sizes
+
+    # the CLI opens a release whose files match its manifest
+    (tmp_path / "manifest.json").write_text(json.dumps({"files": file_hashes(tmp_path), "sizes": file_sizes(tmp_path)}))
     assert main(["search", str(tmp_path), "--formal", "Real.sqrt, Real.pi"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("Found 1 declaration matching Real.sqrt, Real.pi") and "Real.sqrt_pi_pos" in out
