@@ -318,6 +318,12 @@ def _report_release(outcome) -> int:
 def cmd_extract(args) -> int:
     import pyarrow.parquet as pq
 
+    from mathindex.sources import SourceError, check_allowed
+
+    try:
+        check_allowed(f"{args.kind} directory", args.dir, str(args.dir))
+    except SourceError as exc:
+        raise UsageError(f"mathindex extract: {exc}") from None
     corpus = args.corpus or args.dir.resolve().name
     out: Path = args.out
     out.parent.mkdir(parents=True, exist_ok=True)

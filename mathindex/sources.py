@@ -1,20 +1,31 @@
-"""Reading and pinning release inputs: every corpus is hashed by content before it is read."""
+"""Reading and pinning release inputs: every corpus is hashed by content before it is read.
+
+Allowed roots: an input path (a corpus directory, a tags file, a suite) may resolve anywhere except
+`/` itself and the system directories in SYSTEM_DIRS (and anything under them; the temporary
+directory excepted); it is refused, naming the entry, before any work. Inside a corpus root, files
+are read by `mathindex.corpusfiles` only (confined to the root).
+"""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 from pydantic import ValidationError
 
+from mathindex.corpusfiles import CorpusRoot, digest, list_files, max_bytes_for
 from mathindex.schemas.manifest import CorpusPin, SourcesFile, SourceSpec, SuitePin, SuiteSpec
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCES = PACKAGE_ROOT / "data" / "sources.yaml"
 INPUT_SUFFIXES = {"lean": (".lean",), "latex": (".tex", ".xml")}
+SYSTEM_DIRS = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin",
+               "/sys", "/usr", "/var")
 
 
 class SourceError(ValueError):
@@ -43,7 +54,24 @@ def load_sources(path: Path) -> tuple[list[Source], list[SuiteSpec]]:
     base = path.parent
     sources = [_resolve(spec, base) for spec in parsed.sources]
     suites = [s.model_copy(update={"path": str((base / s.path).resolve())}) for s in parsed.suites]
+    for s in suites:
+        check_allowed(f"suite {s.name!r}", s.path)
     return sources, suites
+
+
+def check_allowed(entry: str, path: Path | str, given: str | None = None) -> None:
+    """SourceError naming `entry` when `path` resolves to `/` or into a system directory."""
+    real = Path(os.path.realpath(path))
+    shown = f"path {given!r} resolves to {real}" if given is not None and given != str(real) else f"path {real}"
+    if real == Path(real.anchor):
+        raise SourceError(f"{entry}: {shown}, the filesystem root; refused (an input may not be / or a system directory)")
+    tmp = Path(os.path.realpath(tempfile.gettempdir()))
+    if tmp != Path(tmp.anchor) and real.is_relative_to(tmp):
+        return
+    for d in SYSTEM_DIRS:
+        if real.is_relative_to(os.path.realpath(d)) or real.is_relative_to(d):
+            raise SourceError(f"{entry}: {shown}, inside the system directory {d}; refused "
+                              "(an input may not be / or a system directory)")
 
 
 def sources_from_dirs(lean: list[Path], latex: list[Path]) -> list[Source]:
@@ -59,16 +87,21 @@ def _name_of(d: Path, kind: str) -> str:
 
 
 def _resolve(spec: SourceSpec, base: Path) -> Source:
+    """A source entry checked before any work: an allowed directory holding at least one input file."""
     root = (base / spec.path).resolve()
+    check_allowed(f"source {spec.name!r}", root, spec.path)
     if not root.is_dir():
         raise SourceError(f"source {spec.name!r}: directory not found: {root}")
     tags = None
     if spec.tags:
         tags = (base / spec.tags).resolve()
+        check_allowed(f"source {spec.name!r} tags", tags, spec.tags)
         if not tags.is_file():
             raise SourceError(f"source {spec.name!r}: tags file not found: {tags}")
     elif (root / "tags" / "tags").is_file():
         tags = root / "tags" / "tags"
+    if not list_files(root, INPUT_SUFFIXES[spec.kind]):
+        raise SourceError(f"source {spec.name!r}: no {spec.kind} files under {root}")
     return Source(spec=spec, root=root, tags_file=tags)
 
 
@@ -81,25 +114,32 @@ def pin_suite(spec: SuiteSpec) -> SuitePin:
     return SuitePin(name=spec.name, path=spec.path, sha256=digest)
 
 
-def input_files(source: Source) -> list[Path]:
-    """The files a corpus contributes, sorted by relative path."""
-    suffixes = INPUT_SUFFIXES[source.spec.kind]
-    files = [p for p in source.root.rglob("*") if p.suffix in suffixes and p.is_file()]
-    if source.tags_file is not None:
-        files.append(source.tags_file)
-    return sorted(files, key=lambda p: p.relative_to(source.root).as_posix() if p.is_relative_to(source.root) else str(p))
+def input_files(source: Source) -> list[tuple[str, Path]]:
+    """(name, path) of the files a corpus contributes, sorted by relative path (the extractors' own
+    listing, `corpusfiles.list_files`), then its tags file (named relative to the root when inside)."""
+    files = list_files(source.root, INPUT_SUFFIXES[source.spec.kind])
+    tags = source.tags_file
+    if tags is not None and tags.is_relative_to(source.root):
+        files = sorted([*files, (tags.relative_to(source.root).as_posix(), tags)], key=lambda e: e[0])
+    elif tags is not None:
+        files.append((tags.name, tags))
+    return files
 
 
 def pin_source(source: Source) -> CorpusPin:
-    """Hash every input file (path and bytes) and verify any declared commit or sha256."""
+    """Hash every input file (name and `corpusfiles.digest`: bytes, or the reason it is refused, as
+    extraction reads it) and verify any declared commit or sha256."""
     files = input_files(source)
     if not files:
         raise SourceError(f"source {source.spec.name!r}: no {source.spec.kind} files under {source.root}")
-    digest = hashlib.sha256()
-    for f in files:
-        rel = f.relative_to(source.root).as_posix() if f.is_relative_to(source.root) else f.name
-        digest.update(rel.encode() + b"\0" + hashlib.sha256(f.read_bytes()).digest())
-    sha = digest.hexdigest()
+    hasher = hashlib.sha256()
+    confined = CorpusRoot.of(source.root)
+    for rel, f in files:
+        file_root = confined if confined.contains(f) else CorpusRoot.of(f.parent)  # a tags file elsewhere
+        file_sha = digest(file_root, f, max_bytes_for(f))
+        refused = file_sha.startswith("refused:")
+        hasher.update(rel.encode() + b"\0" + (file_sha.encode() if refused else bytes.fromhex(file_sha)))
+    sha = hasher.hexdigest()
     if source.spec.sha256 and source.spec.sha256 != sha:
         raise SourceError(f"source {source.spec.name!r}: content sha256 {sha} does not match the pinned {source.spec.sha256}")
     commit = source.spec.commit

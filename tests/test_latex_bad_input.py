@@ -95,7 +95,7 @@ def test_a_hung_worker_is_killed_and_the_rest_goes_on(tmp_path):
     result = tree._run_pool(
         _hang,
         [(str(tmp_path / n), n, 0) for n in ("a.tex", "hang.tex", "z.tex")],
-        ([tree._merge([])], tree.LabelResolver({}, False, frozenset()), "h", 1.0, 1 << 20),
+        ([tree._merge([])], tree.LabelResolver({}, False, frozenset()), "h", 1.0, 1 << 20, tree.CorpusRoot.of(tmp_path)),
         workers=2,
         hard_s=1.5,
         failed=lambda rel, reason: tree._failed_tables("h", rel, reason),

@@ -18,7 +18,7 @@ from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, final_state, fi
 from mathindex.flows.progress import StageProgress
 from mathindex.schemas.common import ERRORS, concat
 from mathindex.schemas.manifest import SuiteSpec
-from mathindex.sources import DEFAULT_SOURCES, load_sources, pin_source, pin_suite, sources_from_dirs
+from mathindex.sources import DEFAULT_SOURCES, check_allowed, load_sources, pin_source, pin_suite, sources_from_dirs
 from mathindex.store import building, published_release, unique_release_id
 from mathindex.tasks.bench import baseline_metrics, gate_release, run_benchmarks
 from mathindex.tasks.embed import build_embedding_texts, embed_and_index
@@ -119,8 +119,10 @@ def resolve_inputs(sources_file: str | None, lean: list[str], latex: list[str], 
         sources, specs = sources_from_dirs([Path(d) for d in lean], [Path(d) for d in latex]), []
     else:
         sources, specs = load_sources(Path(sources_file) if sources_file else DEFAULT_SOURCES)
-    specs = specs + [SuiteSpec(name=Path(s).stem, path=str(Path(s).resolve())) for s in suites]
-    return sources, specs
+    extra = [SuiteSpec(name=Path(s).stem, path=str(Path(s).resolve())) for s in suites]
+    for spec in extra:
+        check_allowed(f"suite {spec.name!r}", spec.path)
+    return sources, specs + extra
 
 
 def new_release_id(pins: list, root: Path) -> str:

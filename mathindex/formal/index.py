@@ -133,7 +133,7 @@ def _write_postings(out_dir: Path, key_ids: dict[str, int], pair_keys: array, pa
     order = np.lexsort((docs, r))
     postings = docs[order]
     counts = np.bincount(r, minlength=len(names)).astype(np.int32)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    starts = (np.cumsum(counts, dtype=np.int64) - counts).astype(np.int64)  # empty when there are no keys
     keys = pa.table({"key": names, "start": starts, "count": counts}, schema=FORMAL_KEYS)
     pq.write_table(keys, out_dir / "keys.parquet", compression="zstd")
     np.save(out_dir / "postings.npy", postings.astype(np.int32))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import logging
-import multiprocessing
 import os
 import threading
 import time
@@ -19,16 +18,18 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from mathindex.corpusfiles import MAX_BYTES, CorpusRoot, Refused, list_files, max_bytes_for, read_file, regular_size
 from mathindex.latex.macros import DEFAULT_ENVS, COMMENT_ENVS_DEFAULT, FileDefs, Macro, kind_of, scan_definitions
 from mathindex.latex.tex import DocContext, LabelResolver, extract_tex_text
 from mathindex.latex.texscan import decode_source, strip_comments
 from mathindex.schemas.common import ERRORS, error_row, table
 from mathindex.schemas.latex import FORMULAS, LATEX_STATEMENTS
+from mathindex.workers import mp_context, stop_on_sigterm
 
 log = logging.getLogger(__name__)
 
 STAGE = "extract_latex"
-MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_FILE_BYTES = MAX_BYTES[".tex"]
 MAX_ERRORS_PER_FILE = 200  # past this, one summary row says how many more there were
 SERIAL_BELOW_BYTES = 1024 * 1024  # smaller corpora are extracted in-process: a pool would cost more
 
@@ -42,16 +43,18 @@ class LatexExtraction:
     errors: pa.Table
 
 
-def read_tags(tags_file: Path) -> dict[str, str]:
-    """Stacks-format tags file (`TAG,full_label` lines, `#` comments) as full label -> tag."""
+def read_tags(tags_file: Path, root: CorpusRoot | None = None) -> dict[str, str]:
+    """Stacks-format tags file (`TAG,full_label` lines, `#` comments) as full label -> tag; read inside
+    `root` (default: the file's own directory), `Refused` as any corpus file."""
     tags: dict[str, str] = {}
-    with open(tags_file, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            line = line.strip()
-            if not line or line.startswith("#") or "," not in line:
-                continue
-            tag, label = line.split(",", 1)
-            tags.setdefault(label.strip(), tag.strip())
+    root = root or CorpusRoot.of(Path(tags_file).parent)
+    text = read_file(root, tags_file, max_bytes_for(tags_file)).decode("utf-8", errors="replace")
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "," not in line:
+            continue
+        tag, label = line.split(",", 1)
+        tags.setdefault(label.strip(), tag.strip())
     return tags
 
 
@@ -65,26 +68,24 @@ def labels_file_prefixed(tags: dict[str, str], stems: set[str]) -> bool:
     return hits * 2 > len(tags)
 
 
-def _read_text(path: Path, max_bytes: int) -> str:
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise ValueError(f"file too large ({size} bytes > cap {max_bytes})")
-    return decode_source(path.read_bytes())
+def _read_text(root: CorpusRoot, path: Path, max_bytes: int) -> str:
+    return decode_source(read_file(root, path, max_bytes))
 
 
-def _resolve_input(name: str, including: Path, root: Path) -> Path | None:
+def _resolve_input(name: str, including: Path, root: Path, confined: CorpusRoot) -> Path | None:
+    """The file an `\\input{name}` names: a regular file inside the corpus root, else None."""
     for base in (including.parent, root):
         for cand in (base / name, base / f"{name}.tex"):
             try:
-                if cand.is_file() and cand.resolve().is_relative_to(root.resolve()):
+                if cand.is_file() and confined.contains(cand):
                     return cand
             except OSError:
                 continue
     return None
 
 
-def _scan_file_defs(path: Path, max_bytes: int, budget_s: float) -> FileDefs:
-    return scan_definitions(strip_comments(_read_text(path, max_bytes)), budget_s)
+def _scan_file_defs(root: CorpusRoot, path: Path, max_bytes: int, budget_s: float) -> FileDefs:
+    return scan_definitions(strip_comments(_read_text(root, path, max_bytes)), budget_s)
 
 
 def _contexts(
@@ -99,6 +100,7 @@ def _contexts(
     """Document groups (connected by \\input) of the .tex files: (file -> context index, contexts).
     Definitions come from `prescanned` where given (pass 1 in the pool), else are scanned here."""
     prescanned = prescanned or {}
+    confined = CorpusRoot.of(root)
     defs: dict[Path, FileDefs] = {}
     parent: dict[Path, Path] = {}
 
@@ -116,14 +118,14 @@ def _contexts(
             continue
         seen.add(path)
         try:
-            defs[path] = prescanned[path] if path in prescanned else _scan_file_defs(path, max_bytes, budget_s)
-        except (OSError, ValueError) as exc:
+            defs[path] = prescanned[path] if path in prescanned else _scan_file_defs(confined, path, max_bytes, budget_s)
+        except (Refused, OSError, ValueError) as exc:
             defs[path] = FileDefs()
             if path not in files:
                 errors.append(error_row(corpus, _rel(path, root), None, STAGE, f"input file unreadable: {exc}"))
             continue
         for name in defs[path].inputs:
-            target = _resolve_input(name, path, root)
+            target = _resolve_input(name, path, root, confined)
             if target is None:
                 continue
             parent[find(target)] = find(path)
@@ -177,8 +179,15 @@ class _ThreadState(threading.local):
 _STATE = _ThreadState()
 
 
-def _init_worker(contexts: list[DocContext], resolver: LabelResolver, corpus: str, budget_s: float, max_bytes: int):
-    _STATE.d.update(contexts=contexts, resolver=resolver, corpus=corpus, budget_s=budget_s, max_bytes=max_bytes)
+def _init_worker(contexts: list[DocContext], resolver: LabelResolver, corpus: str, budget_s: float, max_bytes: int,
+                 root: CorpusRoot):
+    _STATE.d.update(contexts=contexts, resolver=resolver, corpus=corpus, budget_s=budget_s, max_bytes=max_bytes,
+                    root=root)
+
+
+def _init_pool_worker(*args) -> None:
+    stop_on_sigterm()
+    _init_worker(*args)
 
 
 def _extract_one(path_str: str, rel: str, ctx_index: int) -> tuple[pa.Table, pa.Table, pa.Table]:
@@ -189,12 +198,12 @@ def _extract_one(path_str: str, rel: str, ctx_index: int) -> tuple[pa.Table, pa.
         if rel.endswith(".xml"):
             from mathindex.latex.xmlreader import extract_xml_file
 
-            result = extract_xml_file(path, rel, corpus, _STATE.d["budget_s"])
+            result = extract_xml_file(path, rel, corpus, _STATE.d["budget_s"], root=_STATE.d["root"])
         else:
-            text = strip_comments(_read_text(path, _STATE.d["max_bytes"]))
+            text = strip_comments(_read_text(_STATE.d["root"], path, _STATE.d["max_bytes"]))
             ctx = _STATE.d["contexts"][ctx_index]
             result = extract_tex_text(text, rel, corpus, ctx, _STATE.d["resolver"], _STATE.d["budget_s"])
-    except (OSError, ValueError, RecursionError, MemoryError) as exc:
+    except (Refused, OSError, ValueError, RecursionError, MemoryError) as exc:
         return _tables([], [], [error_row(corpus, rel, None, STAGE, str(exc))])
     errs = [error_row(corpus, rel, line, STAGE, reason) for line, reason in result.errors[:MAX_ERRORS_PER_FILE]]
     if len(result.errors) > MAX_ERRORS_PER_FILE:
@@ -210,18 +219,11 @@ def _tables(statements: list, formulas: list | dict, errors: list) -> tuple[pa.T
     return table(statements, LATEX_STATEMENTS), formula_table, table(errors, ERRORS)
 
 
-def _mp_context() -> multiprocessing.context.BaseContext:
-    """fork when this process is single-threaded (cheap); forkserver under threads (a Prefect task)."""
-    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
-
-
 def _defs_one(path_str: str, rel: str, ctx_index: int) -> FileDefs | None:
     """Pass 1 of one file in a worker; None when unreadable (pass 2 reports the file)."""
     try:
-        return _scan_file_defs(Path(path_str), _STATE.d["max_bytes"], _STATE.d["budget_s"])
-    except (OSError, ValueError):
+        return _scan_file_defs(_STATE.d["root"], Path(path_str), _STATE.d["max_bytes"], _STATE.d["budget_s"])
+    except (Refused, OSError, ValueError):
         return None
 
 
@@ -239,7 +241,7 @@ def _run_pool(
     queue = list(range(len(tasks)))
     while queue:
         pool = cf.ProcessPoolExecutor(
-            max_workers=workers, mp_context=_mp_context(), initializer=_init_worker, initargs=init_args
+            max_workers=workers, mp_context=mp_context(), initializer=_init_pool_worker, initargs=init_args
         )
         futures = {pool.submit(fn, *tasks[i]): i for i in queue}
         started: dict[cf.Future, float] = {}
@@ -282,26 +284,27 @@ def extract_latex_tree(
 ) -> LatexExtraction:
     """Statements, formulas and errors of every .tex and .xml file under root (sorted, each read once)."""
     root = Path(root)
-    files = sorted((p for p in root.rglob("*") if p.suffix in (".tex", ".xml") and p.is_file()), key=lambda p: _rel(p, root))
+    confined = CorpusRoot.of(root)
+    files = [p for _, p in list_files(root, (".tex", ".xml"))]
     tex_files = [p for p in files if p.suffix == ".tex"]
     if tags_file is None and (root / "tags" / "tags").is_file():
         tags_file = root / "tags" / "tags"
     errors: list[dict] = []
     tags: dict[str, str] = {}
     if tags_file is not None:
-        try:
-            tags = read_tags(Path(tags_file))
-        except OSError as exc:
+        try:  # inside the corpus root, or a tags file the sources entry names elsewhere (its own directory)
+            tags = read_tags(Path(tags_file), confined if confined.contains(tags_file) else None)
+        except Refused as exc:
             errors.append(error_row(corpus, _rel(Path(tags_file), root), None, STAGE, f"tags file unreadable: {exc}"))
     stems = {p.stem for p in tex_files}
     resolver = LabelResolver(tags=tags, file_prefixed=labels_file_prefixed(tags, stems), stems=frozenset(stems))
     n_workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
-    total_bytes = sum(p.stat().st_size for p in files)
+    total_bytes = sum(regular_size(p) for p in files)
     in_process = n_workers <= 1 or len(files) <= 1 or total_bytes < SERIAL_BELOW_BYTES
     hard_s = 2 * file_budget_s + 10
     prescanned: dict[Path, FileDefs] = {}
     if not in_process and tex_files:
-        scan_args = ([], resolver, corpus, file_budget_s, max_file_bytes)
+        scan_args = ([], resolver, corpus, file_budget_s, max_file_bytes, confined)
         scanned = _run_pool(
             _defs_one, [(str(p), _rel(p, root), 0) for p in tex_files], scan_args, n_workers, hard_s,
             failed=lambda rel, reason: None,
@@ -309,7 +312,7 @@ def extract_latex_tree(
         prescanned = {p: d for i, p in enumerate(tex_files) if isinstance(d := scanned[i], FileDefs)}
     ctx_of, contexts = _contexts(root, tex_files, corpus, max_file_bytes, file_budget_s, errors, prescanned)
     tasks = [(str(p), _rel(p, root), ctx_of.get(p, 0)) for p in files]
-    init_args = (contexts or [_merge([])], resolver, corpus, file_budget_s, max_file_bytes)
+    init_args = (contexts or [_merge([])], resolver, corpus, file_budget_s, max_file_bytes, confined)
     if in_process:
         _init_worker(*init_args)
         results = {i: _extract_one(*t) for i, t in enumerate(tasks)}

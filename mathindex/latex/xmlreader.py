@@ -1,7 +1,10 @@
 """Hardened XML reader: MediaWiki exports and LaTeXML/JATS-style documents into statement/formula rows.
 
-The parser never loads a DTD, never expands entities and never touches the network; a document that
-declares entities (billion laughs, external entities) or exceeds the size cap is refused.
+The file is read through `mathindex.corpusfiles` (inside the corpus root, a regular file, size cap
+before the read, bounded read) and fed to one pull parser configured never to load a DTD, expand an
+entity or touch the network, with a resolver that refuses any external load. The DOCTYPE precedes
+the root element, so at the root's start event the parser has read all of it, wherever it sits in
+the file: a document whose DOCTYPE declares entities (billion laughs, external entities) is refused.
 """
 
 from __future__ import annotations
@@ -12,12 +15,13 @@ from pathlib import Path
 
 from lxml import etree
 
+from mathindex.corpusfiles import CHUNK_BYTES, MAX_BYTES, BoundedReader, CorpusRoot, Refused, open_file
 from mathindex.latex.macros import KIND_WORDS, kind_of
 from mathindex.latex.tex import FileTimeout, TexResult, short_id
 from mathindex.latex.texscan import Lines
 
-MAX_XML_BYTES = 256 * 1024 * 1024
-_PROLOG_BYTES = 1024 * 1024
+MAX_XML_BYTES = MAX_BYTES[".xml"]
+_BOMS = (b"\xff\xfe", b"\xfe\xff")  # UTF-16: NUL bytes are text there
 _WIKI_MATH = re.compile(r"<math(?P<attrs>[^>]*)>(?P<tex>.*?)</math\s*>|\$\$(?P<dd>.+?)\$\$|\$(?P<d>[^$\n]+?)\$", re.S)
 _WIKI_HEADING = re.compile(r"^(={2,6})\s*(.+?)\s*\1\s*$", re.M)
 _WIKI_LINK = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
@@ -31,33 +35,34 @@ _SECTION_STATEMENT = re.compile(
 
 
 class XmlRefused(ValueError):
-    """The document is refused before parsing (entity declarations, size)."""
+    """The document is refused (entity declarations, an external load, binary content)."""
 
 
 def _local(tag: object) -> str:
     return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
 
 
-def check_prolog(path: Path, max_bytes: int = MAX_XML_BYTES) -> None:
-    """Refuses oversized documents and any DOCTYPE that declares entities (XXE, billion laughs)."""
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise XmlRefused(f"XML file too large ({size} bytes > cap {max_bytes})")
-    with open(path, "rb") as handle:
-        head = handle.read(_PROLOG_BYTES)
-    if b"\x00" in head[:4096] and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise XmlRefused("binary content (NUL bytes)")
-    doctype = head.find(b"<!DOCTYPE")
-    if doctype < 0:
-        return
-    if b"<!ENTITY" in head[doctype:]:
+class _NoExternalLoads(etree.Resolver):
+    """Refuses every external DTD or entity the parser would load (none, as configured: a second wall)."""
+
+    def resolve(self, url, pubid, context):
+        raise XmlRefused(f"external load refused ({url})")
+
+
+def _parser(events: tuple[str, ...]) -> etree.XMLPullParser:
+    parser = etree.XMLPullParser(
+        events=events, resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False,
+        huge_tree=False, remove_comments=True, remove_pis=True,
+    )
+    parser.resolvers.add(_NoExternalLoads())
+    return parser
+
+
+def refuse_entities(docinfo: etree.DocInfo) -> None:
+    """XmlRefused when the document's DOCTYPE declares any entity (general or parameter)."""
+    dtd = docinfo.internalDTD
+    if dtd is not None and next(iter(dtd.entities()), None) is not None:
         raise XmlRefused("DOCTYPE declares entities (entity expansion and external entities are refused)")
-    if b"[" in head[doctype : head.find(b">", doctype) + 1] and b"]>" not in head[doctype:]:
-        raise XmlRefused("DOCTYPE internal subset larger than the prolog cap")
-
-
-def _parser_kwargs() -> dict:
-    return dict(resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False, huge_tree=False)
 
 
 class _Sink:
@@ -210,26 +215,23 @@ def _wiki_page(sink: _Sink, title: str, text: str, base_line: int) -> None:
         sink.formula(line_at(m.start()), tex, display, *own)
 
 
-def _read_mediawiki(path: Path, sink: _Sink) -> None:
-    context = etree.iterparse(str(path), events=("end",), remove_comments=True, remove_pis=True, **_parser_kwargs())
-    for _event, elem in context:
-        if _local(elem.tag) != "page":
-            continue
-        sink.tick()
-        title, ns, text_el = "", "0", None
-        for child in elem.iter():
-            name = _local(child.tag)
-            if name == "title" and not title:
-                title = (child.text or "").strip()
-            elif name == "ns":
-                ns = (child.text or "0").strip()
-            elif name == "text":
-                text_el = child  # the last revision wins
-        if text_el is not None and text_el.text and ns == "0":
-            _wiki_page(sink, title, text_el.text, text_el.sourceline or elem.sourceline or 1)
-        elem.clear()
-        while elem.getprevious() is not None:
-            del elem.getparent()[0]
+def _read_page(sink: _Sink, elem: etree._Element) -> None:
+    """One MediaWiki `<page>` (its last revision), then the element is cleared."""
+    sink.tick()
+    title, ns, text_el = "", "0", None
+    for child in elem.iter():
+        name = _local(child.tag)
+        if name == "title" and not title:
+            title = (child.text or "").strip()
+        elif name == "ns":
+            ns = (child.text or "0").strip()
+        elif name == "text":
+            text_el = child  # the last revision wins
+    if text_el is not None and text_el.text and ns == "0":
+        _wiki_page(sink, title, text_el.text, text_el.sourceline or elem.sourceline or 1)
+    elem.clear()
+    while elem.getprevious() is not None:
+        del elem.getparent()[0]
 
 
 # -- LaTeXML / JATS ------------------------------------------------------------------------------
@@ -361,27 +363,46 @@ class _Walker:
                 self.walk(child)
 
 
-def _read_document(path: Path, sink: _Sink) -> None:
-    parser = etree.XMLParser(remove_comments=True, remove_pis=True, **_parser_kwargs())
-    root = etree.parse(str(path), parser).getroot()
-    _Walker(sink).walk(root)
+def _parse(stream: BoundedReader, sink: _Sink) -> None:
+    """Streams the document through one pull parser. At the root's start event (the DOCTYPE, which
+    XML puts before the root, is then read whole) entity declarations are refused; a MediaWiki export
+    is handled page by page as pages end, any other document walked once whole at the end."""
+    parser = _parser(("start", "end"))
+    kind: str | None = None  # the root element's name, once seen
+
+    def handle(events) -> None:
+        nonlocal kind
+        for event, elem in events:
+            if kind is None:
+                refuse_entities(elem.getroottree().docinfo)
+                kind = _local(elem.tag)
+            if kind == "mediawiki" and event == "end" and _local(elem.tag) == "page":
+                _read_page(sink, elem)
+
+    first = True
+    while chunk := stream.read(CHUNK_BYTES):
+        if first and b"\x00" in chunk[:4096] and not chunk.startswith(_BOMS):
+            raise XmlRefused("binary content (NUL bytes)")
+        first = False
+        sink.tick()
+        parser.feed(chunk)
+        handle(parser.read_events())
+    root = parser.close()
+    handle(parser.read_events())
+    if kind != "mediawiki":
+        _Walker(sink).walk(root)
 
 
-def _root_name(path: Path) -> str:
-    for _event, elem in etree.iterparse(str(path), events=("start",), **_parser_kwargs()):
-        return _local(elem.tag)
-    return ""
-
-
-def extract_xml_file(path: Path, rel: str, corpus: str, budget_s: float = 30.0, max_bytes: int = MAX_XML_BYTES) -> TexResult:
-    """Statements, formulas and (line, reason) errors of one XML file; never raises for bad input."""
+def extract_xml_file(path: Path, rel: str, corpus: str, budget_s: float = 30.0, max_bytes: int = MAX_XML_BYTES,
+                     root: CorpusRoot | None = None) -> TexResult:
+    """Statements, formulas and (line, reason) errors of one XML file under `root` (default: the
+    file's own directory); never raises for bad input."""
     sink = _Sink(rel, corpus, time.monotonic() + budget_s)
     try:
-        check_prolog(path, max_bytes)
-        if _root_name(path) == "mediawiki":
-            _read_mediawiki(path, sink)
-        else:
-            _read_document(path, sink)
+        with open_file(root or CorpusRoot.of(Path(path).parent), path, max_bytes) as stream:
+            _parse(stream, sink)
+    except Refused as exc:
+        return TexResult([], [], [(None, str(exc))])
     except XmlRefused as exc:
         return TexResult([], [], [(None, f"XML refused: {exc}")])
     except etree.XMLSyntaxError as exc:

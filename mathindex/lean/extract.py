@@ -17,9 +17,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
+from mathindex.corpusfiles import MAX_BYTES, CorpusRoot, Refused, digest, list_files, read_file, too_large
 from mathindex.lean.scanner import STAGE, scan_file
 from mathindex.schemas.common import ERRORS, error_row
 from mathindex.schemas.lean import DECLARATIONS, DEPENDENCIES
+from mathindex.workers import mp_context, stop_on_sigterm
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +38,7 @@ _RAW_EXTRA = [
 ]
 RAW = pa.schema([f for f in DECLARATIONS if f.name != "decl_id"] + _RAW_EXTRA)
 _FILES = pa.schema([pa.field("file", pa.string(), nullable=False), pa.field("sha256", pa.string(), nullable=False)])
-MAX_FILE_BYTES = 50_000_000
+MAX_FILE_BYTES = MAX_BYTES[".lean"]
 CHUNK_FILES = 64
 
 
@@ -78,7 +80,7 @@ def decode(data: bytes, corpus: str, rel: str) -> tuple[str | None, list[dict]]:
 def extract_file(data: bytes, corpus: str, rel: str) -> tuple[list[dict], list[dict]]:
     """Raw declaration rows and error rows of one file; never raises."""
     if len(data) > MAX_FILE_BYTES:
-        return [], [error_row(corpus, rel, None, STAGE, f"file too large ({len(data)} bytes)")]
+        return [], [error_row(corpus, rel, None, STAGE, too_large(len(data), MAX_FILE_BYTES))]
     text, errors = decode(data, corpus, rel)
     if text is None:
         return [], errors
@@ -104,32 +106,20 @@ def extract_file(data: bytes, corpus: str, rel: str) -> tuple[list[dict], list[d
     return rows, errors + errs
 
 
-def _extract_chunk(args: tuple[str, list[tuple[str, str]]]) -> tuple[pa.Table, pa.Table]:
-    corpus, items = args
+def _extract_chunk(args: tuple[str, CorpusRoot, list[tuple[str, str]]]) -> tuple[pa.Table, pa.Table]:
+    corpus, root, items = args
     rows: list[dict] = []
     errs: list[dict] = []
     for rel, path in items:
         try:
-            data = Path(path).read_bytes()
-        except OSError as exc:
-            errs.append(error_row(corpus, rel, None, STAGE, f"unreadable: {exc}"))
+            data = read_file(root, path, MAX_FILE_BYTES)
+        except Refused as exc:  # outside the root, not a regular file, too large, unreadable
+            errs.append(error_row(corpus, rel, None, STAGE, str(exc)))
             continue
         r, e = extract_file(data, corpus, rel)
         rows.extend(r)
         errs.extend(e)
     return pa.Table.from_pylist(rows, schema=RAW), pa.Table.from_pylist(errs, schema=ERRORS)
-
-
-def _scan_tree(root: Path) -> list[tuple[str, Path]]:
-    out = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for f in filenames:
-            if f.endswith(".lean"):
-                p = Path(dirpath) / f
-                out.append((p.relative_to(root).as_posix(), p))
-    out.sort()
-    return out
 
 
 def _load_cache(cache_dir: Path, version: str) -> tuple[dict[str, str], pa.Table, pa.Table] | None:
@@ -162,15 +152,11 @@ def _save_cache(cache_dir: Path, version: str, shas: dict[str, str], raw: pa.Tab
 
 
 def file_hashes(root: Path) -> tuple[list[tuple[str, Path]], dict[str, str]]:
-    """Every `*.lean` file under root (sorted relative paths) and its content sha256."""
-    tree = _scan_tree(Path(root))
-    shas: dict[str, str] = {}
-    for rel, p in tree:
-        try:
-            shas[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
-        except OSError:
-            shas[rel] = ""
-    return tree, shas
+    """Every `*.lean` file under root (sorted relative paths) and its content sha256 (`corpusfiles.digest`:
+    a refused file's digest stands for its refusal)."""
+    tree = list_files(Path(root), (".lean",))
+    confined = CorpusRoot.of(root)
+    return tree, {rel: digest(confined, p, MAX_FILE_BYTES) for rel, p in tree}
 
 
 def extract_raw(root: Path, corpus: str, cache_dir: Path | None = None, workers: int = 2,
@@ -190,11 +176,12 @@ def extract_raw(root: Path, corpus: str, cache_dir: Path | None = None, workers:
         parts_err.append(errs.filter(pc.is_in(errs["file"], keep_arr)))
     todo = [(rel, str(p)) for rel, p in tree if rel not in keep]
     log.info("lean extraction: %d files, %d from cache, %d to scan", len(tree), len(keep), len(todo))
-    chunks = [(corpus, todo[i : i + CHUNK_FILES]) for i in range(0, len(todo), CHUNK_FILES)]
+    confined = CorpusRoot.of(root)
+    chunks = [(corpus, confined, todo[i : i + CHUNK_FILES]) for i in range(0, len(todo), CHUNK_FILES)]
     done = 0
     if workers > 1 and len(chunks) > 1:
         try:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
+            with ProcessPoolExecutor(max_workers=workers, mp_context=mp_context(), initializer=stop_on_sigterm) as pool:
                 for r, e in pool.map(_extract_chunk, chunks):
                     parts_raw.append(r)
                     parts_err.append(e)

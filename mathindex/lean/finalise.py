@@ -148,7 +148,7 @@ def finalise(raw: pa.Table, corpus: str) -> tuple[pa.Table, pa.Table, pa.Table]:
             full[i] = name
             taken.add(name)
 
-    named = pa.array([bool(n) for n in full])
+    named = pa.array([bool(n) for n in full], pa.bool_())
     full_arr = pa.array(full, pa.string())
     ids = [
         hashlib.sha256(f"{corpus}\0{m}\0{n}\0{ln}".encode()).hexdigest()[:16]

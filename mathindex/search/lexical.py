@@ -22,8 +22,12 @@ BM25_K1, BM25_B = 0.9, 0.4
 
 
 def build_lexical_index(node_names: list[str], documents: list[str], out_dir: Path) -> None:
-    """Indexes documents (row-aligned with node names) into out_dir."""
+    """Indexes documents (row-aligned with node names) into out_dir; with no documents (a corpus
+    without statements) only the empty names file is written, and the index answers nothing."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table({"name": pa.array(node_names, pa.string())}), out_dir / NODE_FILE)
+    if not documents:
+        return  # bm25s cannot index zero documents (max() of an empty vocabulary)
     corpus = [tokens(d) or ["∅"] for d in documents]
     # bm25s numbers the vocabulary in set order, which follows PYTHONHASHSEED: number it here,
     # sorted, so that two builds of the same documents write the same bytes
@@ -31,20 +35,22 @@ def build_lexical_index(node_names: list[str], documents: list[str], out_dir: Pa
     retriever = bm25s.BM25(k1=BM25_K1, b=BM25_B)
     retriever.index(([[vocab[t] for t in doc] for doc in corpus], vocab), show_progress=False)
     retriever.save(str(out_dir), show_progress=False)
-    pq.write_table(pa.table({"name": pa.array(node_names, pa.string())}), out_dir / NODE_FILE)
 
 
 class LexicalIndex:
     """A saved BM25 index and the node names its rows stand for."""
 
     def __init__(self, out_dir: Path):
-        self.retriever = bm25s.BM25.load(str(out_dir), show_progress=False, mmap=True)
         self.names = pq.read_table(out_dir / NODE_FILE).column("name").to_pylist()
+        self.retriever = bm25s.BM25.load(str(out_dir), show_progress=False, mmap=True) if self.names else None
 
     def scores(self, query: str) -> np.ndarray | None:
-        """BM25 score of every document (row-aligned with `names`); None when no query token is indexed."""
+        """BM25 score of every document (row-aligned with `names`); None when no query token is
+        indexed (or the corpus had no documents)."""
+        if self.retriever is None:
+            return None
         q = [t for t in tokens(query) if t in self.retriever.vocab_dict]
-        if not q or not self.names:
+        if not q:
             return None
         return self.retriever.get_scores(q)
 
