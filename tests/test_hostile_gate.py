@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -210,24 +211,30 @@ def test_the_sample_release_has_a_suite_and_passes_gated(sample_release_root):
 
 
 def test_an_error_inside_the_flow_is_one_line_without_a_traceback(tmp_path, prefect_harness):
-    """`--lean EMPTY_DIR` passes the CLI's checks and fails in the flow's pin stage. stderr: the
-    progress line and one `error:` line, no Prefect traceback; the flow run's logs in the API still
-    hold the traceback for operators."""
+    """A model directory whose weights file is damaged passes the CLI's checks (it has weights) and
+    fails in the flow's embed stage. stderr: the progress lines and one `error:` line, no Prefect
+    traceback; the flow run's logs in the API still hold the traceback for operators."""
     from prefect import get_client
     from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
     from prefect.client.schemas.sorting import FlowRunSort
     from prefect.settings import PREFECT_API_URL
 
-    empty = tmp_path / "empty"
+    from mathindex.embed.embedder import default_model_path
+
+    empty = tmp_path / "lean"  # named as before: the flow run is found by its `lean` parameter
     empty.mkdir()
+    (empty / "A.lean").write_text("theorem a_eq : 1 = 1 := rfl\n")
+    model = tmp_path / "badmodel"
+    shutil.copytree(default_model_path(), model)
+    (model / "model.safetensors").write_text("garbage")
     env = {k: v for k, v in os.environ.items() if k != "MATHINDEX_DEBUG"} | {"PREFECT_API_URL": PREFECT_API_URL.value()}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    run = subprocess.run([sys.executable, "-m", "mathindex", "release", "--lean", str(empty), "--out", str(tmp_path / "out")],
-                         env=env, cwd=REPO, capture_output=True, text=True, timeout=180)
-    assert run.returncode == 2, run.stdout + run.stderr
+    run = subprocess.run([sys.executable, "-m", "mathindex", "release", "--lean", str(empty), "--model", str(model),
+                          "--out", str(tmp_path / "out")], env=env, cwd=REPO, capture_output=True, text=True, timeout=180)
+    assert run.returncode == 1, run.stdout + run.stderr
     assert "Traceback" not in run.stderr and "ERROR" not in run.stderr, run.stderr
     errors = [x for x in run.stderr.splitlines() if "error:" in x]
-    assert errors == [f"mathindex: error: source 'empty': no lean files under {empty.resolve()}"], run.stderr
+    assert len(errors) == 1 and errors[0].startswith("mathindex: error: cannot load embedding model "), run.stderr
     assert all(x.startswith("release: ") for x in run.stderr.splitlines() if x not in errors), run.stderr
 
     with get_client(sync_client=True) as client:  # the flow ran, and its logs kept the traceback
@@ -240,7 +247,7 @@ def test_an_error_inside_the_flow_is_one_line_without_a_traceback(tmp_path, pref
             if any("Traceback" in x.message for x in logs) or time.monotonic() > deadline:
                 break
             time.sleep(0.5)
-    assert any("Traceback" in x.message and "no lean files" in x.message for x in logs), [x.message for x in logs]
+    assert any("Traceback" in x.message and "cannot load embedding model" in x.message for x in logs), [x.message for x in logs]
 
 
 def test_quiet_flow_logs_drop_flow_errors_from_the_console_only(monkeypatch):

@@ -35,10 +35,10 @@ def reembed_flow(release: str, model: str, out: str, no_gate: bool = False) -> R
     Holds the lock on `out` for the whole run (`finish.locked_root`)."""
     source, root = Path(release).resolve(), Path(out).resolve()
     with locked_root(root):
-        return _reembed(source, model, root)
+        return _reembed(source, model, root, no_gate)
 
 
-def _reembed(source: Path, model: str, root: Path) -> ReleaseOutcome | State:
+def _reembed(source: Path, model: str, root: Path, no_gate: bool) -> ReleaseOutcome | State:
     before = load_manifest(source)
     embedding_model = pin_model(model, root)
     pins = [CorpusPin.model_validate(p) for p in before["corpora"]]
