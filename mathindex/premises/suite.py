@@ -58,7 +58,8 @@ def build_suite(declarations: pa.Table, dependencies: pa.Table, seed: int = SEED
     from mathindex.premises.ranker import GoalError, check_goal  # the ranker reads this module
 
     parts = split_files(declarations.column("file").to_pylist(), seed)
-    goals = theorem_goals(declarations, parts, part).join(proof_premises(declarations, dependencies), on="full_name")
+    # sorted: a polars join keeps no row order, and the suite file must be byte-identical between builds
+    goals = theorem_goals(declarations, parts, part).join(proof_premises(declarations, dependencies), on="full_name").sort("full_name")
     queries, rejected = [], 0
     for r in goals.iter_rows(named=True):
         try:  # a goal `mathindex premises` refuses (the grammar lacks `⋂₀`, `⋃₀`) is no benchmark query
