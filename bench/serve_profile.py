@@ -1,4 +1,4 @@
-"""CPU per query of the serving path, split by component, and the answers' top-k names (to check that
+"""CPU per query of the serving path, split by component, and the answers' top-k hits (to check that
 a change keeps search results identical).
 
     PYTHONPATH=. .venv/bin/python bench/serve_profile.py RELEASE --suite ../shared/bench/mathlibqr-dev.json \
@@ -12,8 +12,9 @@ the identifier resolver, the lexical channel, query encoding, the vector index (
 less encoding), the formula and formal channels, fusion with the prior (`SearchEngine.rank`), the
 serving layer (locations and the response model) and the JSON serialisation. Medians over rounds of
 the per-query mean. `--engine` answers with a plain `SearchEngine` instead (what `mathindex search`
-and `bench` use), for the names only: `--compare` that file with the server's to check that both
-give the same hits.
+and `bench` use), for the hits only: `--compare` two `--names-out` files (names, scores and channel
+ranks of every hit) to check that two runs, two builds of the code or the server and the engine give
+the same answers.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def profile(release: Path, queries: list[str], k: int, rounds: int) -> tuple[dic
     search = clock.wrap("serving layer", served.search)
     per_round: list[dict[str, float]] = []
     by_kind: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    names: dict[str, list[str]] = {}
+    names: dict[str, list] = {}  # query -> [name, score, channels] of each hit
     for r in range(rounds):
         totals: dict[str, int] = defaultdict(int)
         for q in queries:
@@ -98,7 +99,7 @@ def profile(release: Path, queries: list[str], k: int, rounds: int) -> tuple[dic
                     by_kind[query_kind(q)][part].append(ns / 1e6)
             if r == 0:
                 by_kind[query_kind(q)]["total"].append(sum(clock.spent.values()) / 1e6)
-                names[q] = [h.name for h in answer.hits]
+                names[q] = [[h.name, h.score, h.channels] for h in answer.hits]
         per_round.append({p: totals.get(p, 0) / 1e6 / len(queries) for p in PARTS})
     parts = {p: round(statistics.median(x[p] for x in per_round), 3) for p in PARTS}
     kinds = {kind: {"queries": len(v["total"]), **{p: round(statistics.fmean(x), 3) for p, x in v.items()}}
@@ -107,17 +108,19 @@ def profile(release: Path, queries: list[str], k: int, rounds: int) -> tuple[dic
             "ms_per_query": parts, "total_ms_per_query": round(sum(parts.values()), 3), "by_kind_first_round": kinds}, names
 
 
-def engine_names(release: Path, queries: list[str], k: int) -> dict[str, list[str]]:
+def engine_names(release: Path, queries: list[str], k: int) -> dict[str, list]:
     from mathindex.search.engine import SearchEngine
 
     engine = SearchEngine(release, verify="none")
-    return {q: engine.names(q, k) for q in queries}
+    return {q: [[h.name, h.score, h.channels] for h in engine.search(q, k).hits] for q in queries}
 
 
-def compare(before: dict[str, list[str]], after: dict[str, list[str]]) -> dict:
+def compare(before: dict[str, list], after: dict[str, list]) -> dict:
+    """Queries whose hits (names, scores and channel ranks) differ between two runs."""
     common = sorted(set(before) & set(after))
     differ = [q for q in common if before[q] != after[q]]
     return {"compared": len(common), "differ": len(differ),
+            "names_differ": sum(1 for q in differ if [h[0] for h in before[q]] != [h[0] for h in after[q]]),
             "samples": [{"query": q, "before": before[q], "after": after[q]} for q in differ[:5]]}
 
 
@@ -151,9 +154,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.compare:
         report["compare"] = compare(json.loads(args.compare.read_text(encoding="utf-8")), names)
         c = report["compare"]
-        print(f"top-{args.k} names: {c['differ']} of {c['compared']} queries differ from {args.compare}")
-        for s in c["samples"]:
-            print(f"  {s['query'][:80]!r}: {s['before'][:3]} -> {s['after'][:3]}")
+        print(f"top-{args.k} hits (names, scores, channel ranks): {c['differ']} of {c['compared']} queries differ "
+              f"from {args.compare} ({c['names_differ']} in their names)")
+        for x in c["samples"]:
+            print(f"  {x['query'][:80]!r}: {x['before'][:2]} -> {x['after'][:2]}")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0

@@ -123,8 +123,8 @@ class ServedRelease:
 
         started = time.perf_counter()
         result = self.engine.search(query, k)
-        hits = [SearchHit(rank=i, score=h.score, channels=h.channels, **self._node(h.name).model_dump())
-                for i, h in enumerate(result.hits, 1)]
+        hits = [SearchHit(rank=i, score=h.score, channels=h.channels, **dict(node))
+                for i, (h, node) in enumerate(zip(result.hits, self._nodes([h.name for h in result.hits])), 1)]
         answer = SearchResponse(release_id=self.release_id, query=query, query_kind=query_kind(query), k=k,
                                 hits=hits, resolved=result.resolved, unavailable=result.unavailable,
                                 took_ms=round((time.perf_counter() - started) * 1000, 2))
@@ -137,7 +137,7 @@ class ServedRelease:
 
     def resolve(self, query: str) -> ResolveResponse:
         names = self.engine.resolver.resolve(query)
-        return ResolveResponse(release_id=self.release_id, query=query, nodes=[self._node(n) for n in names])
+        return ResolveResponse(release_id=self.release_id, query=query, nodes=self._nodes(names))
 
     def premises(self, goal: str, context: str = "", k: int = PREMISES_K) -> PremisesResponse:
         """The k declarations a proof of the Lean `goal` under `context` is likely to name, with their
@@ -152,8 +152,8 @@ class ServedRelease:
             result = self.premise_ranker.rank(goal, context, k)
         except GoalError as exc:
             raise BadInput(" ".join(str(exc).split()), 422) from None
-        hits = [PremiseHit(rank=i, score=p.score, signals=p.signals, **self._node(p.name).model_dump())
-                for i, p in enumerate(result.premises, 1)]
+        hits = [PremiseHit(rank=i, score=p.score, signals=p.signals, **dict(node))
+                for i, (p, node) in enumerate(zip(result.premises, self._nodes([p.name for p in result.premises])), 1)]
         return PremisesResponse(release_id=self.release_id, goal=goal, context=context, k=k, premises=hits,
                                 constants=result.constants, fallback=result.fallback, notes=result.notes,
                                 took_ms=round((time.perf_counter() - started) * 1000, 2))
@@ -174,7 +174,7 @@ class ServedRelease:
         i = self._row_of.get(name)
         if i is None:
             return None
-        node = self._node(name)
+        node = self._nodes([name])[0]
         node_id = self._node_ids[i].as_py()
         if node_id.startswith("lean:"):
             row, deps, n_deps, cites, n_cites = self._lean_declaration(name)
@@ -222,17 +222,26 @@ class ServedRelease:
             log.warning("%s", reason)
             return None, " ".join(reason.split())
 
-    def _node(self, name: str) -> Node:
-        i = self._row_of.get(name)
-        if i is None:
-            return Node(name=name, location=Location())
-        row = self.engine.nodes.slice(i, 1).to_pylist()[0]
-        corpus = self._corpora[i].as_py()
-        url = None
-        if corpus in self._corpus_roots and row["file"]:
-            url = f"/source/{quote(corpus, safe='')}/{quote(row['file'])}" + (f"#L{row['line']}" if row["line"] else "")
-        return Node(name=name, kind=row["kind"], title=row["title"],
-                    location=Location(corpus=corpus, file=row["file"], line=row["line"], source_url=url))
+    def _nodes(self, names: list[str]) -> list[Node]:
+        """The named nodes with their kind, title and location (one Arrow `take` for all of them:
+        a slice per hit cost about 0.1 ms each); a name the release lacks has a bare location."""
+        rows = [self._row_of.get(n) for n in names]
+        found = [i for i in rows if i is not None]
+        table = self.engine.nodes.take(found).select(["kind", "title", "file", "line"]).to_pylist()
+        corpora = iter(self._corpora.take(found).to_pylist())
+        about = iter(table)
+        out = []
+        for name, i in zip(names, rows):
+            if i is None:
+                out.append(Node(name=name, location=Location()))
+                continue
+            row, corpus = next(about), next(corpora)
+            url = None
+            if corpus in self._corpus_roots and row["file"]:
+                url = f"/source/{quote(corpus, safe='')}/{quote(row['file'])}" + (f"#L{row['line']}" if row["line"] else "")
+            out.append(Node(name=name, kind=row["kind"], title=row["title"],
+                            location=Location(corpus=corpus, file=row["file"], line=row["line"], source_url=url)))
+        return out
 
     def _query(self, sql: str, params: list) -> list[tuple]:
         with self._db_lock:  # one DuckDB connection; look-ups take milliseconds
