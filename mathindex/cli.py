@@ -194,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--poll", type=float, default=1.0, help="seconds between checks of published.json")
     sv.add_argument("--access-log", action="store_true")
 
-    mc = sub.add_parser("mcp", help="an MCP server (stdio) with search, resolve, formula and declaration tools")
+    mc = sub.add_parser("mcp", help="an MCP server (stdio) with search, resolve, formula, declaration and premises tools")
     mc.add_argument("root", type=_existing_dir, help="release root (releases/, published.json)")
     mc.add_argument("--release", help="serve this release id of ROOT (pinned: no hot swap)")
     return p

@@ -223,19 +223,17 @@ class ServedRelease:
             return None, " ".join(reason.split())
 
     def _nodes(self, names: list[str]) -> list[Node]:
-        """The named nodes with their kind, title and location (one Arrow `take` for all of them:
-        a slice per hit cost about 0.1 ms each); a name the release lacks has a bare location."""
-        rows = [self._row_of.get(n) for n in names]
-        found = [i for i in rows if i is not None]
-        table = self.engine.nodes.take(found).select(["kind", "title", "file", "line"]).to_pylist()
-        corpora = iter(self._corpora.take(found).to_pylist())
-        about = iter(table)
+        """The named nodes with their kind, title and location; a name the release lacks has a bare
+        location. (One row slice each: a `take` over the chunked nodes table cost 14 ms on whole
+        Mathlib, against about 0.1 ms a slice.)"""
         out = []
-        for name, i in zip(names, rows):
+        for name in names:
+            i = self._row_of.get(name)
             if i is None:
                 out.append(Node(name=name, location=Location()))
                 continue
-            row, corpus = next(about), next(corpora)
+            row = self.engine.nodes.slice(i, 1).to_pylist()[0]
+            corpus = self._corpora[i].as_py()
             url = None
             if corpus in self._corpus_roots and row["file"]:
                 url = f"/source/{quote(corpus, safe='')}/{quote(row['file'])}" + (f"#L{row['line']}" if row["line"] else "")
