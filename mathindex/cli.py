@@ -331,7 +331,7 @@ def cmd_extract(args) -> int:
         from mathindex.lean import extract_lean_tree
 
         ex = extract_lean_tree(args.dir, corpus, cache_dir=args.cache)
-        main_table, extra = ex.declarations, {"dependencies": ex.dependencies}
+        main_table, extra = ex.declarations, {"dependencies": ex.dependencies, "descriptions": ex.descriptions}
     else:
         from mathindex.latex import extract_latex_tree
 

@@ -70,7 +70,7 @@ def release_flow(
             with progress.stage("informalise"):
                 informal = informalise_declarations(ex.declarations, ex.dependencies, cache)
             with progress.stage("embed"):
-                texts = build_embedding_texts(ex.declarations, informal, ex.statements)
+                texts = build_embedding_texts(ex.declarations, informal, ex.statements, ex.descriptions)
                 vector = embed_and_index(texts, embedding_model, staging, cache, published_release(root))
             with progress.stage("formulas"):
                 formulas = collect_formulas(ex.formulas, ex.declarations)
@@ -84,7 +84,7 @@ def release_flow(
             errors = concat([ex.errors, formula_errors], ERRORS)
             with progress.stage("premises"):
                 tables = {
-                    "declarations": ex.declarations, "dependencies": ex.dependencies,
+                    "declarations": ex.declarations, "dependencies": ex.dependencies, "descriptions": ex.descriptions,
                     "latex_statements": ex.statements, "formulas": formulas, "formula_trees": trees,
                     "informalisations": informal, "embedding_texts": texts, "nodes": nodes, "errors": errors,
                     "formal_statements": formal,

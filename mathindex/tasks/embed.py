@@ -15,10 +15,11 @@ from mathindex.tasks import stage
 
 
 @stage(name="embedding_texts")
-def build_embedding_texts(declarations: pa.Table, informalisations: pa.Table, statements: pa.Table) -> pa.Table:
+def build_embedding_texts(declarations: pa.Table, informalisations: pa.Table, statements: pa.Table,
+                          descriptions: pa.Table | None = None) -> pa.Table:
     from mathindex.embed import embedding_texts
 
-    return embedding_texts(declarations, informalisations, statements)
+    return embedding_texts(declarations, informalisations, statements, descriptions)
 
 
 @stage(name="embed_and_index")

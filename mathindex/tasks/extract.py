@@ -20,6 +20,7 @@ class Extraction:
 
     declarations: pa.Table
     dependencies: pa.Table
+    descriptions: pa.Table
     statements: pa.Table
     formulas: pa.Table
     errors: pa.Table
@@ -44,6 +45,7 @@ def merge_extractions(lean: list, latex: list) -> Extraction:
     return Extraction(
         declarations=concat([x.declarations for x in lean], lean_schema.DECLARATIONS),
         dependencies=concat([x.dependencies for x in lean], lean_schema.DEPENDENCIES),
+        descriptions=concat([x.descriptions for x in lean], lean_schema.DESCRIPTIONS),
         statements=concat([x.statements for x in latex], latex_schema.LATEX_STATEMENTS),
         formulas=concat([x.formulas for x in latex], latex_schema.FORMULAS),
         errors=concat([x.errors for x in lean + latex], ERRORS),
