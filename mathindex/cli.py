@@ -96,6 +96,8 @@ def _release_dir(value: str) -> Path:
 
 
 NO_GATE_HELP = "publish without the gate (the notes and the manifest say: not gated); a release with no suite needs it"
+PRECISION_CHOICES = ("fp32", "int8")  # embed.embedder.PRECISIONS (not imported here: the CLI starts without torch)
+PRECISION_HELP = "how texts are embedded: fp32 (the model as trained) or int8 (ONNX Runtime, about 2x faster, another model name)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -116,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--model", type=_model_spec, help="`default` (the bundled MiniLM), NAME@REV16 or NAME in ROOT/models, "
                    "or a model directory (installed into ROOT/models); without it: the last published release's model")
     r.add_argument("--no-gate", action="store_true", help=NO_GATE_HELP)
+    r.add_argument("--precision", choices=PRECISION_CHOICES, help=PRECISION_HELP + "; without it: the last published release's")
     r.add_argument("--wait", type=_seconds, default=0.0, metavar="SECONDS", help=WAIT_HELP)
 
     e = sub.add_parser("extract", help="run one extraction stage alone")
@@ -163,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="`default`, NAME@REV16 or NAME in ROOT/models, or a model directory (installed into ROOT/models)")
     re_.add_argument("--out", required=True, type=Path)
     re_.add_argument("--no-gate", action="store_true", help=NO_GATE_HELP)
+    re_.add_argument("--precision", choices=PRECISION_CHOICES, help=PRECISION_HELP + "; without it: RELEASE's")
     re_.add_argument("--wait", type=_seconds, default=0.0, metavar="SECONDS", help=WAIT_HELP)
 
     v = sub.add_parser("verify", help="check a release's files against its manifest; exit 4 naming the bad ones")
@@ -268,7 +272,8 @@ def cmd_release(args) -> int:
         raise UsageError("mathindex release: --dask-address needs --runner dask")
     state = _run_locked(args.out, args.wait, flow, out=str(args.out), sources_file=str(args.sources) if args.sources else None,
                         lean=[str(d) for d in args.lean], latex=[str(d) for d in args.latex],
-                        suites=[str(s) for s in args.suite], model=args.model, no_gate=args.no_gate)
+                        suites=[str(s) for s in args.suite], model=args.model, no_gate=args.no_gate,
+                        precision=args.precision)
     return _report_release(_outcome_of(state))
 
 
@@ -525,7 +530,7 @@ def cmd_reembed(args) -> int:
 
     _check_model("reembed", args.model, args.out)
     state = _run_locked(args.out, args.wait, reembed_flow, release=str(args.release), model=args.model, out=str(args.out),
-                        no_gate=args.no_gate)
+                        no_gate=args.no_gate, precision=args.precision)
     return _report_release(_outcome_of(state))
 
 

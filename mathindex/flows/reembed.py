@@ -9,7 +9,7 @@ from pathlib import Path
 from prefect import flow
 from prefect.states import State
 
-from mathindex.embed.models import pin_model
+from mathindex.embed.models import pin_model, resolve_precision
 from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, final_state, finish_release, locked_root, publish_artifacts
 from mathindex.flows.progress import StageProgress
 from mathindex.flows.release import new_release_id
@@ -27,20 +27,23 @@ STAGES = ["copy", "embed", "bench", "store", "publish"]
 
 
 @flow(name="reembed", log_prints=False)
-def reembed_flow(release: str, model: str, out: str, no_gate: bool = False) -> ReleaseOutcome | State:
+def reembed_flow(release: str, model: str, out: str, no_gate: bool = False,
+                 precision: str | None = None) -> ReleaseOutcome | State:
     """A ReleaseOutcome when the gate passed, else a Failed state carrying it (`finish.final_state`);
     `no_gate` publishes it ungated, as `release_flow` does (a release with no suite needs it).
     `model` as `release_flow` takes it, resolved against `out`: `default`, an entry of
     `out/models/` (`name@rev16` or a bare `name`), or a model directory (installed there first).
+    `precision` fp32 or int8; None keeps the source release's.
     Holds the lock on `out` for the whole run (`finish.locked_root`)."""
     source, root = Path(release).resolve(), Path(out).resolve()
     with locked_root(root):
-        return _reembed(source, model, root, no_gate)
+        return _reembed(source, model, root, no_gate, precision)
 
 
-def _reembed(source: Path, model: str, root: Path, no_gate: bool) -> ReleaseOutcome | State:
+def _reembed(source: Path, model: str, root: Path, no_gate: bool, precision: str | None) -> ReleaseOutcome | State:
     before = load_manifest(source)
     embedding_model = pin_model(model, root)
+    embed_precision = resolve_precision(precision, root, release=source)
     pins = [CorpusPin.model_validate(p) for p in before["corpora"]]
     suites = [SuiteSpec(name=s["name"], path=s["path"]) for s in before["bench"].get("suites", [])]
     suite_pins = [pin_suite(s).model_dump() for s in suites]  # pinned anew: the notes say when one changed
@@ -50,7 +53,7 @@ def _reembed(source: Path, model: str, root: Path, no_gate: bool) -> ReleaseOutc
             copy_release(source, staging, before["files"])
         with progress.stage("embed"):
             texts = read_table(staging, "embedding_texts")
-            vector = embed_and_index(texts, embedding_model, staging, root / "cache")
+            vector = embed_and_index(texts, embedding_model, staging, root / "cache", precision=embed_precision)
         with progress.stage("bench"):
             metrics, bench_rows = run_benchmarks(staging, suites, embedding_model.reference)
         with progress.stage("store"):

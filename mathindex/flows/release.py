@@ -13,7 +13,7 @@ from prefect import flow
 from prefect.states import State
 
 from mathindex import __version__
-from mathindex.embed.models import pin_model
+from mathindex.embed.models import pin_model, resolve_precision
 from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, final_state, finish_release, locked_root, publish_artifacts
 from mathindex.flows.progress import StageProgress
 from mathindex.schemas.common import ERRORS, concat
@@ -44,6 +44,7 @@ def release_flow(
     suites: list[str] | None = None,
     model: str | None = None,
     no_gate: bool = False,
+    precision: str | None = None,
 ) -> ReleaseOutcome | State:
     """A ReleaseOutcome when the gate passed, else a Failed state carrying it (`finish.final_state`).
     A release with no benchmark suite fails the gate; `no_gate` publishes it ungated all the same
@@ -51,7 +52,8 @@ def release_flow(
     `model`: None (the nightly's default) is the model of the last published release under `out`,
     else the bundled one; `default` is the bundled model; `name@rev16` or a bare `name` is an entry
     of `out/models/`; anything else a model directory, installed into `out/models/` first. The
-    manifest records the model relative to the root (`embed.models.pin_model`). Holds the lock on
+    manifest records the model relative to the root (`embed.models.pin_model`). `precision`: fp32 or
+    int8 (`embed.embedder.PRECISIONS`); None follows the last published release. Holds the lock on
     `out` for the whole run (`finish.locked_root`)."""
     root = Path(out).resolve()
     cache = root / "cache"
@@ -61,6 +63,7 @@ def release_flow(
             pins = [pin_source(s) for s in sources]
             suite_pins = [pin_suite(s).model_dump() for s in suite_specs]
             embedding_model = pin_model(model, root)
+            embed_precision = resolve_precision(precision, root)
             release_id = new_release_id(pins, root)
         with building(root, release_id) as staging:
             with progress.stage("extract"):
@@ -71,7 +74,8 @@ def release_flow(
                 informal = informalise_declarations(ex.declarations, ex.dependencies, cache)
             with progress.stage("embed"):
                 texts = build_embedding_texts(ex.declarations, informal, ex.statements, ex.descriptions)
-                vector = embed_and_index(texts, embedding_model, staging, cache, published_release(root))
+                vector = embed_and_index(texts, embedding_model, staging, cache, published_release(root),
+                                         precision=embed_precision)
             with progress.stage("formulas"):
                 formulas = collect_formulas(ex.formulas, ex.declarations)
                 trees, formula_errors = parse_formulas(formulas, SYMPY_BUDGET_S)

@@ -4,6 +4,7 @@ Each hit reports its channels and ranks."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from dataclasses import dataclass, field
@@ -230,15 +231,24 @@ class _VectorChannel:
 
     def __init__(self, release: Path, model: Path | None, cache_dir: Path):
         from mathindex.embed import SentenceTransformerEmbedder, VectorIndex
-        from mathindex.embed.embedder import EMBED_BACKEND, onnx_dir_for
+        from mathindex.embed.embedder import onnx_dir_for, precision_of
+        from mathindex.embed.index import SIDECAR_FILE
 
         spec = None if model is None else str(model)
+        try:  # the index's embedder name says how its vectors were made: queries are encoded the same way
+            built = json.loads((release / VECTOR_DIR / SIDECAR_FILE).read_text())["embedder"]["name"]
+        except (OSError, ValueError, KeyError, TypeError):
+            built = ""  # VectorIndex.open below says what is wrong
+        precision, backend = precision_of(built)
+        int8 = precision == "int8"
         try:
-            self.embedder = SentenceTransformerEmbedder(spec, progress=False, backend=EMBED_BACKEND,
-                                                        onnx_dir=onnx_dir_for(cache_dir))
-        except OSError as exc:  # a read-only root cannot hold a new export: torch gives the same vectors
+            self.embedder = SentenceTransformerEmbedder(spec, progress=False, backend=backend,
+                                                        onnx_dir=onnx_dir_for(cache_dir), int8=int8)
+        except OSError as exc:  # a read-only root cannot hold a new fp32 export: torch gives the same vectors
+            if int8 and backend == "onnx":
+                raise
             log.warning("embedding channel: no ONNX export (%s); queries are encoded with torch", exc)
-            self.embedder = SentenceTransformerEmbedder(spec, progress=False)
+            self.embedder = SentenceTransformerEmbedder(spec, progress=False, int8=int8)
         self.index = VectorIndex.open(release / VECTOR_DIR, self.embedder)
         texts = pq.read_table(release / "embedding_texts.parquet", columns=["text_id", "name"])
         self.name_of = dict(zip(texts.column("text_id").to_pylist(), texts.column("name").to_pylist()))

@@ -25,7 +25,7 @@ def build_embedding_texts(declarations: pa.Table, informalisations: pa.Table, st
 @stage(name="embed_and_index")
 def embed_and_index(
     texts: pa.Table, model: ModelPin, release_dir: Path, cache_dir: Path, previous: Path | None = None,
-    backend: str = EMBED_BACKEND,
+    backend: str = EMBED_BACKEND, precision: str = "fp32",
 ) -> dict:
     """Embeds every text (cache hits cost nothing) with the pinned model (`embed.models.pin_model`:
     the bundled one, or an entry of the root's models directory) and writes `vector/` into the
@@ -35,19 +35,21 @@ def embed_and_index(
     the manifest records (`model`: None for the bundled model, else `models/<name>@<rev16>`), and
     embedding stats (with the backend that ran: `backend`, or torch when ONNX fell back). ONNX
     exports are cached under `cache_dir/onnx`, or $MATHINDEX_ONNX_DIR when set (one export for
-    many roots: the tests share one)."""
+    many roots: the tests share one). `precision` int8 embeds with the int8 model
+    (`embed.embedder.PRECISIONS`)."""
     from mathindex.embed import SentenceTransformerEmbedder
     from mathindex.embed import embed_and_index as embed_and_build
     from mathindex.embed.texts import EMBEDDED_FACETS, embedded_texts
 
     embedder = SentenceTransformerEmbedder(None if model.path is None else str(model.path), backend=backend,
-                                           onnx_dir=onnx_dir_for(cache_dir))
+                                           onnx_dir=onnx_dir_for(cache_dir), int8=precision == "int8")
     last = reusable_index(previous)
     # only the embedded facets (texts.EMBEDDED_FACETS); the lexical index still reads every facet
     index, stats = embed_and_build(embedded_texts(texts), embedder, cache_dir, release_dir / VECTOR_DIR, last)
     info = {k: v for k, v in index.sidecar.items() if k != "embedder"}
     embedding = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in asdict(stats).items()}
     embedding["backend"] = embedder.backend
+    embedding["precision"] = precision
     index_info = {**info, "model": model.reference, "facets": list(EMBEDDED_FACETS)}
     return {"embedder": embedder.info(), "index": index_info, "embedding": embedding}
 
