@@ -10,13 +10,20 @@ reach Python's recursion limit.
 
 from __future__ import annotations
 
-from mathindex.formula.parser import MAX_CHARS, ParseError, parse_latex, parse_lean, parse_tokens
+from mathindex.formula.parser import (
+    MAX_CHARS,
+    ParseError,
+    parse_latex,
+    parse_lean,
+    parse_partial,
+    parse_tokens,
+)
 from mathindex.formula.symbols import ASSOCIATIVE, COMMUTATIVE, EMPTY, GREEK, INFIX
 from mathindex.formula.tokens import MAX_DEPTH, brace_depth_ok, tokenize, tokenize_lean
 from mathindex.formula.trees import from_json, strip_parens, tree_dict, tree_json, tree_text, with_font
 
 __all__ = [
     "ASSOCIATIVE", "COMMUTATIVE", "EMPTY", "GREEK", "INFIX", "MAX_CHARS", "MAX_DEPTH", "ParseError",
-    "brace_depth_ok", "from_json", "parse_latex", "parse_lean", "parse_tokens", "strip_parens",
+    "brace_depth_ok", "from_json", "parse_latex", "parse_lean", "parse_partial", "parse_tokens", "strip_parens",
     "tokenize", "tokenize_lean", "tree_dict", "tree_json", "tree_text", "with_font",
 ]

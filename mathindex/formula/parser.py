@@ -21,6 +21,8 @@ from mathindex.formula.symbols import (
     LINE_ENVS,
     MINUS_ONE,
     MUL_BP,
+    STACKERS,
+    SWITCHES,
     RDOT,
     RELOPS,
     REL_BP,
@@ -34,10 +36,17 @@ from mathindex.formula.tokens import MAX_DEPTH, tokenize, tokenize_lean
 from mathindex.formula.trees import strip_parens, with_font
 
 MAX_CHARS = 20_000  # longer inputs are not parsed by the grammar
+MAX_REPAIRS = 8  # tokens a partial tree may drop
+PARTIAL_MAX_TOKENS = 3_000  # longer token lists get no partial tree (each repair is a new parse)
 
 
 class ParseError(ValueError):
-    """The grammar rejected the input (the caller falls back to the MathML layout tree)."""
+    """The grammar rejected the input (the caller tries a partial tree, then the MathML layout tree).
+    `pos` is the index of the token it stumbled on, when there is one to blame."""
+
+    def __init__(self, message: str, pos: int | None = None) -> None:
+        super().__init__(message)
+        self.pos = pos
 
 
 
@@ -76,9 +85,13 @@ class _Parser:
         return t
 
     def expect(self, *options: str) -> str:
+        """Consumes one of `options`; at the end of the input a missing closer is taken as typed
+        (a closing brace or bracket forgotten at the end of a hand-typed formula)."""
         t = self.peek()
         if t not in options:
-            raise ParseError(f"expected {options[0]!r}, found {t!r}")
+            if t is None and options[0] in _AUTOCLOSE:
+                return options[0]
+            raise ParseError(f"expected {options[0]!r}, found {t!r}", self.i)
         self.i += 1
         return t
 
@@ -107,6 +120,15 @@ class _Parser:
                 self.i += 1
                 left = self.led(t, inf, left, stops)
                 continue
+            if t in STACKERS:
+                stacked = self._stacked_infix()
+                if stacked is not None:  # A \stackrel{f}{\to} B, a \overset{def}{=} b
+                    tok, label, j = stacked
+                    if INFIX[tok][0] <= rbp:
+                        break
+                    self.i = j
+                    left = self.led(tok, INFIX[tok], left, stops, label)
+                    continue
             if t[:2] == "\x00t" and len(t) > 3:
                 # words between formulas: `a = 0 \text{ for } i > 0`
                 if rbp >= 2:
@@ -137,8 +159,9 @@ class _Parser:
                 continue
             if t in CLOSERS or t == "&" or t == "\\\\" or t.startswith("\\end{") or t == "|" or t == "\\|":
                 if t == "|" and self.i + 1 < self.n and self.toks[self.i + 1] in ("_", "^"):
-                    self.i += 1
-                    left = ("restrict", left, self.scripts(("#c", "restrict"))[2])
+                    self.i += 1  # f|_A, F|_a^b: the restriction (evaluation) with its scripts
+                    sub, sup = self.script_parts()
+                    left = ("restrict", left, *(x for x in (sub, sup) if x is not None))
                     continue
                 if t == "|" and "|" not in stops:
                     # `a | b` used as "divides" / "such that"
@@ -150,9 +173,12 @@ class _Parser:
                 break
             if JUXT_BP <= rbp:
                 break
+            before = self.i
             right = self.expr(JUXT_BP, stops)
             if right is EMPTY:
-                break
+                if self.i == before:
+                    break
+                continue  # `{}`, `\hline`: consumed, nothing to multiply by
             left = self.juxt(left, right)
         self.depth -= 1
         return left
@@ -205,12 +231,18 @@ class _Parser:
             left = left[1]
         return flat("mul", left, right)
 
-    def led(self, t: str, inf: tuple, left: tuple, stops: frozenset) -> tuple:
+    def led(self, t: str, inf: tuple, left: tuple, stops: frozenset, label: tuple | None = None) -> tuple:
+        """The node of infix token `t` (already consumed) with `left`; `label` is a stacked label
+        (`\\stackrel{f}{\\to}`), kept on arrows and dropped on relations (`\\overset{def}{=}`)."""
         lbp, op, kind = inf
         if left[0] == "paren":
             left = left[1]
-        label = None
-        if t in ("\\xrightarrow", "\\xleftarrow", "\\xhookrightarrow", "\\xmapsto"):
+        if kind == "over":  # {a \\over b}: everything before and after, up to the group's end
+            return (op, left, self.expr(0, stops))
+        if label is not None:
+            if kind == "rel":
+                label = None
+        elif t in ("\\xrightarrow", "\\xleftarrow", "\\xhookrightarrow", "\\xmapsto"):
             if self.peek() == "[":
                 self.i += 1
                 self.expr(0, frozenset({"]"}))
@@ -255,6 +287,18 @@ class _Parser:
         return node
 
     def scripts(self, base: tuple) -> tuple:
+        """`base` with the `_`/`^` scripts at the cursor: sub, pow, or inv for `^{-1}`."""
+        sub, sup = self.script_parts()
+        if sub is not None:
+            base = ("sub", base, sub)
+        if sup == MINUS_ONE:  # x^{-1} is the inverse, as Lean's x⁻¹: one operator for both
+            base = ("inv", base)
+        elif sup is not None:
+            base = ("pow", base, sup)
+        return base
+
+    def script_parts(self) -> tuple:
+        """(subscript, superscript) at the cursor, each None when absent, in either order."""
         sub = sup = None
         while True:
             t = self.peek()
@@ -266,19 +310,13 @@ class _Parser:
                 sup = self.arg()
             else:
                 break
-        if sub is not None:
-            base = ("sub", base, sub)
-        if sup == MINUS_ONE:  # x^{-1} is the inverse, as Lean's x⁻¹: one operator for both
-            base = ("inv", base)
-        elif sup is not None:
-            base = ("pow", base, sup)
-        return base
+        return sub, sup
 
     def arg(self) -> tuple:
         """A macro argument or script: a braced group or one token."""
         t = self.peek()
         if t is None:
-            raise ParseError("missing argument")
+            raise ParseError("missing argument", self.i)
         if t == "{":
             self.i += 1
             e = self.expr(0, _BRACE_STOPS)
@@ -353,6 +391,12 @@ class _Parser:
         return ("bracket", *(inner[1:] if inner[0] == "seq" else (inner,)))
 
     def _nud_group(self, t: str, stops: frozenset) -> tuple:
+        switch = self.peek()
+        if switch in SWITCHES:  # {\\bf M}, {\\cal F}_x: the switch sets the rest of the group
+            self.i += 1
+            inner = self.expr(0, _BRACE_STOPS)
+            self.expect("}")
+            return with_font(inner, SWITCHES[switch]) if SWITCHES[switch] else inner
         inner = self.expr(0, _BRACE_STOPS)
         self.expect("}")
         return inner if inner[0] != "paren" else inner[1]
@@ -361,6 +405,16 @@ class _Parser:
         return self.set_braces()
 
     def _nud_bars(self, t: str, stops: frozenset) -> tuple:
+        if t == "|" and self.peek() == "|":  # ||f||: a norm typed with two bars
+            start = self.i
+            try:
+                self.i += 1
+                inner = self.expr(0, _ABS_STOPS)
+                self.expect("|")
+                self.expect("|")
+                return ("abs", inner)
+            except ParseError:
+                self.i = start
         inner = self.expr(0, _ABS_STOPS if t == "|" else _NORM_STOPS)
         if self.peek() == RDOT:
             self.i += 1
@@ -385,6 +439,36 @@ class _Parser:
 
     def _nud_binom(self, t: str, stops: frozenset) -> tuple:
         return ("binom", self.arg(), self.arg())
+
+    def _nud_substack(self, t: str, stops: frozenset) -> tuple:
+        """`\\substack{x \\to c \\\\ x \\in A}`: the conditions of a limit, one per line."""
+        self.expect("{")
+        rows = [self.expr(0, _BRACE_STOPS)]
+        while self.peek() == "\\\\":
+            self.i += 1
+            rows.append(self.expr(0, _BRACE_STOPS))
+        self.expect("}")
+        rows = [r for r in rows if r is not EMPTY]
+        return EMPTY if not rows else rows[0] if len(rows) == 1 else ("and", *rows)
+
+    def _stacked_infix(self) -> tuple | None:
+        """(infix token, label, index after) when the stacker at the cursor puts its label over an
+        infix operator (`\\stackrel{f}{\\to}`, `\\overset{\\sim}{\\longrightarrow}`), else None."""
+        start = self.i
+        try:
+            self.i += 1
+            label = self.arg()
+            j = self.i
+            toks = self.toks
+            if j + 2 < self.n and toks[j] == "{" and toks[j + 1] in INFIX and toks[j + 2] == "}":
+                return toks[j + 1], label, j + 3
+            if j < self.n and toks[j] in INFIX:
+                return toks[j], label, j + 1
+            return None
+        except ParseError:
+            return None
+        finally:
+            self.i = start
 
     def _nud_sqrt(self, t: str, stops: frozenset) -> tuple:
         if self.peek() == "[":
@@ -465,10 +549,10 @@ class _Parser:
         return ("abs", self.expr(SCRIPT_BP, stops))
 
     def _nud_unexpected(self, t: str, stops: frozenset) -> tuple:
-        raise ParseError(f"unexpected {t}")
+        raise ParseError(f"unexpected {t}", self.i - 1)
 
     def _nud_unbalanced(self, t: str, stops: frozenset) -> tuple:
-        raise ParseError(f"unbalanced {t}")
+        raise ParseError(f"unbalanced {t}", self.i - 1)
 
     def _nud_rule(self, t: str, stops: frozenset) -> tuple:
         return EMPTY
@@ -639,7 +723,7 @@ class _Parser:
         lines = base in LINE_ENVS
         while True:
             cell = self.expr(0, stops)
-            t = self.next()
+            t = self.next() if self.i < self.n else end  # an environment left open at the end
             if lines:
                 if t == "&":
                     cells.append(cell)
@@ -666,7 +750,7 @@ class _Parser:
                 continue
             if t == end:
                 break
-            raise ParseError(f"unexpected {t} in {name}")
+            raise ParseError(f"unexpected {t} in {name}", self.i - 1)
         while rows and rows[-1] in (EMPTY, ("row", EMPTY)):
             rows.pop()
         if lines:
@@ -732,6 +816,7 @@ class _Parser:
 
 
 
+_AUTOCLOSE = frozenset({"}", ")", "]", "\\}", "|", "\\|", "\\rangle", "\\rfloor", "\\rceil"})
 _DELIM_CLOSE = {"\\langle": "\\rangle", "\\lfloor": "\\rfloor", "\\lceil": "\\rceil"}
 _DELIM_OP = {"\\langle": "angle", "\\lfloor": "floor", "\\lceil": "ceil"}
 _BINDER_OPS = {"\\forall": "forall", "\\exists": "exists", "\\nexists": "nexists", "\\lambda_kw": "lambda"}
@@ -756,8 +841,9 @@ def _prefix_table() -> dict[str, tuple]:
     put(_DELIM_CLOSE, p._nud_delims)
     put(GREEK, p._nud_greek)
     put(BIGOPS, p._nud_bigop, scripts=False)
-    put(["\\frac", "\\dfrac", "\\tfrac", "\\cfrac", "\\over"], p._nud_frac)
-    put(["\\binom", "\\dbinom", "\\tbinom", "\\choose"], p._nud_binom)
+    put(["\\frac", "\\dfrac", "\\tfrac", "\\cfrac", "\\nicefrac", "\\sfrac"], p._nud_frac)
+    put(["\\binom", "\\dbinom", "\\tbinom"], p._nud_binom)
+    put(["\\substack"], p._nud_substack)
     put(["\\sqrt"], p._nud_sqrt)
     put(ACCENTS, p._nud_accent)
     put(FONTS, p._nud_font)
@@ -839,12 +925,44 @@ _LAMBDA_ENDS = frozenset({",", "=>", "\\mapsto"})
 _QUANT_STOPS = frozenset({",", ":", "\\colon", "."})
 
 
+def join_broken_parens(toks: list[str]) -> list[str]:
+    """`toks` without the `&` and `\\\\` that lie inside a parenthesis or bracket closed later at
+    the same environment level (`\\left( a + b \\\\ & + c \\right)` across aligned lines);
+    an environment opened inside the parenthesis keeps its own cells."""
+    if "&" not in toks and "\\\\" not in toks:
+        return toks
+    stack: list[tuple[bool, list[int]]] = []  # (is a parenthesis, breaks seen at this level)
+    drop: list[int] = []
+    for i, t in enumerate(toks):
+        if t == "(" or t == "[":
+            stack.append((True, []))
+        elif t == ")" or t == "]":
+            if stack and stack[-1][0]:
+                drop.extend(stack.pop()[1])
+        elif t == "&" or t == "\\\\":
+            if stack and stack[-1][0]:
+                stack[-1][1].append(i)
+        elif t[:7] == "\\begin{":
+            stack.append((False, []))
+        elif t[:5] == "\\end{":
+            while stack and stack[-1][0]:
+                stack.pop()
+            if stack:
+                stack.pop()
+    if not drop:
+        return toks
+    gone = set(drop)
+    return [t for i, t in enumerate(toks) if i not in gone]
+
+
 def parse_tokens(toks: list[str], lean: bool = False) -> tuple:
     """The operator tree of a token list; raises ParseError when the grammar rejects it."""
     while toks and toks[-1] in (".", ",", ";", "\\\\"):
         toks = toks[:-1]
     if not toks:
         raise ParseError("empty formula")
+    if not lean:
+        toks = join_broken_parens(toks)
     p = _Parser(toks, lean)
     stops = frozenset({"&", "\\\\"})
     rows: list[tuple] = []
@@ -871,7 +989,7 @@ def parse_tokens(toks: list[str], lean: bool = False) -> tuple:
                 while p.i < p.n and p.next() != "]":
                     pass
             continue
-        raise ParseError(f"unexpected {t!r}")
+        raise ParseError(f"unexpected {t!r}", p.i)
     merged = cells[0]
     for c in cells[1:]:
         merged = _join_cells(merged, c)
@@ -883,6 +1001,38 @@ def parse_tokens(toks: list[str], lean: bool = False) -> tuple:
         raise ParseError("empty formula")
     return strip_parens(tree)
 
+
+
+def parse_partial_tokens(toks: list[str], lean: bool = False) -> tuple[tuple, list[str]]:
+    """A partial operator tree of a token list the grammar rejects, and the repairs made: the token
+    the grammar stumbles on is dropped (or an empty group added for an argument missing at the end),
+    at most MAX_REPAIRS times. ParseError when that gives no tree, for an error with no token to
+    blame (nesting too deep, nothing left), or for more than PARTIAL_MAX_TOKENS tokens."""
+    if len(toks) > PARTIAL_MAX_TOKENS:
+        raise ParseError(f"no partial tree for more than {PARTIAL_MAX_TOKENS} tokens")
+    toks = list(toks)
+    repairs: list[str] = []
+    for _ in range(MAX_REPAIRS):
+        try:
+            return parse_tokens(list(toks), lean), repairs
+        except ParseError as exc:
+            if exc.pos is None:
+                raise
+            if exc.pos >= len(toks):
+                toks.extend(("{", "}"))
+                repairs.append("added {} at the end")
+            else:
+                repairs.append(f"dropped {toks[exc.pos]!r} at token {exc.pos}")
+                del toks[exc.pos]
+    raise ParseError(f"no partial tree after {MAX_REPAIRS} repairs")
+
+
+def parse_partial(src: str, lean: bool = False) -> tuple[tuple, list[str]]:
+    """`parse_partial_tokens` of a LaTeX formula (or, with `lean`, a Lean term)."""
+    if len(src) > MAX_CHARS:
+        raise ParseError(f"formula longer than {MAX_CHARS} characters")
+    src = src.replace("\x00", "")
+    return parse_partial_tokens(tokenize_lean(src) if lean else tokenize(src), lean)
 
 
 def parse_latex(src: str) -> tuple:

@@ -19,7 +19,7 @@ SKIP_MACROS = frozenset(
     r"\, \; \: \! \  \quad \qquad \enspace \thinspace \medspace \thickspace \negthinspace "
     r"\displaystyle \textstyle \scriptstyle \scriptscriptstyle \limits \nolimits \nonumber "
     r"\notag \strut \mathstrut \allowbreak \nobreak \cr \hfill \hfil \relax \smash \noindent "
-    r"\nolinebreak \linebreak \newline \protect \kern \mkern \ensuremath \expandafter".split()
+    r"\nolinebreak \linebreak \newline \protect \kern \mkern \ensuremath \expandafter \xspace".split()
 ) | {"\\ ", "~", "\\>", "\\/", "\\-", "\\@", "\\quad", "\\qquad"}
 DELIM_MAP = {
     "\\lvert": "|", "\\rvert": "|", "\\vert": "|", "\\lVert": "\\|", "\\rVert": "\\|",
@@ -175,6 +175,9 @@ INFIX["|>"] = (8, "rpipe", "l")
 INFIX["\\ggg_comp"] = (30, "rcompose", "l")  # Lean `≫`
 INFIX["\\colon"] = (7, "typed", "r")
 INFIX[","] = (1, "seq", "seq")
+for _t, _op in {"\\over": "frac", "\\choose": "binom", "\\atop": "atop", "\\brack": "binom",
+                "\\above": "frac"}.items():  # TeX's generalized fractions: the whole group is split
+    INFIX[_t] = (1, _op, "over")
 INFIX[";"] = (1, "seq", "seq")
 for _t, _op in {"+": "add", "-": "sub", "\\pm": "pm", "\\mp": "mp", "\\cup": "cup", "\\cap": "cap",
                 "\\setminus": "setminus", "\\backslash": "setminus", "\\oplus": "oplus",
@@ -204,6 +207,10 @@ JUXT_BP = 32
 MUL_BP = 30
 SCRIPT_BP = 50
 UNARY_BP = 25
+# old-style font switches: `{\\bf M x}` sets the rest of its group in the font
+SWITCHES = {"\\bf": "bf", "\\cal": "cal", "\\frak": "frak", "\\scr": "cal", "\\sf": "sf", "\\tt": "tt",
+            "\\rm": "", "\\it": "", "\\boldmath": "bf", "\\mit": ""}
+STACKERS = frozenset({"\\overset", "\\underset", "\\stackrel"})
 CLOSERS = frozenset({")", "]", "}", "\\}", "\\rangle", "\\rfloor", "\\rceil", RDOT})
 MINUS_ONE = ("neg", ("#n", "1"))
 RELOPS = frozenset(v[1] for v in INFIX.values() if v[2] == "rel") | frozenset(SWAP.values()) | {

@@ -21,19 +21,23 @@ _TEXT_CMDS = r"text|textrm|textit|textbf|textsf|texttt|mbox|hbox|emph|textnormal
 _TOKEN_RE = re.compile(
     r"\\begin\s*\{([A-Za-z*]+)\}"  # 1 env name
     r"|\\end\s*\{([A-Za-z*]+)\}"  # 2
-    rf"|\\(?:{_TEXT_CMDS})\s*\{{([^{{}}]*)\}}"  # 3 text
+    rf"|\\(?:{_TEXT_CMDS})\s*\{{((?:[^{{}}]|\{{[^{{}}]*\}})*)\}}"  # 3 text (one level of inner braces)
     r"|\\(?:mathrm|operatorname\*?|mathop|mathit|mathsf|mathtt|rm|it)\s*\{(?!\s*\\[A-Za-z])([^{}$^_]*)\}"  # 4 named
     r"|\\(?:label|tag\*?|hspace\*?|vspace\*?|phantom|hphantom|vphantom|color|eqref|ref|cite)\s*\{[^{}]*\}"
-    r"|\\(?:mathbb|Bbb|mathbbm)\s*\{?\s*([A-Za-z0-9])\s*\}?"  # 5 blackboard
+    r"|\\(?:mathopen|mathclose|mathord|mathbin|mathrel|mathpunct|mathinner)\s*\{\s*\}"  # empty class groups
+    r"|\\(?:mathbb|Bbb|mathbbm)\s*(\{\s*[A-Za-z0-9]+\s*\}|[A-Za-z0-9])"  # 5 blackboard: \mathbb Q, \mathbb{CP}
     r"|\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|Biggl|Biggr|big|Big|bigg|Bigg|middle)(?![A-Za-z])\s*(\.)?"  # 6 sizer
     r"|(\\[A-Za-z]+\*?)"  # 7 macro
     r"|(\\[^A-Za-z])"  # 8 escaped char / spacing
     r"|([0-9]+(?:\.[0-9]+)?)"  # 9 number
     r"|([A-Za-z])"  # 10 letter
     r"|(\s+)"  # 11 space
-    r"|(.)",  # 12 any other char
+    r"|\{\s*\\(?:rm|mathrm|operatorname)\s+([A-Za-z]+)\s*\}"  # 12 grouped roman word: {\rm Hom}, {\rm d}
+    r"|(.)",  # 13 any other char
     re.S,
 )
+_MATH_IN_TEXT = re.compile(r"\$([^$]*)\$")
+
 _LEAN_TOKEN_RE = re.compile(
     r"([A-Za-z_\u03b1-\u03c9\u0391-\u03a9][A-Za-z0-9_'!?\u03b1-\u03c9\u0391-\u03a9\u2080-\u2089]*"
     r"(?:\.(?:[A-Za-z_\u03b1-\u03c9][A-Za-z0-9_'!?\u03b1-\u03c9\u2080-\u2089]*|[0-9]+(?![0-9.])))*)"  # 1 identifier
@@ -60,8 +64,8 @@ def tokenize(src: str) -> list[str]:
             append(m.group(g))
         elif g == 11:
             continue
-        elif g == 12:
-            t = m.group(12)
+        elif g == 13:
+            t = m.group(13)
             if t == "~":
                 continue
             u = UNICODE.get(t)
@@ -79,8 +83,12 @@ def tokenize(src: str) -> list[str]:
             body = m.group(3)
             if body.isalpha():  # \text{Supp}, \text{d}: a name, like \mathrm{Supp}
                 append("\x00m" + body)
+            elif "$" in body:  # \text{for all $x \in A$}: words, and the formulas between them
+                _text_with_math(body, out)
             else:  # \text{ for all }: words between formulas
                 append("\x00t" + " ".join(body.split()))
+        elif g == 12:
+            append("\x00m" + m.group(12))
         elif g == 4:
             body = m.group(4)
             if not body.isalpha():  # \mathrm{ for all }, \mathit{Finite-}: words, like \text
@@ -88,8 +96,7 @@ def tokenize(src: str) -> list[str]:
             else:
                 append("\x00m" + body)
         elif g == 5:
-            append("\\" + m.group(5) if len(m.group(5)) == 1 else m.group(5))
-            out[-1] = "\x00b" + m.group(5)
+            append("\x00b" + m.group(5).strip("{} \t\n"))
         elif g == 6:
             if m.group(6) == "." and m.group(0).startswith("\\right"):
                 append(RDOT)
@@ -104,6 +111,21 @@ def tokenize(src: str) -> list[str]:
         out = merged
     return out
 
+
+
+def _text_with_math(body: str, out: list[str]) -> None:
+    """The tokens of a text body holding `$…$`: each run of words one text token, each formula its
+    own tokens (so `\\text{for all $x \\in A$}` is words, then the relation)."""
+    last = 0
+    for m in _MATH_IN_TEXT.finditer(body):
+        words = " ".join(body[last:m.start()].split())
+        if words:
+            out.append("\x00t" + words)
+        out.extend(tokenize(m.group(1)))
+        last = m.end()
+    words = " ".join(body[last:].replace("$", " ").split())
+    if words:
+        out.append("\x00t" + words)
 
 
 def tokenize_lean(src: str) -> list[str]:
