@@ -38,6 +38,7 @@ from mathindex.formula.trees import strip_parens, with_font
 MAX_CHARS = 20_000  # longer inputs are not parsed by the grammar
 MAX_REPAIRS = 8  # tokens a partial tree may drop
 PARTIAL_MAX_TOKENS = 3_000  # longer token lists get no partial tree (each repair is a new parse)
+PARTIAL_WORK_TOKENS = 12_000  # tokens all the attempts of one partial tree may parse together
 
 
 class ParseError(ValueError):
@@ -1006,13 +1007,14 @@ def parse_tokens(toks: list[str], lean: bool = False) -> tuple:
 def parse_partial_tokens(toks: list[str], lean: bool = False) -> tuple[tuple, list[str]]:
     """A partial operator tree of a token list the grammar rejects, and the repairs made: the token
     the grammar stumbles on is dropped (or an empty group added for an argument missing at the end),
-    at most MAX_REPAIRS times. ParseError when that gives no tree, for an error with no token to
+    at most MAX_REPAIRS times and within PARTIAL_WORK_TOKENS tokens parsed in all. ParseError when that gives no tree, for an error with no token to
     blame (nesting too deep, nothing left), or for more than PARTIAL_MAX_TOKENS tokens."""
     if len(toks) > PARTIAL_MAX_TOKENS:
         raise ParseError(f"no partial tree for more than {PARTIAL_MAX_TOKENS} tokens")
     toks = list(toks)
     repairs: list[str] = []
-    for _ in range(MAX_REPAIRS):
+    attempts = min(MAX_REPAIRS + 1, max(1, PARTIAL_WORK_TOKENS // max(len(toks), 1)))
+    for _ in range(attempts):
         try:
             return parse_tokens(list(toks), lean), repairs
         except ParseError as exc:
@@ -1024,7 +1026,7 @@ def parse_partial_tokens(toks: list[str], lean: bool = False) -> tuple[tuple, li
             else:
                 repairs.append(f"dropped {toks[exc.pos]!r} at token {exc.pos}")
                 del toks[exc.pos]
-    raise ParseError(f"no partial tree after {MAX_REPAIRS} repairs")
+    raise ParseError(f"no partial tree after {len(repairs)} repairs")
 
 
 def parse_partial(src: str, lean: bool = False) -> tuple[tuple, list[str]]:
