@@ -66,6 +66,8 @@ def test_constructs(src: str, expected: str) -> None:
 def test_an_environment_inside_a_parenthesis_keeps_its_cells() -> None:
     src = r"\left( \begin{matrix} a & b \\ c & d \end{matrix} \\ & + 1 \right)"
     assert text(src) == "(add (matrix (row a b) (row c d)) 1)"
+    src = r"F\left( \xymatrix{ A \ar[r] & B } \right) \\ & = G\left( x \\ & + y \right)"
+    assert text(src) == "(eq (apply F (diagram (row (cell A (arrow 'r _)) B))) (apply G (add x y)))"
 
 
 def test_grammar_reexports_the_split_modules() -> None:

@@ -929,7 +929,8 @@ _QUANT_STOPS = frozenset({",", ":", "\\colon", "."})
 def join_broken_parens(toks: list[str]) -> list[str]:
     """`toks` without the `&` and `\\\\` that lie inside a parenthesis or bracket closed later at
     the same environment level (`\\left( a + b \\\\ & + c \\right)` across aligned lines);
-    an environment opened inside the parenthesis keeps its own cells."""
+    an environment or a braced group opened inside the parenthesis (`(\\xymatrix{A & B})`) keeps
+    its own cells."""
     if "&" not in toks and "\\\\" not in toks:
         return toks
     stack: list[tuple[bool, list[int]]] = []  # (is a parenthesis, breaks seen at this level)
@@ -943,9 +944,9 @@ def join_broken_parens(toks: list[str]) -> list[str]:
         elif t == "&" or t == "\\\\":
             if stack and stack[-1][0]:
                 stack[-1][1].append(i)
-        elif t[:7] == "\\begin{":
+        elif t == "{" or t[:7] == "\\begin{":
             stack.append((False, []))
-        elif t[:5] == "\\end{":
+        elif t == "}" or t[:5] == "\\end{":
             while stack and stack[-1][0]:
                 stack.pop()
             if stack:
