@@ -931,8 +931,6 @@ def join_broken_parens(toks: list[str]) -> list[str]:
     the same environment level (`\\left( a + b \\\\ & + c \\right)` across aligned lines);
     an environment or a braced group opened inside the parenthesis (`(\\xymatrix{A & B})`) keeps
     its own cells."""
-    if "&" not in toks and "\\\\" not in toks:
-        return toks
     stack: list[tuple[bool, list[int]]] = []  # (is a parenthesis, breaks seen at this level)
     drop: list[int] = []
     for i, t in enumerate(toks):
@@ -963,8 +961,6 @@ def parse_tokens(toks: list[str], lean: bool = False) -> tuple:
         toks = toks[:-1]
     if not toks:
         raise ParseError("empty formula")
-    if not lean:
-        toks = join_broken_parens(toks)
     p = _Parser(toks, lean)
     stops = frozenset({"&", "\\\\"})
     rows: list[tuple] = []
@@ -1035,14 +1031,21 @@ def parse_partial(src: str, lean: bool = False) -> tuple[tuple, list[str]]:
     if len(src) > MAX_CHARS:
         raise ParseError(f"formula longer than {MAX_CHARS} characters")
     src = src.replace("\x00", "")
-    return parse_partial_tokens(tokenize_lean(src) if lean else tokenize(src), lean)
+    return parse_partial_tokens(tokenize_lean(src) if lean else _latex_tokens(src), lean)
+
+
+def _latex_tokens(src: str) -> list[str]:
+    """The tokens the grammar parses: `tokenize`, and line breaks inside parentheses joined (only
+    looked for when the source has an `&` or `\\\\` at all)."""
+    toks = tokenize(src)
+    return join_broken_parens(toks) if "&" in src or "\\\\" in src else toks
 
 
 def parse_latex(src: str) -> tuple:
     """The operator tree of a LaTeX formula; raises ParseError when the grammar rejects it."""
     if len(src) > MAX_CHARS:
         raise ParseError(f"formula longer than {MAX_CHARS} characters")
-    return parse_tokens(tokenize(src.replace("\x00", "")), lean=False)
+    return parse_tokens(_latex_tokens(src.replace("\x00", "")), lean=False)
 
 
 def parse_lean(src: str) -> tuple:
