@@ -140,3 +140,25 @@ def test_partial_tree_of_a_long_formula_within_bounds() -> None:
     t0 = time.process_time()
     _, _, status, _ = analyse(src)
     assert status == "partial" and time.process_time() - t0 < 0.5
+
+
+def test_the_formula_index_finds_a_partial_tree(tmp_path) -> None:
+    import hashlib
+
+    import pyarrow as pa
+
+    from mathindex.formula import FormulaIndex, parse_formulas
+
+    latex = [r"\int_0^1 f(x) \, dx = F(1) - F(0))",  # a stray closer typed by hand
+             r"a^2 + b^2 = c^2", r"\sum_{i=1}^n i = \frac{n(n+1)}{2}"]
+    rows = [{"formula_id": hashlib.sha256(f"p|{i}".encode()).hexdigest()[:16], "corpus": "t",
+             "node_id": f"tex:t:{i}", "file": "a.tex", "line": i + 1, "latex": s,
+             "latex_normalised": s, "source": "latex"} for i, s in enumerate(latex)]
+    formulas = pa.Table.from_pylist(rows)
+    trees, errors = parse_formulas(formulas, budget_s=5.0)
+    assert trees.column("status").to_pylist() == ["partial", "ok", "ok"]
+    assert trees.column("canonical_status").to_pylist()[0] == "unsupported"
+    assert "partial tree" in errors.column("reason").to_pylist()[0]
+    FormulaIndex.build(trees, formulas, tmp_path / "fx")
+    hits = FormulaIndex.open(tmp_path / "fx").search(r"\int_0^1 f(x)\,dx = F(1) - F(0)", k=1)
+    assert [h[0] for h in hits] == [rows[0]["formula_id"]]
