@@ -223,6 +223,7 @@ def print_report(name: str, res: dict) -> None:
 
 
 def main() -> None:
+    """Coverage per corpus (default: Stacks), optional paired timing and bounds; text or --json."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--cache", type=Path, default=None, help="Parquet cache of the Stacks formulas table")
     ap.add_argument("--corpus", action="append", default=None,

@@ -99,6 +99,9 @@ class _Parser:
     # -- expressions -----------------------------------------------------------------------
 
     def expr(self, rbp: int, stops: frozenset) -> tuple:
+        """The expression at the cursor whose operators bind tighter than `rbp`, up to a token of
+        `stops` or a closer: a prefix (`nud`), then infix operators, stacked arrows, words between
+        formulas, scripts, postfix marks, restrictions `f|_A` and juxtaposition, in that order."""
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise ParseError("nesting too deep")
@@ -706,6 +709,8 @@ class _Parser:
         return (op, b, body)
 
     def environment(self, name: str) -> tuple:
+        """`\\begin{name} … \\end{name}`: aligned environments as one relation chain over their
+        lines, cases and matrices as rows of cells; an environment left open ends with the input."""
         base = name.rstrip("*")
         if base in ("array", "tabular") and self.peek() == "{":
             depth = 0
