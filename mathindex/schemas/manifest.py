@@ -15,6 +15,17 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class Upstream(_Strict):
+    """Where a laid-out corpus comes from: a public repository, its licence (an SPDX-style name and
+    the licence file's path in that repository) and the files laid out (glob patterns, `*` within
+    one directory, `**` across directories). The commit is the source's own `commit`."""
+
+    repository: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+    license: str
+    license_file: str
+    files: list[str] = Field(min_length=1)
+
+
 class SourceSpec(_Strict):
     """One corpus input. Local paths are pinned by content sha256; `commit` and `sha256`, when
     given, are verified and a mismatch refuses the build. Moving refs (`ref: main`) are refused."""
@@ -25,6 +36,7 @@ class SourceSpec(_Strict):
     commit: str | None = None
     sha256: str | None = None
     tags: str | None = None  # a tags file (Stacks format), relative to the sources file
+    upstream: Upstream | None = None  # a corpus laid out from a public repository (bench/layout_corpus.py)
 
     @field_validator("commit")
     @classmethod
