@@ -27,13 +27,20 @@ def copy_root(src: Path, dst: Path) -> Path:
     return dst
 
 
-def clone_release(root: Path, release_id: str, new_id: str, corrupt: str | None = None) -> Path:
+def clone_release(root: Path, release_id: str, new_id: str, corrupt: str | None = None,
+                  without: str | None = None) -> Path:
     """releases/<new_id>: a copy of <release_id> under a new id (its manifest says so); `corrupt`
-    names a file whose first byte is flipped afterwards (the manifest's sha256 then disagrees)."""
+    names a file whose first byte is flipped afterwards (the manifest's sha256 then disagrees);
+    `without` names a top-level directory left out, and out of the manifest (a release built before
+    that stage: `premises`)."""
     src, dst = root / "releases" / release_id, root / "releases" / new_id
-    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(MANIFEST))
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(MANIFEST, *([without] if without else [])))
     manifest = json.loads((src / MANIFEST).read_text(encoding="utf-8"))
     manifest["release_id"], manifest["previous_release"] = new_id, release_id
+    if without:
+        for key in ("files", "sizes"):
+            manifest[key] = {f: v for f, v in (manifest.get(key) or {}).items() if not f.startswith(without + "/")}
+        manifest.pop(without, None)
     if corrupt:
         path = dst / corrupt
         data = bytearray(path.read_bytes())

@@ -14,7 +14,7 @@ from mathindex.cli import main
 from mathindex.serve.app import create_app
 from mathindex.serve.release import ServedRelease
 from mathindex.serve.swap import ReleaseHolder
-from mathindex.store import PUBLISHED, verify_release
+from mathindex.store import PUBLISHED, publish, verify_release
 from tests.serving import clone_release, copy_root
 
 
@@ -68,6 +68,21 @@ def test_identifier_and_formula_queries(client):
     assert body["query_kind"] == "formula" and body["hits"]
 
 
+def test_the_server_encodes_queries_with_the_engines_backend(holder):
+    """Its checked ONNX export (conftest's MATHINDEX_ONNX_DIR), bit for bit the engine's vectors:
+    the server's hits are those `mathindex search` and `bench` give."""
+    import numpy as np
+
+    from mathindex.search.engine import SearchEngine, _encode_one
+
+    served = holder.current.engine.vector.embedder
+    assert served.onnx_file is not None
+    plain = SearchEngine(holder.current.path, verify="none")
+    for q in ("lattice join meet", "theorem Nat.add_comm (n m : ℕ) : n + m = m + n", "$a^2 + b^2 \\ge 2ab$"):
+        assert np.array_equal(served.encode([q]), _encode_one(plain.vector.embedder, q))
+        assert [h.name for h in holder.current.search(q, 10).hits] == plain.names(q, 10)
+
+
 def test_resolve_is_the_identifier_resolver_alone(client):
     nodes = _ok(client.get("/resolve", params={"id": "Nat.Prime.two_le"}))["nodes"]
     assert [n["name"] for n in nodes] == ["MiniMath.Nat.Prime.two_le"]
@@ -100,6 +115,63 @@ def test_declaration_of_a_latex_statement(client):
     assert body["defined_at"]["file"] == "algebra.tex" and body["defined_at"]["line"] == 60
 
 
+GOAL = "Nat.Prime p → 2 ≤ p"
+
+
+def test_premises_gives_the_rankers_declarations_with_signals_and_locations(client, holder):
+    from mathindex.search import premises
+
+    body = _ok(client.get("/premises", params={"goal": GOAL, "context": "(p : Nat)", "k": 5}))
+    assert body["release_id"] == holder.current.release_id and body["goal"] == GOAL and body["k"] == 5
+    expected = premises(holder.current.path, GOAL, k=5, context="(p : Nat)")
+    assert [p["name"] for p in body["premises"]] == [p.name for p in expected.premises]
+    assert [p["score"] for p in body["premises"]] == [p.score for p in expected.premises]
+    assert body["constants"] == expected.constants and body["fallback"] is None
+    assert "MiniMath.Nat.Prime.two_le" in [p["name"] for p in body["premises"][:3]]
+    for i, p in enumerate(body["premises"], 1):
+        assert p["rank"] == i and p["kind"] and p["location"]["file"].endswith(".lean") and p["location"]["line"]
+        assert p["signals"] and set(p["signals"]) <= {"lexical", "knn", "formal", "usage", "embedding", "cooc",
+                                                     "covered", "local"}
+    assert len(_ok(client.get("/premises", params={"goal": "a * b = b * a"}))["premises"]) <= 32  # k: 32 unless asked
+    unknown = _ok(client.get("/premises", params={"goal": "zorblax qux", "k": 3}))
+    assert unknown["fallback"] == "embedding" and unknown["notes"] and len(unknown["premises"]) == 3
+
+
+@pytest.mark.parametrize(("params", "status", "says"), [
+    ({"goal": "a + (b"}, 422, "position 5"),
+    ({"goal": "a = "}, 422, "position 3"),
+    ({"goal": "x" * 4097}, 413, "goal is longer than 4096 bytes"),
+    ({"goal": "a = b", "context": "(h : " + "x" * 4097 + ")"}, 413, "context is longer"),
+    ({"goal": "a = b", "k": 0}, 400, "k:"),
+    ({"goal": "a = b", "k": 101}, 400, "k:"),
+    ({"goal": "  "}, 400, "goal is empty"),
+    ({}, 400, "goal:"),
+])
+def test_bad_premises_input_is_a_4xx_json_error(client, params, status, says):
+    assert says in _error(client.get("/premises", params=params), status)
+
+
+def test_a_release_without_premise_index_answers_search_and_says_so_for_premises(root, holder):
+    clone_release(root, holder.current.release_id, "29990101T000000Z-nopremises", without="premises")
+    old = ReleaseHolder(root, "29990101T000000Z-nopremises")
+    assert old.current.premise_ranker is None and "premises" in old.current.unavailable
+    with TestClient(create_app(old, threads=1)) as c:
+        says = _error(c.get("/premises", params={"goal": GOAL}), 404)
+        assert "no premise index" in says and "29990101T000000Z-nopremises" in says
+        assert _ok(c.get("/search", params={"q": "lattice join meet"}))["hits"]
+        assert _ok(c.get("/release"))["premises"] is None
+    # published over a release that has premises: refused, as a release that lost a channel
+    served = holder.current.release_id
+    fresh = ReleaseHolder(root)
+    publish(root, "29990101T000000Z-nopremises")
+    try:
+        assert fresh.refresh() is False and fresh.current.release_id == served
+        assert [r.release_id for r in fresh.refused] == ["29990101T000000Z-nopremises"]
+        assert "premises: " in fresh.refused[0].reason and "no premise index" in fresh.refused[0].reason
+    finally:
+        publish(root, served)
+
+
 def test_health_and_release_summary(client, holder):
     health = _ok(client.get("/health"))
     assert health["status"] == "ok" and health["release_id"] == holder.current.release_id and health["refused"] == []
@@ -107,15 +179,21 @@ def test_health_and_release_summary(client, holder):
     assert rel["release_id"] == holder.current.release_id and rel["gate"]["passed"] is True
     assert rel["row_counts"]["declarations"] >= 60 and "headline" in rel["metrics"]
     assert {c["name"] for c in rel["corpora"]} >= {"sample-lean", "sample-latex"}
+    assert set(rel["premises"]["figures"]) >= {"ranker", "bm25 over statements"}
 
 
 def test_openapi_documents_the_response_models(client):
     doc = _ok(client.get("/openapi.json"))
-    assert {"/search", "/resolve", "/formula", "/declaration/{name}", "/health", "/release"} <= set(doc["paths"])
+    assert {"/search", "/resolve", "/formula", "/declaration/{name}", "/premises", "/health", "/release"} <= set(doc["paths"])
     ok = doc["paths"]["/search"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
     assert ok["$ref"].endswith("/SearchResponse")
     assert doc["paths"]["/search"]["get"]["responses"]["400"]["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorBody")
-    assert {"SearchHit", "FormulaResponse", "DeclarationResponse", "ReleaseResponse"} <= set(doc["components"]["schemas"])
+    assert {"SearchHit", "FormulaResponse", "DeclarationResponse", "ReleaseResponse", "PremisesResponse",
+            "PremiseHit"} <= set(doc["components"]["schemas"])
+    premises = doc["paths"]["/premises"]["get"]
+    assert premises["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/PremisesResponse")
+    assert {"goal", "context", "k"} == {p["name"] for p in premises["parameters"]}
+    assert {"404", "422", "413"} <= set(premises["responses"])
 
 
 def test_page_and_source_view(client):
@@ -156,7 +234,7 @@ def test_other_bad_input(client):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(min_size=0, max_size=300))
 def test_no_input_makes_a_500(client, text):
-    for path, key in (("/search", "q"), ("/resolve", "id"), ("/formula", "latex")):
+    for path, key in (("/search", "q"), ("/resolve", "id"), ("/formula", "latex"), ("/premises", "goal")):
         r = client.get(path, params={key: text})
         assert r.status_code < 500, (path, text, r.text)
         if r.status_code >= 400:

@@ -31,12 +31,16 @@ async def _session(root):
         out["bad_k"] = await client.call_tool("search", {"query": "lattice", "k": 500})
         out["bad_formula"] = await client.call_tool("formula", {"latex": "\\frac{"})
         out["unknown"] = await client.call_tool("declaration", {"name": "No.Such.Name"})
+        out["premises"] = await client.call_tool("premises", {"goal": "Nat.Prime p → 2 ≤ p", "context": "(p : Nat)", "k": 4})
+        out["bad_goal"] = await client.call_tool("premises", {"goal": "a + (b"})
+        out["bad_premises_k"] = await client.call_tool("premises", {"goal": "a = b", "k": 0})
     return out
 
 
 def test_mcp_tools_answer_from_the_sample_release(root):
     out = anyio.run(_session, root)
-    assert {"search", "resolve", "formula", "declaration"} <= set(out["tools"])
+    assert {"search", "resolve", "formula", "declaration", "premises"} <= set(out["tools"])
+    assert {"goal", "context", "k"} <= set(out["tools"]["premises"].input_schema["properties"])
     assert "query" in out["tools"]["search"].input_schema["properties"]
 
     search = out["search"]
@@ -50,8 +54,16 @@ def test_mcp_tools_answer_from_the_sample_release(root):
     decl = out["declaration"].structured_content
     assert decl["row"]["kind"] == "theorem" and decl["dependencies"][0]["target"] == "MiniMath.Nat.Prime"
 
-    for name in ("bad_k", "bad_formula", "unknown"):
+    premises = out["premises"]
+    assert not premises.is_error
+    body = premises.structured_content
+    assert 1 <= len(body["premises"]) <= 4 and "MiniMath.Nat.Prime.two_le" in [p["name"] for p in body["premises"]]
+    assert all(p["signals"] and p["location"]["file"] and p["rank"] == i for i, p in enumerate(body["premises"], 1))
+
+    says = {"bad_k": "between 1 and 100", "bad_formula": "malformed formula", "unknown": "no declaration",
+            "bad_goal": "position 5", "bad_premises_k": "between 1 and 100"}
+    for name in says:
         result = out[name]
         assert result.is_error, name
         text = " ".join(getattr(c, "text", "") for c in result.content)
-        assert {"bad_k": "between 1 and 100", "bad_formula": "malformed formula", "unknown": "no declaration"}[name] in text
+        assert says[name] in text, (name, text)

@@ -118,7 +118,7 @@ def _stub_opener(unavailable_by_id: dict[str, dict]):
     def opener(path: Path):
         if not (path / MANIFEST).is_file():
             raise ReleaseRefused("no manifest")
-        return _Stub(release_id=path.name, engine=_Stub(unavailable=unavailable_by_id.get(path.name, {})))
+        return _Stub(release_id=path.name, unavailable=unavailable_by_id.get(path.name, {}))
     return opener
 
 

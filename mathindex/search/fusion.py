@@ -31,7 +31,9 @@ def best_per_name(hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
     return sorted(best.items(), key=lambda x: (-x[1], x[0]))
 
 
-def fuse(results: dict[str, list[tuple[str, float]]], weights: dict[str, float], k_rrf: int = RRF_K) -> list[Hit]:
+def fused_scores(results: dict[str, list[tuple[str, float]]], weights: dict[str, float],
+                 k_rrf: int = RRF_K) -> tuple[dict[str, float], dict[str, dict[str, int]]]:
+    """(each name's fused score, unrounded; its rank in each channel that found it)."""
     total: dict[str, float] = defaultdict(float)
     ranks: dict[str, dict[str, int]] = defaultdict(dict)
     for channel, hits in results.items():
@@ -43,5 +45,10 @@ def fuse(results: dict[str, list[tuple[str, float]]], weights: dict[str, float],
             factor = min(1.0, max(0.5, score / top)) if top > 0 else 0.5
             total[name] += weight * factor / (k_rrf + rank)
             ranks[name][channel] = rank
+    return total, ranks
+
+
+def fuse(results: dict[str, list[tuple[str, float]]], weights: dict[str, float], k_rrf: int = RRF_K) -> list[Hit]:
+    total, ranks = fused_scores(results, weights, k_rrf)
     ordered = sorted(total.items(), key=lambda x: (-x[1], x[0]))
     return [Hit(name=n, score=round(s, 8), channels=dict(sorted(ranks[n].items()))) for n, s in ordered]

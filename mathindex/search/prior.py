@@ -66,9 +66,16 @@ def normalised_prior(signal: str, values: list[float], corpora: list[str]) -> li
     return [neutral if p is None else p for p in prior]
 
 
+def with_prior(scored: list[tuple[str, float]], prior: dict[str, float], weight: float) -> list[tuple[str, float]]:
+    """Scores multiplied by `1 + weight * prior`, in the given order (unchanged when weight is 0 or
+    there is no prior)."""
+    if weight == 0 or not prior:
+        return scored
+    return [(n, s * (1.0 + weight * prior.get(n, 0.0))) for n, s in scored]
+
+
 def apply_prior(scored: list[tuple[str, float]], prior: dict[str, float], weight: float) -> list[tuple[str, float]]:
     """Scores multiplied by `1 + weight * prior`, re-sorted (ties by name)."""
     if weight == 0 or not prior:
         return scored
-    out = [(n, s * (1.0 + weight * prior.get(n, 0.0))) for n, s in scored]
-    return sorted(out, key=lambda x: (-x[1], x[0]))
+    return sorted(with_prior(scored, prior, weight), key=lambda x: (-x[1], x[0]))

@@ -25,18 +25,17 @@ from mathindex.serve.models import (
     ErrorBody,
     FormulaResponse,
     HealthResponse,
+    PremisesResponse,
     ReleaseResponse,
     ResolveResponse,
     SearchResponse,
 )
-from mathindex.serve.release import BadInput, describe
+from mathindex.serve.release import MAX_K, PREMISES_K, BadInput, checked_text, describe
 from mathindex.serve.swap import ReleaseHolder
 
 log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).parent / "static"
-MAX_QUERY_BYTES = 4096
-MAX_K = 100
 BUDGET_S = 5.0
 MAX_SOURCE_BYTES = 4 << 20
 _ERRORS = {status: {"model": ErrorBody} for status in (400, 404, 413, 422, 503)}
@@ -78,14 +77,6 @@ def configure_runtime() -> None:
         faiss.omp_set_num_threads(1)
     except ImportError:  # pragma: no cover - faiss is a dependency
         pass
-
-
-def _text(value: str, what: str) -> str:
-    if len(value.encode("utf-8", errors="replace")) > MAX_QUERY_BYTES:
-        raise BadInput(f"{what} is longer than {MAX_QUERY_BYTES} bytes", 413)
-    if not value.strip():
-        raise BadInput(f"{what} is empty")
-    return value
 
 
 def _json(model) -> Response:
@@ -141,27 +132,37 @@ def create_app(holder: ReleaseHolder, *, threads: int | None = None, budget_s: f
                      k: int = Query(10, ge=1, le=MAX_K, description="hits to return")):
         """Fused hits with their kind, title, file:line, channel ranks and score."""
         release = holder.current
-        return _json(await runner.run(release.search, _text(q, "q"), k))
+        return _json(await runner.run(release.search, checked_text(q, "q"), k))
 
     @app.get("/resolve", response_model=ResolveResponse, responses=_ERRORS, tags=["search"])
     async def resolve(id: str = Query(..., description="a full or dotted-suffix name, a Stacks tag or a label")):
         """The identifier resolver alone: exact names, aliases, dotted suffixes and nicknames."""
         release = holder.current
-        return _json(await runner.run(release.resolve, _text(id, "id")))
+        return _json(await runner.run(release.resolve, checked_text(id, "id")))
 
     @app.get("/formula", response_model=FormulaResponse, responses=_ERRORS, tags=["formula"])
     async def formula(latex: str = Query(..., description="one formula, LaTeX or a Lean term")):
         """The operator tree, path tokens, canonical form and parse status; 422 when unreadable."""
-        return _json(await runner.run(describe, _text(latex, "latex")))
+        return _json(await runner.run(describe, checked_text(latex, "latex")))
 
     @app.get("/declaration/{name:path}", response_model=DeclarationResponse, responses=_ERRORS, tags=["search"])
     async def declaration(name: str):
         """The node's row, its dependencies, what cites it and where it is defined."""
         release = holder.current
-        found = await runner.run(release.declaration, _text(name, "name"))
+        found = await runner.run(release.declaration, checked_text(name, "name"))
         if found is None:
             raise BadInput(f"no declaration or statement named {name!r} in release {release.release_id}", 404)
         return _json(found)
+
+    @app.get("/premises", response_model=PremisesResponse, responses=_ERRORS, tags=["premises"])
+    async def premises(goal: str = Query(..., description="the goal, a Lean term (`a * b ≤ c`)"),
+                       context: str = Query("", description="hypotheses as Lean binders (`{a b : ℕ} (h : a ≤ b)`)"),
+                       k: int = Query(PREMISES_K, ge=1, le=MAX_K, description="premises to return")):
+        """Declarations a proof of the goal is likely to name, with score and signals; 422 when the
+        goal does not parse, 404 when the release has no premise index."""
+        release = holder.current
+        return _json(await runner.run(release.premises, checked_text(goal, "goal"),
+                                      checked_text(context, "context", empty_ok=True), k))
 
     @app.get("/health", response_model=HealthResponse, tags=["release"])
     async def health():

@@ -1,5 +1,5 @@
-"""The MCP server (`mathindex mcp ROOT`, stdio transport): the API's search, resolve, formula and
-declaration as tools, over the same hot-swapped release holder as the HTTP server."""
+"""The MCP server (`mathindex mcp ROOT`, stdio transport): the API's search, resolve, formula,
+declaration and premises as tools, over the same hot-swapped release holder as the HTTP server."""
 
 from __future__ import annotations
 
@@ -11,29 +11,20 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mathindex.serve.models import (
     DeclarationResponse,
     FormulaResponse,
+    PremisesResponse,
     ResolveResponse,
     SearchResponse,
 )
-from mathindex.serve.release import BadInput, describe
+from mathindex.serve.release import PREMISES_K, BadInput, checked_k, checked_text, describe
 from mathindex.serve.swap import ReleaseHolder
-
-MAX_QUERY_BYTES = 4096
-MAX_K = 100
 
 INSTRUCTIONS = (
     "Search a mathindex release of Lean 4 declarations (Mathlib) and LaTeX statements. `search` takes "
     "words, LaTeX between $…$, a Lean term between backticks or a declaration name; `resolve` looks a "
     "name, tag or label up exactly; `formula` parses one formula; `declaration` gives a declaration's "
-    "statement, dependencies and the declarations that cite it."
+    "statement, dependencies and the declarations that cite it; `premises` suggests declarations a "
+    "proof of a Lean goal is likely to use."
 )
-
-
-def _text(value: str, what: str) -> str:
-    if len(value.encode("utf-8", errors="replace")) > MAX_QUERY_BYTES:
-        raise BadInput(f"{what} is longer than {MAX_QUERY_BYTES} bytes")
-    if not value.strip():
-        raise BadInput(f"{what} is empty")
-    return value
 
 
 def _answers(fn):
@@ -55,30 +46,36 @@ def build_mcp(holder: ReleaseHolder) -> MCPServer:
     def search(query: str, k: int = 10) -> SearchResponse:
         """Ranked declarations and statements for a query, each with kind, title, file:line and its
         rank in every channel (identifier, lexical, embedding, formula)."""
-        if not 1 <= k <= MAX_K:
-            raise BadInput(f"k must be between 1 and {MAX_K}")
-        return holder.current.search(_text(query, "query"), k)
+        return holder.current.search(checked_text(query, "query"), checked_k(k))
 
     @server.tool()
     @_answers
     def resolve(identifier: str) -> ResolveResponse:
         """The identifier resolver alone: exact names, aliases (Stacks tags, labels), dotted suffixes."""
-        return holder.current.resolve(_text(identifier, "identifier"))
+        return holder.current.resolve(checked_text(identifier, "identifier"))
 
     @server.tool()
     @_answers
     def formula(latex: str) -> FormulaResponse:
         """Operator tree, path tokens, canonical form and parse status of one formula (LaTeX or Lean)."""
-        return describe(_text(latex, "latex"))
+        return describe(checked_text(latex, "latex"))
 
     @server.tool()
     @_answers
     def declaration(name: str) -> DeclarationResponse:
         """A declaration's (or statement's) row, dependencies, the declarations citing it and its location."""
         release = holder.current
-        found = release.declaration(_text(name, "name"))
+        found = release.declaration(checked_text(name, "name"))
         if found is None:
             raise BadInput(f"no declaration or statement named {name!r} in release {release.release_id}")
         return found
+
+    @server.tool()
+    @_answers
+    def premises(goal: str, context: str = "", k: int = PREMISES_K) -> PremisesResponse:
+        """Declarations a proof of the Lean goal (under the hypotheses `context`, as Lean binders) is
+        likely to name, each with its score, signals, kind and file:line."""
+        return holder.current.premises(checked_text(goal, "goal"), checked_text(context, "context", empty_ok=True),
+                                       checked_k(k))
 
     return server

@@ -97,6 +97,27 @@ class DeclarationResponse(_Model):
     defined_at: Location
 
 
+class PremiseHit(Node):
+    """A declaration a proof of the goal is likely to name (mathindex.premises)."""
+
+    rank: int = Field(description="1-based position in the answer")
+    score: float = Field(description="the ranker's weighted sum of the signals")
+    signals: dict[str, float] = Field(description="each non-zero signal (lexical, knn, formal, usage, embedding, "
+                                                  "cooc, covered, local), in 0..1")
+
+
+class PremisesResponse(_Model):
+    release_id: str
+    goal: str
+    context: str = Field(description="the hypotheses, as Lean binders")
+    k: int
+    premises: list[PremiseHit]
+    constants: list[str] = Field(description="the goal's constants as the ranker resolved them")
+    fallback: str | None = Field(None, description="the channel that answered alone when the goal names no known constant")
+    notes: list[str]
+    took_ms: float = Field(description="time the ranker took for this answer")
+
+
 class Refusal(_Model):
     release_id: str
     reason: str
@@ -134,4 +155,6 @@ class ReleaseResponse(_Model):
     row_counts: dict[str, int]
     gate: Gate | None = None
     metrics: dict[str, Any] = Field(description="bench/metrics.json: headline and per-suite metrics (points)")
+    premises: dict[str, Any] | None = Field(None, description="premise selection's figures (the manifest's), "
+                                                              "or null for a release without a premise index")
     opened_at: float = Field(description="unix time this server opened the release")

@@ -1,5 +1,6 @@
-"""One opened release, as the server answers from it: the search engine, node locations, the
-declaration tables (through the release's DuckDB file) and the manifest summary.
+"""One opened release, as the server answers from it: the search engine, the premise ranker (when
+the release has a premise index), node locations, the declaration tables (through the release's
+DuckDB file) and the manifest summary. Also the input limits every front end (HTTP, MCP) applies.
 
 Opening verifies every file against the manifest's sha256 first, so a corrupt or half-copied
 release is refused before anything reads it. An opened release is never modified; the swap
@@ -24,6 +25,8 @@ from mathindex.serve.models import (
     FormulaResponse,
     Location,
     Node,
+    PremiseHit,
+    PremisesResponse,
     ReleaseResponse,
     ResolveResponse,
     SearchHit,
@@ -33,6 +36,9 @@ from mathindex.store import integrity_message, load_manifest, verify_release
 
 log = logging.getLogger(__name__)
 
+MAX_QUERY_BYTES = 4096  # a query, formula, name, goal or context longer than this is refused (413)
+MAX_K = 100  # hits or premises per answer
+PREMISES_K = 32  # premises per answer unless asked
 MAX_LISTED = 200  # dependencies and citations listed per declaration (the totals say how many more)
 DUCKDB_MEMORY = "512MB"  # DuckDB's buffer pool for declaration look-ups: bounds the server's memory
 
@@ -48,6 +54,22 @@ class BadInput(ValueError):
     def __init__(self, message: str, status: int = 400):
         super().__init__(message)
         self.status = status
+
+
+def checked_text(value: str, what: str, *, empty_ok: bool = False) -> str:
+    """`value` when it is at most MAX_QUERY_BYTES of UTF-8 (else BadInput 413) and, unless
+    `empty_ok`, not blank (else BadInput 400)."""
+    if len(value.encode("utf-8", errors="replace")) > MAX_QUERY_BYTES:
+        raise BadInput(f"{what} is longer than {MAX_QUERY_BYTES} bytes", 413)
+    if not empty_ok and not value.strip():
+        raise BadInput(f"{what} is empty")
+    return value
+
+
+def checked_k(k: int) -> int:
+    if not 1 <= k <= MAX_K:
+        raise BadInput(f"k must be between 1 and {MAX_K}")
+    return k
 
 
 class ServedRelease:
@@ -68,6 +90,7 @@ class ServedRelease:
         for channel, why in self.engine.unavailable.items():  # reported with every answer; swap.py compares
             log.warning("release %s: channel %s unavailable: %s", self.release_id, channel, why)
         _thread_safe_encoding(self.engine)
+        self.premise_ranker, self.premises_missing = self._open_premises()
         nodes = pq.read_table(path / "nodes.parquet", columns=["name", "node_id", "corpus"])
         self._node_ids = nodes.column("node_id")
         self._corpora = nodes.column("corpus")
@@ -100,8 +123,8 @@ class ServedRelease:
 
         started = time.perf_counter()
         result = self.engine.search(query, k)
-        hits = [SearchHit(rank=i, score=h.score, channels=h.channels, **self._node(h.name).model_dump())
-                for i, h in enumerate(result.hits, 1)]
+        hits = [SearchHit(rank=i, score=h.score, channels=h.channels, **dict(node))
+                for i, (h, node) in enumerate(zip(result.hits, self._nodes([h.name for h in result.hits])), 1)]
         answer = SearchResponse(release_id=self.release_id, query=query, query_kind=query_kind(query), k=k,
                                 hits=hits, resolved=result.resolved, unavailable=result.unavailable,
                                 took_ms=round((time.perf_counter() - started) * 1000, 2))
@@ -114,7 +137,36 @@ class ServedRelease:
 
     def resolve(self, query: str) -> ResolveResponse:
         names = self.engine.resolver.resolve(query)
-        return ResolveResponse(release_id=self.release_id, query=query, nodes=[self._node(n) for n in names])
+        return ResolveResponse(release_id=self.release_id, query=query, nodes=self._nodes(names))
+
+    def premises(self, goal: str, context: str = "", k: int = PREMISES_K) -> PremisesResponse:
+        """The k declarations a proof of the Lean `goal` under `context` is likely to name, with their
+        locations; BadInput 422 for a goal or context that does not parse (with the position), 404
+        for a release without a premise index."""
+        from mathindex.premises import GoalError
+
+        if self.premise_ranker is None:
+            raise BadInput(self.premises_missing or f"release {self.release_id} has no premise index", 404)
+        started = time.perf_counter()
+        try:
+            result = self.premise_ranker.rank(goal, context, k)
+        except GoalError as exc:
+            raise BadInput(" ".join(str(exc).split()), 422) from None
+        hits = [PremiseHit(rank=i, score=p.score, signals=p.signals, **dict(node))
+                for i, (p, node) in enumerate(zip(result.premises, self._nodes([p.name for p in result.premises])), 1)]
+        return PremisesResponse(release_id=self.release_id, goal=goal, context=context, k=k, premises=hits,
+                                constants=result.constants, fallback=result.fallback, notes=result.notes,
+                                took_ms=round((time.perf_counter() - started) * 1000, 2))
+
+    @property
+    def unavailable(self) -> dict[str, str]:
+        """What this release cannot answer, with the reason: the engine's channels that failed to
+        open, and `premises` when there is no premise ranker (swap.py refuses a release that lost
+        one the served release has)."""
+        out = dict(self.engine.unavailable)
+        if self.premise_ranker is None:
+            out["premises"] = self.premises_missing or "no premise index"
+        return out
 
     def declaration(self, name: str) -> DeclarationResponse | None:
         """The node's table row, what it depends on, what cites it and where it is defined; None
@@ -122,7 +174,7 @@ class ServedRelease:
         i = self._row_of.get(name)
         if i is None:
             return None
-        node = self._node(name)
+        node = self._nodes([name])[0]
         node_id = self._node_ids[i].as_py()
         if node_id.startswith("lean:"):
             row, deps, n_deps, cites, n_cites = self._lean_declaration(name)
@@ -137,7 +189,8 @@ class ServedRelease:
         return ReleaseResponse(
             release_id=self.release_id, published=m.get("published"), previous_release=m.get("previous_release"),
             code_version=m.get("code_version"), corpora=m.get("corpora", []), embedder=m.get("embedder"),
-            row_counts=m.get("row_counts", {}), gate=m.get("gate"), metrics=self.metrics, opened_at=self.opened_at)
+            row_counts=m.get("row_counts", {}), gate=m.get("gate"), metrics=self.metrics,
+            premises=m.get("premises") if self.premise_ranker is not None else None, opened_at=self.opened_at)
 
     def source_file(self, corpus: str, file: str) -> Path | None:
         """The corpus file a hit points at, when the corpus is on this machine; None for anything
@@ -153,17 +206,42 @@ class ServedRelease:
 
     # -- helpers ---------------------------------------------------------------------------------
 
-    def _node(self, name: str) -> Node:
-        i = self._row_of.get(name)
-        if i is None:
-            return Node(name=name, location=Location())
-        row = self.engine.nodes.slice(i, 1).to_pylist()[0]
-        corpus = self._corpora[i].as_py()
-        url = None
-        if corpus in self._corpus_roots and row["file"]:
-            url = f"/source/{quote(corpus, safe='')}/{quote(row['file'])}" + (f"#L{row['line']}" if row["line"] else "")
-        return Node(name=name, kind=row["kind"], title=row["title"],
-                    location=Location(corpus=corpus, file=row["file"], line=row["line"], source_url=url))
+    def _open_premises(self):
+        """(the release's PremiseRanker, None), or (None, why not): a release built before premise
+        selection, or a premise index that fails to open (logged; search still answers)."""
+        from mathindex.premises import PremiseRanker
+        from mathindex.premises.priors import PREMISES_DIR, PRIORS_FILE
+
+        if not (self.path / PREMISES_DIR / PRIORS_FILE).is_file():
+            return None, (f"release {self.release_id} has no premise index ({PREMISES_DIR}/{PRIORS_FILE}): "
+                          "it was built before premise selection")
+        try:
+            return PremiseRanker(self.path, engine=self.engine), None
+        except Exception as exc:  # noqa: BLE001 - reported per request (404) and in the swap check
+            reason = f"release {self.release_id}: the premise index does not open: {type(exc).__name__}: {exc}"
+            log.warning("%s", reason)
+            return None, " ".join(reason.split())
+
+    def _nodes(self, names: list[str]) -> list[Node]:
+        """The named nodes with their kind, title and location (one Arrow `take` for all of them:
+        a slice per hit cost about 0.1 ms each); a name the release lacks has a bare location."""
+        rows = [self._row_of.get(n) for n in names]
+        found = [i for i in rows if i is not None]
+        table = self.engine.nodes.take(found).select(["kind", "title", "file", "line"]).to_pylist()
+        corpora = iter(self._corpora.take(found).to_pylist())
+        about = iter(table)
+        out = []
+        for name, i in zip(names, rows):
+            if i is None:
+                out.append(Node(name=name, location=Location()))
+                continue
+            row, corpus = next(about), next(corpora)
+            url = None
+            if corpus in self._corpus_roots and row["file"]:
+                url = f"/source/{quote(corpus, safe='')}/{quote(row['file'])}" + (f"#L{row['line']}" if row["line"] else "")
+            out.append(Node(name=name, kind=row["kind"], title=row["title"],
+                            location=Location(corpus=corpus, file=row["file"], line=row["line"], source_url=url)))
+        return out
 
     def _query(self, sql: str, params: list) -> list[tuple]:
         with self._db_lock:  # one DuckDB connection; look-ups take milliseconds
@@ -204,6 +282,8 @@ class ServedRelease:
     def _warm(self) -> None:
         """One query through every channel, and SymPy loaded for formula queries, before serving."""
         self.engine.search("warm up", 1)
+        if self.premise_ranker is not None:
+            self.premise_ranker.rank("a + b = b + a", "", 1)
         if self.engine.formula is not None:
             self.engine.formula.index.wait_ready(60.0)
 
@@ -254,7 +334,10 @@ def _thread_safe_encoding(engine) -> None:
     """Query encodes from several threads at once: tokenising is serialised (a fast tokenizer shared
     between threads fails with 'Already borrowed': each call sets its truncation state), the
     forward pass is not (each thread runs one single-threaded pass, so 2 threads use 2 cores);
-    never the embedder's process pool. Same vectors as `encode`: same tokens, same forward."""
+    never the embedder's process pool. The forward pass is the embedder's own backend: its checked
+    ONNX export when it has one (one onnxruntime session of one intra-op thread, whose `run` is
+    safe from several threads; half torch's CPU a query), else torch. Same tokens, same forward,
+    so the same vectors as the engine's `encode` (and as `mathindex search` and `bench`)."""
     vector = engine.vector
     if vector is None:
         return
@@ -264,6 +347,16 @@ def _thread_safe_encoding(engine) -> None:
 
     embedder = vector.embedder
     model, lock = embedder.model, threading.Lock()
+    if embedder.onnx_file is not None:
+        from mathindex.embed.onnx import run, session
+
+        sess = session(embedder.onnx_file, 1)
+
+        def forward(enc, idx):
+            return run(sess, embedder._feeds(enc, idx))
+    else:
+        def forward(enc, idx):
+            return _forward(model, model.tokenizer, enc, idx, model.device)
 
     def encode(texts: list[str]) -> np.ndarray:
         texts = [t[:MAX_ENCODE_CHARS] for t in texts]
@@ -271,6 +364,6 @@ def _thread_safe_encoding(engine) -> None:
             return np.zeros((0, embedder.dim), dtype=np.float32)
         with lock:
             enc = _tokenise(model.tokenizer, texts, embedder.max_seq_length)
-        return _forward(model, model.tokenizer, enc, np.arange(len(texts)), model.device)
+        return forward(enc, np.arange(len(texts)))
 
     embedder.encode = encode

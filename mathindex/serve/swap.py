@@ -92,10 +92,10 @@ class ReleaseHolder:
         log.info("release %s published; opening it beside %s", rid, self._current.release_id)
         try:
             new = self._opener(release_path(self.root, rid))
-            lost = set(new.engine.unavailable) - set(self._current.engine.unavailable)
+            lost = set(new.unavailable) - set(self._current.unavailable)
             if lost:
                 raise ReleaseRefused(f"release {rid}: channels unavailable: "
-                                     + "; ".join(f"{c}: {new.engine.unavailable[c]}" for c in sorted(lost)))
+                                     + "; ".join(f"{c}: {new.unavailable[c]}" for c in sorted(lost)))
         except Exception as exc:  # noqa: BLE001 - any failure (ReleaseRefused, NoRelease, a bug) keeps the old release
             reason = " ".join(str(exc).split()) or type(exc).__name__
             log.error("refused release %s (still serving %s): %s", rid, self._current.release_id, reason)
