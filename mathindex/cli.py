@@ -88,6 +88,18 @@ def _seconds(value: str) -> float:
     return seconds
 
 
+def _out_root(value: str) -> Path:
+    """A release root that a release can be written to (`store.check_output_root`: not empty, a
+    writable directory or one that can be created there), checked as the arguments are read."""
+    from mathindex.store import OutputRootError, check_output_root
+
+    try:
+        check_output_root(value)
+    except OutputRootError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return Path(value)
+
+
 def _release_dir(value: str) -> Path:
     p = Path(value)
     if not (p / "manifest.json").is_file():
@@ -110,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--lean", type=_existing_dir, action="append", default=[], help="a Lean source directory")
     r.add_argument("--latex", type=_existing_dir, action="append", default=[], help="a LaTeX/XML source directory")
     r.add_argument("--suite", type=_existing_file, action="append", default=[], help="an extra query set")
-    r.add_argument("--out", required=True, type=Path, help="release root (releases/, cache/, published.json)")
+    r.add_argument("--out", required=True, type=_out_root, help="release root (releases/, cache/, published.json)")
     r.add_argument("--runner", choices=["local", "dask"], default="local")
     r.add_argument("--dask-address", help="scheduler address of an existing Dask cluster")
     r.add_argument("--model", type=_model_spec, help="`default` (the bundled MiniLM), NAME@REV16 or NAME in ROOT/models, "
@@ -161,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     re_.add_argument("release", type=_release_dir)
     re_.add_argument("--model", required=True, type=_model_spec,
                      help="`default`, NAME@REV16 or NAME in ROOT/models, or a model directory (installed into ROOT/models)")
-    re_.add_argument("--out", required=True, type=Path)
+    re_.add_argument("--out", required=True, type=_out_root, help="release root the new release is written to (releases/, cache/, models/)")
     re_.add_argument("--no-gate", action="store_true", help=NO_GATE_HELP)
     re_.add_argument("--wait", type=_seconds, default=0.0, metavar="SECONDS", help=WAIT_HELP)
 

@@ -48,6 +48,36 @@ class RootBusy(Exception):
     """Another run holds the release root's lock (exit 5)."""
 
 
+class OutputRootError(ValueError):
+    """A release root that no release may be written to: empty, an unresolved deployment template,
+    not a directory, not writable, or under a parent that does not exist (exit 2)."""
+
+
+def check_output_root(out: object) -> Path:
+    """The release root `out` names, resolved, when a release can be written there; else
+    OutputRootError in one line. Checked before any build work (the CLI before Prefect starts, the
+    flows first thing), so a deployment made without `MATHINDEX_OUT` fails at the start of its run,
+    not after the build, and never writes into its working directory. A missing root is created
+    later only when its parent is a writable directory."""
+    text = out.strip() if isinstance(out, str) else ""
+    if not text:
+        raise OutputRootError(f"the release root (`out`) is empty ({out!r}): give --out ROOT, or set MATHINDEX_OUT "
+                              "before `prefect deploy` (or run the deployment with -p out=/path/to/root)")
+    if "{{" in text or "}}" in text:
+        raise OutputRootError(f"the release root {text!r} is an unresolved template: MATHINDEX_OUT was not set "
+                              "when the deployment was made; set it and run `prefect deploy` again")
+    root = Path(text).expanduser().resolve()
+    target = root if root.exists() else root.parent
+    if root.exists() and not root.is_dir():
+        raise OutputRootError(f"the release root {text} is not a directory")
+    if not target.is_dir():
+        why = "is not a directory" if target.exists() else "does not exist"
+        raise OutputRootError(f"the release root {text} cannot be created: its parent {target} {why}")
+    if not os.access(target, os.W_OK | os.X_OK):
+        raise OutputRootError(f"the release root {text} is not writable ({target})")
+    return root
+
+
 def write_table(table: pa.Table, spec: TableSpec, directory: Path) -> Path:
     """Writes `<name>.parquet` cast to the spec's schema and sorted by its keys (deterministic)."""
     table = table.select(spec.schema.names).cast(spec.schema)

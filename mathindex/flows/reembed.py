@@ -16,7 +16,7 @@ from mathindex.flows.release import new_release_id
 from mathindex.schemas.manifest import CorpusPin, SuiteSpec
 from mathindex.search.engine import VECTOR_DIR
 from mathindex.sources import pin_suite
-from mathindex.store import building, check_release, load_manifest, read_table
+from mathindex.store import building, check_output_root, check_release, load_manifest, read_table
 from mathindex.tasks.bench import gate_release, run_benchmarks
 from mathindex.tasks.embed import embed_and_index
 from mathindex.tasks.store import write_database, write_tables
@@ -33,7 +33,7 @@ def reembed_flow(release: str, model: str, out: str, no_gate: bool = False) -> R
     `model` as `release_flow` takes it, resolved against `out`: `default`, an entry of
     `out/models/` (`name@rev16` or a bare `name`), or a model directory (installed there first).
     Holds the lock on `out` for the whole run (`finish.locked_root`)."""
-    source, root = Path(release).resolve(), Path(out).resolve()
+    source, root = Path(release).resolve(), check_output_root(out)  # before any work, as release_flow
     with locked_root(root):
         return _reembed(source, model, root, no_gate)
 

@@ -19,7 +19,7 @@ from mathindex.flows.progress import StageProgress
 from mathindex.schemas.common import ERRORS, concat
 from mathindex.schemas.manifest import SuiteSpec
 from mathindex.sources import DEFAULT_SOURCES, check_allowed, load_sources, pin_source, pin_suite, sources_from_dirs
-from mathindex.store import building, published_release, unique_release_id
+from mathindex.store import building, check_output_root, published_release, unique_release_id
 from mathindex.tasks.bench import baseline_metrics, gate_release, run_benchmarks
 from mathindex.tasks.embed import build_embedding_texts, embed_and_index
 from mathindex.tasks.extract import extract_latex, extract_lean, merge_extractions
@@ -53,7 +53,7 @@ def release_flow(
     of `out/models/`; anything else a model directory, installed into `out/models/` first. The
     manifest records the model relative to the root (`embed.models.pin_model`). Holds the lock on
     `out` for the whole run (`finish.locked_root`)."""
-    root = Path(out).resolve()
+    root = check_output_root(out)  # before any build work: a deployment made without MATHINDEX_OUT stops here
     cache = root / "cache"
     with locked_root(root), StageProgress(STAGES, desc="release") as progress:
         with progress.stage("pin"):
