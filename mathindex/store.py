@@ -53,12 +53,11 @@ class OutputRootError(ValueError):
     not a directory, not writable, or under a parent that does not exist (exit 2)."""
 
 
-def check_output_root(out: object) -> Path:
-    """The release root `out` names, resolved, when a release can be written there; else
-    OutputRootError in one line. Checked before any build work (the CLI before Prefect starts, the
-    flows first thing), so a deployment made without `MATHINDEX_OUT` fails at the start of its run,
-    not after the build, and never writes into its working directory. A missing root is created
-    later only when its parent is a writable directory."""
+def check_root_value(out: object) -> str:
+    """The text of a release root parameter when it names a path at all: OutputRootError in one
+    line for an empty one and for an unresolved deployment template (`prefect deploy` keeps
+    `{{ $MATHINDEX_OUT }}` as it is when the variable is unset). No file system access: what
+    `prefect deploy` checks (`flows.deploy.check_release_root`)."""
     text = out.strip() if isinstance(out, str) else ""
     if not text:
         raise OutputRootError(f"the release root (`out`) is empty ({out!r}): give --out ROOT, or set MATHINDEX_OUT "
@@ -66,6 +65,17 @@ def check_output_root(out: object) -> Path:
     if "{{" in text or "}}" in text:
         raise OutputRootError(f"the release root {text!r} is an unresolved template: MATHINDEX_OUT was not set "
                               "when the deployment was made; set it and run `prefect deploy` again")
+    return text
+
+
+def check_output_root(out: object) -> Path:
+    """The release root `out` names, resolved, when a release can be written there; else
+    OutputRootError in one line (`check_root_value`, then: not a directory, not writable, a parent
+    that does not exist). Checked before any build work (the CLI before Prefect starts, the flows
+    first thing), so a deployment made without `MATHINDEX_OUT` fails at the start of its run, not
+    after the build, and never writes into its working directory. A missing root is created later
+    only when its parent is a writable directory."""
+    text = check_root_value(out)
     root = Path(text).expanduser().resolve()
     target = root if root.exists() else root.parent
     if root.exists() and not root.is_dir():

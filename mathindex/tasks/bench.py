@@ -13,12 +13,12 @@ from mathindex.schemas.manifest import SuiteSpec
 from mathindex.search.engine import SearchEngine
 from mathindex.sources import PACKAGE_ROOT
 from mathindex.store import published_release
-from mathindex.tasks import stage
+from mathindex.tasks import HOUR_S, stage
 
 BASELINES = PACKAGE_ROOT / "bench" / "baselines"
 
 
-@stage(name="run_benchmarks")
+@stage(name="run_benchmarks", timeout_seconds=2 * HOUR_S)
 def run_benchmarks(release_dir: Path, suites: list[SuiteSpec], model: str | None) -> tuple[dict, object]:
     """Every suite through `SearchEngine` (the `mathindex search` code path), with `model` the
     reference the manifest will record (resolved against the release's root, as searches will).

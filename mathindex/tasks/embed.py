@@ -11,7 +11,7 @@ import pyarrow as pa
 from mathindex.embed.embedder import EMBED_BACKEND, onnx_dir_for
 from mathindex.embed.models import ModelPin
 from mathindex.search.engine import VECTOR_DIR
-from mathindex.tasks import stage
+from mathindex.tasks import HOUR_S, stage
 
 
 @stage(name="embedding_texts")
@@ -21,7 +21,7 @@ def build_embedding_texts(declarations: pa.Table, informalisations: pa.Table, st
     return embedding_texts(declarations, informalisations, statements)
 
 
-@stage(name="embed_and_index")
+@stage(name="embed_and_index", timeout_seconds=8 * HOUR_S)
 def embed_and_index(
     texts: pa.Table, model: ModelPin, release_dir: Path, cache_dir: Path, previous: Path | None = None,
     backend: str = EMBED_BACKEND,

@@ -9,7 +9,7 @@ import pyarrow as pa
 from mathindex.schemas.common import concat
 from mathindex.schemas.latex import FORMULAS
 from mathindex.search.engine import FORMULA_DIR
-from mathindex.tasks import stage
+from mathindex.tasks import HOUR_S, stage
 
 
 @stage(name="collect_formulas")
@@ -20,7 +20,7 @@ def collect_formulas(latex_formulas: pa.Table, declarations: pa.Table) -> pa.Tab
     return concat([latex_formulas, lean_formulas(declarations)], FORMULAS)
 
 
-@stage(name="parse_formulas")
+@stage(name="parse_formulas", timeout_seconds=2 * HOUR_S)
 def parse_formulas(formulas: pa.Table, budget_s: float) -> tuple[pa.Table, pa.Table]:
     from mathindex.formula import parse_formulas as parse
 
