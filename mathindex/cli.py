@@ -101,10 +101,14 @@ def _out_root(value: str) -> Path:
 
 
 def _release_dir(value: str) -> Path:
-    p = Path(value)
-    if not (p / "manifest.json").is_file():
-        raise argparse.ArgumentTypeError(f"not a release directory (no manifest.json): {value}")
-    return p
+    """A release directory, or a release root standing for its published release
+    (`store.resolve_release`; an unreadable published.json is exit 4)."""
+    from mathindex.store import resolve_release
+
+    try:
+        return resolve_release(value)
+    except FileNotFoundError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 NO_GATE_HELP = "publish without the gate (the notes and the manifest say: not gated); a release with no suite needs it"
@@ -418,9 +422,9 @@ def _formal_search(args) -> int:
     from mathindex.formal.query import FormalQueryError, UnknownConstant
     from mathindex.formal.search import FormalIndex
 
-    from mathindex.store import check_release
+    from mathindex.store import ReleaseLayout, check_release
 
-    if not (args.release / "formal_statements.parquet").is_file():
+    if not ReleaseLayout(args.release).table("formal_statements").is_file():
         raise UsageError(f"mathindex search: {args.release} has no formal index (a release built before the formal channel)")
     check_release(args.release, quick=not args.verify)  # as SearchEngine checks it
     index = FormalIndex(args.release)
@@ -544,16 +548,12 @@ def cmd_reembed(args) -> int:
 def cmd_verify(args) -> int:
     """Every file of a release (a directory, or a root's published release) against its manifest:
     the bad ones one per line on stdout and exit 4, else one line saying how many matched."""
-    from mathindex.store import MANIFEST, PUBLISHED, load_manifest, published_id, verify_release
+    from mathindex.store import load_manifest, resolve_release, verify_release
 
-    release: Path = args.release
-    if not (release / MANIFEST).is_file() and ((release / PUBLISHED).is_file() or (release / "releases").is_dir()):
-        rid = published_id(release)  # IntegrityError (exit 4) when published.json is unreadable
-        if rid is None:
-            raise UsageError(f"mathindex verify: nothing is published under {release} (no {PUBLISHED}); give a release directory")
-        release = release / "releases" / rid
-    elif not (release / MANIFEST).is_file():
-        raise UsageError(f"mathindex verify: {release} is neither a release (no {MANIFEST}) nor a release root")
+    try:  # IntegrityError (exit 4) when published.json is unreadable
+        release = resolve_release(args.release)
+    except FileNotFoundError as exc:
+        raise UsageError(f"mathindex verify: {exc}") from None
     problems = verify_release(release, quick=args.quick)
     for line in problems:
         print(line)

@@ -14,15 +14,15 @@ from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, final_state, fi
 from mathindex.flows.progress import StageProgress
 from mathindex.flows.release import new_release_id
 from mathindex.schemas.manifest import CorpusPin, SuiteSpec
-from mathindex.search.engine import VECTOR_DIR
 from mathindex.sources import pin_suite
-from mathindex.store import building, check_output_root, check_release, load_manifest, read_table
+from mathindex.store import ReleaseLayout, RootLayout, building, check_output_root, check_release, load_manifest, read_table
 from mathindex.tasks.bench import gate_release, run_benchmarks
 from mathindex.tasks.embed import embed_and_index
 from mathindex.tasks.store import write_database, write_tables
 
 # What a re-embedding rewrites; everything else is copied from the source release unchanged.
-REWRITTEN = {"manifest.json", "release-notes.md", "search.duckdb", "bench", VECTOR_DIR, "bench_results.parquet"}
+REWRITTEN = {ReleaseLayout.MANIFEST, ReleaseLayout.NOTES, ReleaseLayout.DUCKDB, ReleaseLayout.BENCH, ReleaseLayout.VECTOR,
+             ReleaseLayout.table_file("bench_results")}
 STAGES = ["copy", "embed", "bench", "store", "publish"]
 
 
@@ -50,7 +50,7 @@ def _reembed(source: Path, model: str, root: Path, no_gate: bool) -> ReleaseOutc
             copy_release(source, staging, before["files"])
         with progress.stage("embed"):
             texts = read_table(staging, "embedding_texts")
-            vector = embed_and_index(texts, embedding_model, staging, root / "cache")
+            vector = embed_and_index(texts, embedding_model, staging, RootLayout(root).cache)
         with progress.stage("bench"):
             metrics, bench_rows = run_benchmarks(staging, suites, embedding_model.reference)
         with progress.stage("store"):

@@ -12,7 +12,7 @@ from mathindex.schemas.common import BENCH_RESULTS, table
 from mathindex.schemas.manifest import SuiteSpec
 from mathindex.search.engine import SearchEngine
 from mathindex.sources import PACKAGE_ROOT
-from mathindex.store import published_release
+from mathindex.store import ReleaseLayout, published_release
 from mathindex.tasks import HOUR_S, stage
 
 BASELINES = PACKAGE_ROOT / "bench" / "baselines"
@@ -43,8 +43,8 @@ def baseline_metrics(root: Path, suite_names: list[str]) -> tuple[dict[str, floa
     """Headline metrics to gate against, restricted to the suites this release runs: the last
     published release under root, else the committed `bench/baselines/*.json`."""
     last = published_release(root)
-    if last is not None and (last / "bench" / "metrics.json").is_file():
-        head, source = json.loads((last / "bench" / "metrics.json").read_text())["headline"], f"release {last.name}"
+    if last is not None and ReleaseLayout(last).metrics.is_file():
+        head, source = json.loads(ReleaseLayout(last).metrics.read_text())["headline"], f"release {last.name}"
     else:
         head, source = {}, "bench/baselines"
         for f in sorted(BASELINES.glob("*.json")):

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from mathindex.embed.embedder import EMBED_BACKEND, onnx_dir_for
 from mathindex.embed.models import ModelPin
-from mathindex.search.engine import VECTOR_DIR
+from mathindex.store import ReleaseLayout
 from mathindex.tasks import HOUR_S, stage
 
 
@@ -43,7 +43,7 @@ def embed_and_index(
                                            onnx_dir=onnx_dir_for(cache_dir))
     last = reusable_index(previous)
     # only the embedded facets (texts.EMBEDDED_FACETS); the lexical index still reads every facet
-    index, stats = embed_and_build(embedded_texts(texts), embedder, cache_dir, release_dir / VECTOR_DIR, last)
+    index, stats = embed_and_build(embedded_texts(texts), embedder, cache_dir, ReleaseLayout(release_dir).vector, last)
     info = {k: v for k, v in index.sidecar.items() if k != "embedder"}
     embedding = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in asdict(stats).items()}
     embedding["backend"] = embedder.backend
@@ -62,9 +62,9 @@ def reusable_index(previous: Path | None) -> Path | None:
 
     if previous is None:
         return None
-    problems = verify_release(previous, only=[f"{VECTOR_DIR}/{n}" for n in (INDEX_FILE, IDS_FILE, SIDECAR_FILE)])
+    problems = verify_release(previous, only=[f"{ReleaseLayout.VECTOR}/{n}" for n in (INDEX_FILE, IDS_FILE, SIDECAR_FILE)])
     if problems:
         get_run_logger().warning("not reusing the vector index of release %s (rebuilding it): %s",
                                  previous.name, "; ".join(problems))
         return None
-    return previous / VECTOR_DIR
+    return ReleaseLayout(previous).vector

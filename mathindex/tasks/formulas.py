@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from mathindex.schemas.common import concat
 from mathindex.schemas.latex import FORMULAS
-from mathindex.search.engine import FORMULA_DIR
+from mathindex.store import ReleaseLayout
 from mathindex.tasks import HOUR_S, stage
 
 
@@ -31,5 +31,5 @@ def parse_formulas(formulas: pa.Table, budget_s: float) -> tuple[pa.Table, pa.Ta
 def build_formula_index(trees: pa.Table, formulas: pa.Table, release_dir: Path) -> dict:
     from mathindex.formula import FormulaIndex
 
-    info = FormulaIndex.build(trees, formulas, release_dir / FORMULA_DIR)
+    info = FormulaIndex.build(trees, formulas, ReleaseLayout(release_dir).formula)
     return info if isinstance(info, dict) else {"formulas": trees.num_rows}
