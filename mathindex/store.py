@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mathindex.schemas import TableSpec, comment_of, table_specs
+from mathindex.schemas.manifest import Manifest
 from mathindex.schemas.views import VIEWS, View
 
 
@@ -336,13 +337,13 @@ def staging_dir(root: Path, release_id: str) -> Path:
     return path
 
 
-def finalise(staging: Path, release_id: str, manifest: dict) -> Path:
+def finalise(staging: Path, release_id: str, manifest: Manifest) -> Path:
     """Renames staging to its final name, then writes the manifest last."""
     final = staging.parent / release_id
     if final.exists():
         raise FileExistsError(f"release already exists: {final}")
     os.replace(staging, final)
-    write_json(final / MANIFEST, manifest)
+    write_manifest(final, manifest)
     return final
 
 
@@ -429,6 +430,24 @@ def publish(root: Path, release_id: str) -> None:
 
 
 # -- integrity -------------------------------------------------------------------------------------
+
+
+def read_manifest(release: Path) -> Manifest:
+    """A release's manifest, typed (`Manifest.from_json`: keys of another version kept, not refused);
+    FileNotFoundError when it is no complete release, IntegrityError when the file is unreadable or
+    does not validate."""
+    obj = load_manifest(release)
+    try:
+        return Manifest.from_json(obj)
+    except ValueError as exc:
+        raise IntegrityError(f"{ReleaseLayout(release).manifest} does not validate: {' '.join(str(exc).split())[:300]}") from None
+
+
+def write_manifest(release: Path, manifest: Manifest) -> Path:
+    """Writes a release's manifest (atomically, sorted keys: `write_json`)."""
+    path = ReleaseLayout(release).manifest
+    write_json(path, manifest.to_json())
+    return path
 
 
 def load_manifest(release: Path) -> dict:

@@ -94,3 +94,29 @@ def test_a_root_with_nothing_published_is_one_line(tmp_path, capsys):
     assert main(["search", str(root), "a query"]) == 2
     err = capsys.readouterr().err.strip()
     assert "nothing is published under" in err and "\n" not in err
+
+
+def _manifest(**extra) -> dict:
+    return {"release_id": "20261201T000000Z-0123abcd", "code_version": "0", "corpora": [],
+            "embedder": {"name": "m", "revision": "r", "dim": 3, "normalised": True}, "vector_index": {}, "formula_index": {},
+            "stages": {}, "row_counts": {"nodes": 1}, "files": {"nodes.parquet": "0" * 64}, "bench": {}, "gate": {},
+            "published": True, **extra}  # fmt: skip
+
+
+def test_manifests_are_typed_and_keep_keys_of_another_version(tmp_path):
+    from mathindex.schemas.manifest import Manifest
+    from mathindex.store import IntegrityError, read_manifest, write_manifest
+
+    release = tmp_path / "r"
+    release.mkdir()
+    (release / "manifest.json").write_text(json.dumps(_manifest(written_by_a_later_version={"x": 1})))
+    manifest = read_manifest(release)
+    assert isinstance(manifest, Manifest) and manifest.row_counts == {"nodes": 1} and manifest.formal_index == {}
+    assert manifest.unknown == {"written_by_a_later_version": {"x": 1}}
+    write_manifest(release, manifest)
+    again = json.loads((release / "manifest.json").read_text())
+    assert again == {k: v for k, v in _manifest().items()} | {"formal_index": {}, "premises": {}, "sizes": {},
+                                                              "previous_release": None}  # fmt: skip
+    (release / "manifest.json").write_text(json.dumps({**_manifest(), "published": "maybe"}))
+    with pytest.raises(IntegrityError, match="does not validate"):
+        read_manifest(release)

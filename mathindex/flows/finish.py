@@ -100,31 +100,36 @@ def finish_release(root: Path, staging: Path, parts: ReleaseParts, metrics: dict
     layout = ReleaseLayout(staging)
     layout.bench.mkdir(exist_ok=True)
     write_json(layout.metrics, metrics)
-    manifest = Manifest(
-        release_id=parts.release_id, code_version=__version__, corpora=parts.pins, embedder=parts.embedder,
-        vector_index=parts.vector_index, formula_index=parts.formula_index, formal_index=parts.formal_index or {},
-        premises=parts.premises or {}, stages=parts.stages,
-        row_counts=parts.row_counts, files={},
-        bench={"headline": metrics["headline"], "baseline": baseline_from, "suites": parts.suites},
-        gate=verdict.to_dict(), published=verdict.passed,
-        previous_release=baseline_from.removeprefix("release ") if baseline_from.startswith("release ") else None,
-    )  # fmt: skip
+    manifest = assemble_manifest(parts, metrics, verdict, baseline_from)
     baseline = read_baseline(before)
     plots = write_plots(layout.bench, headline_history(root, metrics["headline"]), metrics["suites"],
                         baseline.suites if baseline else None, verdict)  # fmt: skip
     indexes = {"vector": parts.vector_index, "formula": parts.formula_index, "lexical": parts.lexical_index}
     if parts.formal_index:
         indexes["formal"] = parts.formal_index
-    notes = render_notes(manifest.model_dump(mode="json"), metrics["suites"], verdict, indexes=indexes,
+    notes = render_notes(manifest.to_json(), metrics["suites"], verdict, indexes=indexes,
                          errors_by_stage=dict(Counter(parts.errors.column("stage").to_pylist())),
                          results=bench_rows(staging), before=baseline, title=title, plots=plots,
                          premises=parts.premises)  # fmt: skip
     layout.notes.write_text(notes, encoding="utf-8")
     manifest = manifest.model_copy(update={"files": file_hashes(staging), "sizes": file_sizes(staging)})
-    final = finalise(staging, parts.release_id, manifest.model_dump(mode="json"))
+    final = finalise(staging, parts.release_id, manifest)
     if verdict.passed:
         publish(root, parts.release_id)
     return ReleaseOutcome(release_dir=final, passed=verdict.passed, gate=verdict.to_dict(), message=verdict.summary())
+
+
+def assemble_manifest(parts: ReleaseParts, metrics: dict, verdict: GateReport, baseline_from: str) -> Manifest:
+    """The manifest of a release (`release` and `reembed` alike), before its file hashes and sizes
+    are filled in: what was built (`parts`), the headline metrics, the gate, the baseline."""
+    previous = baseline_from.removeprefix("release ") if baseline_from.startswith("release ") else None
+    return Manifest(
+        release_id=parts.release_id, code_version=__version__, corpora=parts.pins, embedder=parts.embedder,
+        vector_index=parts.vector_index, formula_index=parts.formula_index, formal_index=parts.formal_index or {},
+        premises=parts.premises or {}, stages=parts.stages, row_counts=parts.row_counts, files={},
+        bench={"headline": metrics["headline"], "baseline": baseline_from, "suites": parts.suites},
+        gate=verdict.to_dict(), published=verdict.passed, previous_release=previous,
+    )  # fmt: skip
 
 
 def headline_history(root: Path, headline: dict[str, float], limit: int = HISTORY_RELEASES) -> list[tuple[str, dict]]:
