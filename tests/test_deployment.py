@@ -4,8 +4,8 @@ deploy --all` from prefect.yaml (refused first without MATHINDEX_OUT), a worker,
 deployment triggered by hand, and the release that comes out checked: published, every file
 matching its manifest (`mathindex verify`), the notes and metrics attached as artifacts.
 
-Every step is bounded (WALKTHROUGH_TIMEOUT_S in all, default 900 s: a loaded 2-core machine needs
-3 min for the server alone) and every process it starts is stopped, with its process group, at the
+Every step is bounded (WALKTHROUGH_TIMEOUT_S in all, default 1500 s: about 2 min on an idle machine,
+but a 2-core machine at load 10 took 3 min for the server and 6 min for the first ONNX export) and every process it starts is stopped, with its process group, at the
 end, whatever happened."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-TOTAL_S = float(os.environ.get("WALKTHROUGH_TIMEOUT_S", "900"))
+TOTAL_S = float(os.environ.get("WALKTHROUGH_TIMEOUT_S", "1500"))
 
 
 def free_port() -> int:
@@ -137,8 +137,8 @@ def test_operator_walkthrough(operator):
     assert [s["schedule"]["cron"] for s in nightly["schedules"]] == ["0 2 * * *"]
 
     worker = op.start("worker", "worker", "start", "--pool", "mathindex")
-    run = op.run("deployment", "run", "release/nightly-release", "--watch", "--watch-timeout", str(int(op.left(800))),
-                 cap=800)
+    run = op.run("deployment", "run", "release/nightly-release", "--watch", "--watch-timeout", str(int(op.left(1200))),
+                 cap=1200)
     assert worker.poll() is None, op.log("worker")[-3000:]
     assert run.returncode == 0, run.stdout[-3000:] + op.log("worker")[-3000:]
     assert "Flow run finished successfully in 'Completed'" in run.stdout

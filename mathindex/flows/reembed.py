@@ -59,8 +59,7 @@ def _reembed(source: Path, model: str, root: Path, no_gate: bool) -> ReleaseOutc
         with progress.stage("publish"):
             verdict = gate_release(metrics, before.bench["headline"], no_gate)
             parts = ReleaseParts(
-                release_id=release_id, pins=pins, embedder=vector["embedder"],
-                vector_index={**vector["index"], "embedding": vector["embedding"]},
+                release_id=release_id, pins=pins, embedder=vector.embedder, vector_index=vector.manifest_entry(),
                 formula_index=before.formula_index, lexical_index={"copied_from": before.release_id},
                 formal_index=before.formal_index or None,
                 premises=before.premises or None,  # copied with premises/: fitted with the source's embedder

@@ -101,8 +101,8 @@ def release_flow(
                 baseline, baseline_from = baseline_metrics(root, [s.name for s in suite_specs])
                 verdict = gate_release(metrics, baseline, no_gate)
                 parts = ReleaseParts(
-                    release_id=release_id, pins=pins, embedder=vector["embedder"],
-                    vector_index={**vector["index"], "embedding": vector["embedding"]}, formula_index=formula_info,
+                    release_id=release_id, pins=pins, embedder=vector.embedder,
+                    vector_index=vector.manifest_entry(), formula_index=formula_info,
                     lexical_index=lexical, formal_index=formal_info, stages=stage_report(ex, trees, errors, progress.seconds),
                     row_counts=row_counts, errors=errors, suites=suite_pins, premises=premises,
                 )  # fmt: skip

@@ -3,7 +3,7 @@ FAISS int8 HNSW index over them."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -12,6 +12,19 @@ from mathindex.embed.embedder import EMBED_BACKEND, onnx_dir_for
 from mathindex.embed.models import ModelPin
 from mathindex.store import ReleaseLayout
 from mathindex.tasks import HOUR_S, stage
+
+
+@dataclass(frozen=True)
+class VectorBuild:
+    """What `embed_and_index` built, as the manifest records it."""
+
+    embedder: dict  # name, revision, dim, normalised (schemas.manifest.EmbedderInfo)
+    index: dict  # the index sidecar's parameters, build-time recall, the model reference, the facets
+    embedding: dict  # texts embedded and from the cache, seconds, the backend that ran
+
+    def manifest_entry(self) -> dict:
+        """The manifest's `vector_index`: the index parameters with the embedding stats."""
+        return {**self.index, "embedding": self.embedding}
 
 
 @stage(name="embedding_texts")
@@ -25,14 +38,14 @@ def build_embedding_texts(declarations: pa.Table, informalisations: pa.Table, st
 def embed_and_index(
     texts: pa.Table, model: ModelPin, release_dir: Path, cache_dir: Path, previous: Path | None = None,
     backend: str = EMBED_BACKEND,
-) -> dict:
+) -> VectorBuild:
     """Embeds every text (cache hits cost nothing) with the pinned model (`embed.models.pin_model`:
     the bundled one, or an entry of the root's models directory) and writes `vector/` into the
     release; reuses the index of release `previous` when it was built from the same texts and embedder
     and its files match that release's manifest (`reusable_index`).
     Returns the embedder info, the index parameters with build-time recall and the model reference
     the manifest records (`model`: None for the bundled model, else `models/<name>@<rev16>`), and
-    embedding stats (with the backend that ran: `backend`, or torch when ONNX fell back). ONNX
+    embedding stats (with the backend that ran: `backend`, or torch when ONNX fell back): a VectorBuild. ONNX
     exports are cached under `cache_dir/onnx`, or $MATHINDEX_ONNX_DIR when set (one export for
     many roots: the tests share one)."""
     from mathindex.embed import SentenceTransformerEmbedder
@@ -48,7 +61,7 @@ def embed_and_index(
     embedding = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in asdict(stats).items()}
     embedding["backend"] = embedder.backend
     index_info = {**info, "model": model.reference, "facets": list(EMBEDDED_FACETS)}
-    return {"embedder": embedder.info(), "index": index_info, "embedding": embedding}
+    return VectorBuild(embedder=embedder.info(), index=index_info, embedding=embedding)
 
 
 def reusable_index(previous: Path | None) -> Path | None:
