@@ -4,8 +4,8 @@ deploy --all` from prefect.yaml (refused first without MATHINDEX_OUT), a worker,
 deployment triggered by hand, and the release that comes out checked: published, every file
 matching its manifest (`mathindex verify`), the notes and metrics attached as artifacts.
 
-Every step is bounded (WALKTHROUGH_TIMEOUT_S in all, default 1500 s: about 2 min on an idle machine,
-but a 2-core machine at load 10 took 3 min for the server and 6 min for the first ONNX export) and every process it starts is stopped, with its process group, at the
+Every step is bounded (WALKTHROUGH_TIMEOUT_S in all, default 1500 s: on 2 cores at load 7-11 the
+server took 3 min to answer and the first ONNX export of the model 6 min) and every process it starts is stopped, with its process group, at the
 end, whatever happened."""
 
 from __future__ import annotations
