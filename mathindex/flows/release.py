@@ -19,7 +19,7 @@ from mathindex.flows.progress import StageProgress
 from mathindex.schemas.common import ERRORS, concat
 from mathindex.schemas.manifest import SuiteSpec
 from mathindex.sources import DEFAULT_SOURCES, check_allowed, load_sources, pin_source, pin_suite, sources_from_dirs
-from mathindex.store import building, published_release, unique_release_id
+from mathindex.store import ReleaseLayout, RootLayout, building, check_output_root, published_release, unique_release_id
 from mathindex.tasks.bench import baseline_metrics, gate_release, run_benchmarks
 from mathindex.tasks.embed import build_embedding_texts, embed_and_index
 from mathindex.tasks.extract import extract_latex, extract_lean, merge_extractions
@@ -55,8 +55,8 @@ def release_flow(
     manifest records the model relative to the root (`embed.models.pin_model`). `precision`: fp32 or
     int8 (`embed.embedder.PRECISIONS`); None follows the last published release. Holds the lock on
     `out` for the whole run (`finish.locked_root`)."""
-    root = Path(out).resolve()
-    cache = root / "cache"
+    root = check_output_root(out)  # before any build work: a deployment made without MATHINDEX_OUT stops here
+    cache = RootLayout(root).cache
     with locked_root(root), StageProgress(STAGES, desc="release") as progress:
         with progress.stage("pin"):
             sources, suite_specs = resolve_inputs(sources_file, lean or [], latex or [], suites or [])
@@ -94,7 +94,7 @@ def release_flow(
                     "formal_statements": formal,
                 }  # fmt: skip
                 row_counts = write_tables(staging, tables)  # the search engine reads them
-                formal_info["table_bytes"] = (staging / "formal_statements.parquet").stat().st_size
+                formal_info["table_bytes"] = ReleaseLayout(staging).table("formal_statements").stat().st_size
                 premises = premise_index(staging, ex.declarations, ex.dependencies, embedding_model.reference)
             with progress.stage("bench"):
                 metrics, bench_rows = run_benchmarks(staging, suite_specs, embedding_model.reference)
@@ -105,8 +105,8 @@ def release_flow(
                 baseline, baseline_from = baseline_metrics(root, [s.name for s in suite_specs])
                 verdict = gate_release(metrics, baseline, no_gate)
                 parts = ReleaseParts(
-                    release_id=release_id, pins=pins, embedder=vector["embedder"],
-                    vector_index={**vector["index"], "embedding": vector["embedding"]}, formula_index=formula_info,
+                    release_id=release_id, pins=pins, embedder=vector.embedder,
+                    vector_index=vector.manifest_entry(), formula_index=formula_info,
                     lexical_index=lexical, formal_index=formal_info, stages=stage_report(ex, trees, errors, progress.seconds),
                     row_counts=row_counts, errors=errors, suites=suite_pins, premises=premises,
                 )  # fmt: skip

@@ -96,7 +96,9 @@ class EmbedderInfo(_Strict):
 
 
 class Manifest(_Strict):
-    """`manifest.json`, written last: what a release is made of and how it scored."""
+    """`manifest.json`, written last: what a release is made of and how it scored. Written strictly
+    (a field that is not declared here is an error); read by `store.read_manifest` through
+    `from_json`, which keeps the keys another version wrote in `unknown`, so old releases open."""
 
     release_id: str
     code_version: str
@@ -114,3 +116,14 @@ class Manifest(_Strict):
     gate: dict
     published: bool
     previous_release: str | None = None
+    unknown: dict = Field(default_factory=dict, exclude=True)  # keys of another version, kept on read, never written
+
+    @classmethod
+    def from_json(cls, obj: dict) -> "Manifest":
+        """A manifest as another version may have written it: the keys declared here validated,
+        the others kept in `unknown` (and dropped when written again)."""
+        known = {k: v for k, v in obj.items() if k in cls.model_fields and k != "unknown"}
+        return cls.model_validate({**known, "unknown": {k: v for k, v in obj.items() if k not in known}})
+
+    def to_json(self) -> dict:
+        return self.model_dump(mode="json")

@@ -11,7 +11,7 @@ from mathindex.schemas import latex as latex_schema
 from mathindex.schemas import lean as lean_schema
 from mathindex.schemas.common import ERRORS, concat
 from mathindex.sources import Source
-from mathindex.tasks import stage
+from mathindex.tasks import io_stage, stage
 
 
 @dataclass(frozen=True)
@@ -26,14 +26,14 @@ class Extraction:
     errors: pa.Table
 
 
-@stage(name="extract_lean")
+@io_stage(name="extract_lean")
 def extract_lean(source: Source, cache_dir: Path):
     from mathindex.lean import extract_lean_tree
 
     return extract_lean_tree(source.root, source.spec.name, cache_dir=cache_dir / "lean")
 
 
-@stage(name="extract_latex")
+@io_stage(name="extract_latex")
 def extract_latex(source: Source):
     from mathindex.latex import extract_latex_tree
 
