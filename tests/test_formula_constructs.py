@@ -118,6 +118,9 @@ def test_partial_tree_names_its_repairs_and_gives_up() -> None:
         parse_partial(")" * 9 + "x")  # more stray closers than repairs allowed
     with pytest.raises(ParseError):
         parse_partial("{" * 70 + "x" + "}" * 70)  # too deep: nothing to drop
+    with pytest.raises(ParseError):
+        parse_partial(r"\sqrt")  # repaired to (sqrt _): nothing but an empty slot, so no partial tree
+    assert analyse(r"\sqrt")[2] == "error"
 
 
 @pytest.mark.parametrize("src", [

@@ -1018,7 +1018,7 @@ def parse_partial_tokens(toks: list[str], lean: bool = False) -> tuple[tuple, li
     attempts = min(MAX_REPAIRS + 1, max(1, PARTIAL_WORK_TOKENS // max(len(toks), 1)))
     for _ in range(attempts):
         try:
-            return parse_tokens(list(toks), lean), repairs
+            tree = parse_tokens(list(toks), lean)
         except ParseError as exc:
             if exc.pos is None:
                 raise
@@ -1028,7 +1028,24 @@ def parse_partial_tokens(toks: list[str], lean: bool = False) -> tuple[tuple, li
             else:
                 repairs.append(f"dropped {toks[exc.pos]!r} at token {exc.pos}")
                 del toks[exc.pos]
+            continue
+        if not _has_leaf(tree):  # `\sqrt` alone: nothing a search could match
+            raise ParseError("the partial tree holds nothing but empty slots")
+        return tree, repairs
     raise ParseError(f"no partial tree after {len(repairs)} repairs")
+
+
+def _has_leaf(tree: tuple) -> bool:
+    """True when some leaf of `tree` is not an empty slot."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if node[0][0] == "#":
+            if node[0] != "#e":
+                return True
+        else:
+            stack.extend(node[1:])
+    return False
 
 
 def parse_partial(src: str, lean: bool = False) -> tuple[tuple, list[str]]:
