@@ -16,6 +16,7 @@ from collections import OrderedDict
 from pathlib import Path
 from urllib.parse import quote
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mathindex.serve.models import (
@@ -227,8 +228,9 @@ class ServedRelease:
         a slice per hit cost about 0.1 ms each); a name the release lacks has a bare location."""
         rows = [self._row_of.get(n) for n in names]
         found = [i for i in rows if i is not None]
-        table = self.engine.nodes.take(found).select(["kind", "title", "file", "line"]).to_pylist()
-        corpora = iter(self._corpora.take(found).to_pylist())
+        rows_taken = pa.array(found, pa.int64())  # typed: an empty list would be a null array, which `take` refuses
+        table = self.engine.nodes.take(rows_taken).select(["kind", "title", "file", "line"]).to_pylist()
+        corpora = iter(self._corpora.take(rows_taken).to_pylist())
         about = iter(table)
         out = []
         for name, i in zip(names, rows):
