@@ -32,6 +32,41 @@ def stacks_formulas(cache: Path | None = None) -> tuple[pa.Table, float]:
     return ex.formulas, took
 
 
+def corpus_formulas(corpus: Path) -> tuple[str, pa.Table, float]:
+    """(name, FORMULAS table, extraction seconds) of a LaTeX corpus: a directory, or a sources file
+    (`bench/sources/<name>.yaml`) whose first source is read from its path. The table is cached
+    under build/bench/, keyed by the corpus name and its COMMIT (or the directory's name)."""
+    from mathindex.latex import extract_latex_tree
+
+    if corpus.is_file():
+        import yaml
+
+        from mathindex.schemas.manifest import SourcesFile
+
+        spec = SourcesFile.model_validate(yaml.safe_load(corpus.read_text(encoding="utf-8"))).sources[0]
+        name, root = spec.name, (corpus.parent / spec.path).resolve()
+    else:
+        name, root = corpus.resolve().name, corpus.resolve()
+    if not root.is_dir():
+        raise SystemExit(f"{root} is absent: lay the corpus out first (bench/layout_corpus.py)")
+    commit = (root / "COMMIT").read_text().strip()[:12] if (root / "COMMIT").is_file() else "local"
+    cache = ROOT / "build/bench" / f"formulas_{name}_{commit}.parquet"
+    if cache.exists():
+        return name, pq.read_table(cache), 0.0
+    t0 = time.perf_counter()
+    formulas = extract_latex_tree(root, name).formulas
+    took = time.perf_counter() - t0
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(formulas, cache)
+    return name, formulas, took
+
+
+def formula_texts(formulas: pa.Table) -> list[str]:
+    """The text the release parses for each formula: latex_normalised, else latex."""
+    return [n or l for n, l in zip(formulas.column("latex_normalised").to_pylist(),
+                                   formulas.column("latex").to_pylist())]
+
+
 def quantile(sorted_values: list[float], q: float) -> float:
     """The q-quantile of an ascending list (nearest rank)."""
     if not sorted_values:

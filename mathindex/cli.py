@@ -88,14 +88,47 @@ def _seconds(value: str) -> float:
     return seconds
 
 
+def _out_root(value: str) -> Path:
+    """A release root that a release can be written to (`store.check_output_root`: not empty, a
+    writable directory or one that can be created there), checked as the arguments are read."""
+    from mathindex.store import OutputRootError, check_output_root
+
+    try:
+        check_output_root(value)
+    except OutputRootError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return Path(value)
+
+
 def _release_dir(value: str) -> Path:
-    p = Path(value)
-    if not (p / "manifest.json").is_file():
-        raise argparse.ArgumentTypeError(f"not a release directory (no manifest.json): {value}")
-    return p
+    """A release directory, or a release root standing for its published release
+    (`store.resolve_release`; an unreadable published.json is exit 4)."""
+    from mathindex.store import resolve_release
+
+    try:
+        return resolve_release(value)
+    except FileNotFoundError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+RELEASE_HELP = "a release directory, or a release root (its published release)"
+EXAMPLES = {  # one per subcommand, shown by `mathindex VERB --help`
+    "release": "mathindex release --out build                       # the bundled sample; exit 3 when the gate fails",
+    "extract": "mathindex extract lean data/sample/lean --out /tmp/decls.parquet",
+    "formula": "mathindex formula '\\sum_{d \\mid n} \\varphi(d) = n' --json",
+    "search": "mathindex search build \"sum of totient over divisors\" --k 5",
+    "premises": "mathindex premises build --goal 'a * b ≤ a * c' --context '{a b c : ℕ} (h : b ≤ c)'",
+    "bench": "mathindex bench build --suite data/sample/queries.json --json",
+    "gate": "mathindex gate --baseline bench/baselines/sample.json --current build/releases/ID/bench/metrics.json",
+    "reembed": "mathindex reembed build --model default --out build",
+    "verify": "mathindex verify build --quick",
+    "train-embedder": "mathindex train-embedder build/releases/ID --out build/models --steps 500",
+    "serve": "mathindex serve build --port 8000",
+    "mcp": "mathindex mcp build",
+}
 NO_GATE_HELP = "publish without the gate (the notes and the manifest say: not gated); a release with no suite needs it"
+PRECISION_CHOICES = ("fp32", "int8")  # embed.embedder.PRECISIONS (not imported here: the CLI starts without torch)
+PRECISION_HELP = "how texts are embedded: fp32 (the model as trained) or int8 (ONNX Runtime, about 2x faster, another model name)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -110,59 +143,62 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--lean", type=_existing_dir, action="append", default=[], help="a Lean source directory")
     r.add_argument("--latex", type=_existing_dir, action="append", default=[], help="a LaTeX/XML source directory")
     r.add_argument("--suite", type=_existing_file, action="append", default=[], help="an extra query set")
-    r.add_argument("--out", required=True, type=Path, help="release root (releases/, cache/, published.json)")
-    r.add_argument("--runner", choices=["local", "dask"], default="local")
+    r.add_argument("--out", required=True, type=_out_root, help="release root (releases/, cache/, published.json)")
+    r.add_argument("--runner", choices=["local", "dask"], default="local",
+                   help="local: a thread pool (default); dask: prefect-dask, a LocalCluster or --dask-address")
     r.add_argument("--dask-address", help="scheduler address of an existing Dask cluster")
     r.add_argument("--model", type=_model_spec, help="`default` (the bundled MiniLM), NAME@REV16 or NAME in ROOT/models, "
                    "or a model directory (installed into ROOT/models); without it: the last published release's model")
     r.add_argument("--no-gate", action="store_true", help=NO_GATE_HELP)
+    r.add_argument("--precision", choices=PRECISION_CHOICES, help=PRECISION_HELP + "; without it: the last published release's")
     r.add_argument("--wait", type=_seconds, default=0.0, metavar="SECONDS", help=WAIT_HELP)
 
     e = sub.add_parser("extract", help="run one extraction stage alone")
-    e.add_argument("kind", choices=["lean", "latex"])
-    e.add_argument("dir", type=_existing_dir)
+    e.add_argument("kind", choices=["lean", "latex"], help="which extractor: Lean 4 sources, or LaTeX/XML")
+    e.add_argument("dir", type=_existing_dir, help="the corpus directory")
     e.add_argument("--out", required=True, type=Path, help="output .parquet")
     e.add_argument("--corpus", help="corpus name (default: the directory name)")
     e.add_argument("--cache", type=Path, help="per-file cache directory (Lean)")
 
     f = sub.add_parser("formula", help="parse formulas: operator tree, path tokens, canonical form")
-    f.add_argument("latex", nargs="?")
+    f.add_argument("latex", nargs="?", help="one formula, LaTeX (or give --file)")
     f.add_argument("--file", type=_existing_file, help="one formula per line")
-    f.add_argument("--json", action="store_true")
+    f.add_argument("--json", action="store_true", help="one JSON object per formula")
 
     s = sub.add_parser("search", help="answer a query from a built release")
-    s.add_argument("release", type=_release_dir)
-    s.add_argument("query")
-    s.add_argument("--k", type=int, default=10)
-    s.add_argument("--json", action="store_true")
+    s.add_argument("release", type=_release_dir, help=RELEASE_HELP)
+    s.add_argument("query", help="words, a name, LaTeX or a Lean type")
+    s.add_argument("--k", type=int, default=10, help="hits to print (default 10)")
+    s.add_argument("--json", action="store_true", help="the ranked hits as JSON, with each hit's channels and ranks")
     s.add_argument("--formal", action="store_true",
                    help="the formal channel alone, Loogle syntax: constants, \"fragments\", patterns with _ and ?x, ⊢")
     s.add_argument("--verify", action="store_true", help="check every file's sha256 against the manifest first "
                    "(without it: every file present at its recorded size)")
 
     pm = sub.add_parser("premises", help="rank declarations a proof of a Lean goal is likely to use")
-    pm.add_argument("release", type=_release_dir)
+    pm.add_argument("release", type=_release_dir, help=RELEASE_HELP)
     pm.add_argument("--goal", required=True, help="the goal, a Lean term (`a * b ≤ c`)")
     pm.add_argument("--context", default="", help="hypotheses as Lean binders (`{a b : ℕ} (h : a ≤ b)`)")
-    pm.add_argument("--k", type=int, default=32)
-    pm.add_argument("--json", action="store_true")
+    pm.add_argument("--k", type=int, default=32, help="premises to print (default 32)")
+    pm.add_argument("--json", action="store_true", help="each premise's score and signals as JSON")
 
     b = sub.add_parser("bench", help="run one query set against a release")
-    b.add_argument("release", type=_release_dir)
-    b.add_argument("--suite", required=True, type=_existing_file)
-    b.add_argument("--json", action="store_true")
+    b.add_argument("release", type=_release_dir, help=RELEASE_HELP)
+    b.add_argument("--suite", required=True, type=_existing_file, help="a query set: the project's JSON format or MathlibQR's")
+    b.add_argument("--json", action="store_true", help="the metrics as JSON")
 
     g = sub.add_parser("gate", help="compare metrics; exit 3 when a headline metric fell > 2 points")
-    g.add_argument("--baseline", required=True, type=_existing_file)
-    g.add_argument("--current", required=True, type=_existing_file)
-    g.add_argument("--tolerance", type=float, default=2.0)
+    g.add_argument("--baseline", required=True, type=_existing_file, help="metrics.json (or its headline) to compare against")
+    g.add_argument("--current", required=True, type=_existing_file, help="metrics.json of the candidate")
+    g.add_argument("--tolerance", type=float, default=2.0, help="points a headline metric may fall (default 2.0)")
 
     re_ = sub.add_parser("reembed", help="a new release re-embedding every text of RELEASE")
-    re_.add_argument("release", type=_release_dir)
+    re_.add_argument("release", type=_release_dir, help=RELEASE_HELP + "; its extraction is reused")
     re_.add_argument("--model", required=True, type=_model_spec,
                      help="`default`, NAME@REV16 or NAME in ROOT/models, or a model directory (installed into ROOT/models)")
-    re_.add_argument("--out", required=True, type=Path)
+    re_.add_argument("--out", required=True, type=_out_root, help="release root the new release is written to (releases/, cache/, models/)")
     re_.add_argument("--no-gate", action="store_true", help=NO_GATE_HELP)
+    re_.add_argument("--precision", choices=PRECISION_CHOICES, help=PRECISION_HELP + "; without it: RELEASE's")
     re_.add_argument("--wait", type=_seconds, default=0.0, metavar="SECONDS", help=WAIT_HELP)
 
     v = sub.add_parser("verify", help="check a release's files against its manifest; exit 4 naming the bad ones")
@@ -174,29 +210,32 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--out", required=True, type=Path, help="models directory (e.g. ROOT/models); the model lands in <name>@<rev16>/")
     t.add_argument("--base", help="base sentence-transformers model directory (default: the bundled MiniLM)")
     t.add_argument("--name", default="mathindex-minilm", help="the trained model's name")
-    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--seed", type=int, default=0, help="seed of the pair sampling and batch schedule (default 0)")
     t.add_argument("--steps", type=int, help="optimiser steps (default: the recipe's)")
-    t.add_argument("--batch-size", type=int)
-    t.add_argument("--max-seq-length", type=int)
+    t.add_argument("--batch-size", type=int, help="pairs per step (default: the recipe's)")
+    t.add_argument("--max-seq-length", type=int, help="tokens per text of the installed model (default: the recipe's)")
     t.add_argument("--train-max-seq-length", type=int, help="cut texts to this many tokens while training (default: --max-seq-length)")
-    t.add_argument("--lr", type=float)
-    t.add_argument("--no-hard-negatives", action="store_true")
+    t.add_argument("--lr", type=float, help="learning rate (default: the recipe's)")
+    t.add_argument("--no-hard-negatives", action="store_true", help="train without the same-module hard negative")
     t.add_argument("--suite", type=_existing_file, action="append", default=[], help="an extra suite to benchmark (never trained on)")
     t.add_argument("--pool", type=int, default=10_000, help="sampled nodes in the benchmark pool, beside every gold node")
     sv = sub.add_parser("serve", help="serve a release over HTTP (API, web page); follows ROOT/published.json")
     sv.add_argument("root", type=_existing_dir, help="release root (releases/, published.json)")
-    sv.add_argument("--host", default="127.0.0.1")
-    sv.add_argument("--port", type=int, default=8000)
+    sv.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    sv.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     sv.add_argument("--release", help="serve this release id of ROOT (pinned: no hot swap)")
     sv.add_argument("--threads", type=int, help="query threads (default: one per core)")
     sv.add_argument("--budget", type=float, default=5.0, help="seconds per request before a 503")
     sv.add_argument("--cache", type=int, default=1024, help="answers cached per release (0: none)")
     sv.add_argument("--poll", type=float, default=1.0, help="seconds between checks of published.json")
-    sv.add_argument("--access-log", action="store_true")
+    sv.add_argument("--access-log", action="store_true", help="log every request")
 
     mc = sub.add_parser("mcp", help="an MCP server (stdio) with search, resolve, formula, declaration and premises tools")
     mc.add_argument("root", type=_existing_dir, help="release root (releases/, published.json)")
     mc.add_argument("--release", help="serve this release id of ROOT (pinned: no hot swap)")
+    for name, parser in sub.choices.items():
+        parser.epilog = f"example:\n  {EXAMPLES[name]}"
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
     return p
 
 
@@ -268,7 +307,8 @@ def cmd_release(args) -> int:
         raise UsageError("mathindex release: --dask-address needs --runner dask")
     state = _run_locked(args.out, args.wait, flow, out=str(args.out), sources_file=str(args.sources) if args.sources else None,
                         lean=[str(d) for d in args.lean], latex=[str(d) for d in args.latex],
-                        suites=[str(s) for s in args.suite], model=args.model, no_gate=args.no_gate)
+                        suites=[str(s) for s in args.suite], model=args.model, no_gate=args.no_gate,
+                        precision=args.precision)
     return _report_release(_outcome_of(state))
 
 
@@ -331,7 +371,7 @@ def cmd_extract(args) -> int:
         from mathindex.lean import extract_lean_tree
 
         ex = extract_lean_tree(args.dir, corpus, cache_dir=args.cache)
-        main_table, extra = ex.declarations, {"dependencies": ex.dependencies}
+        main_table, extra = ex.declarations, {"dependencies": ex.dependencies, "descriptions": ex.descriptions}
     else:
         from mathindex.latex import extract_latex_tree
 
@@ -406,9 +446,9 @@ def _formal_search(args) -> int:
     from mathindex.formal.query import FormalQueryError, UnknownConstant
     from mathindex.formal.search import FormalIndex
 
-    from mathindex.store import check_release
+    from mathindex.store import ReleaseLayout, check_release
 
-    if not (args.release / "formal_statements.parquet").is_file():
+    if not ReleaseLayout(args.release).table("formal_statements").is_file():
         raise UsageError(f"mathindex search: {args.release} has no formal index (a release built before the formal channel)")
     check_release(args.release, quick=not args.verify)  # as SearchEngine checks it
     index = FormalIndex(args.release)
@@ -525,23 +565,19 @@ def cmd_reembed(args) -> int:
 
     _check_model("reembed", args.model, args.out)
     state = _run_locked(args.out, args.wait, reembed_flow, release=str(args.release), model=args.model, out=str(args.out),
-                        no_gate=args.no_gate)
+                        no_gate=args.no_gate, precision=args.precision)
     return _report_release(_outcome_of(state))
 
 
 def cmd_verify(args) -> int:
     """Every file of a release (a directory, or a root's published release) against its manifest:
     the bad ones one per line on stdout and exit 4, else one line saying how many matched."""
-    from mathindex.store import MANIFEST, PUBLISHED, load_manifest, published_id, verify_release
+    from mathindex.store import load_manifest, resolve_release, verify_release
 
-    release: Path = args.release
-    if not (release / MANIFEST).is_file() and ((release / PUBLISHED).is_file() or (release / "releases").is_dir()):
-        rid = published_id(release)  # IntegrityError (exit 4) when published.json is unreadable
-        if rid is None:
-            raise UsageError(f"mathindex verify: nothing is published under {release} (no {PUBLISHED}); give a release directory")
-        release = release / "releases" / rid
-    elif not (release / MANIFEST).is_file():
-        raise UsageError(f"mathindex verify: {release} is neither a release (no {MANIFEST}) nor a release root")
+    try:  # IntegrityError (exit 4) when published.json is unreadable
+        release = resolve_release(args.release)
+    except FileNotFoundError as exc:
+        raise UsageError(f"mathindex verify: {exc}") from None
     problems = verify_release(release, quick=args.quick)
     for line in problems:
         print(line)

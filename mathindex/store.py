@@ -29,12 +29,91 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mathindex.schemas import TableSpec, comment_of, table_specs
+from mathindex.schemas.manifest import Manifest
 from mathindex.schemas.views import VIEWS, View
 
-MANIFEST = "manifest.json"
-PUBLISHED = "published.json"
-LOCK = ".lock"
-STAGING = ".staging-"
+
+
+class ReleaseLayout:
+    """Where things are inside a release directory: the one owner of those names (relative paths,
+    as the manifest's `files` keys spell them). `ReleaseLayout(directory)` gives the paths. What lies
+    inside an index folder is its index module's (embed.index, formula.index, formal.index,
+    search.lexical, premises)."""
+
+    MANIFEST = "manifest.json"  # written last: a directory without it is no release
+    NOTES = "release-notes.md"
+    DUCKDB = "search.duckdb"
+    BENCH = "bench"  # metrics.json and the notes' plots
+    METRICS = "bench/metrics.json"
+    VECTOR = "vector"  # FAISS index, row-aligned ids, sidecar
+    FORMULA = "formula"
+    FORMAL = "formal"
+    LEXICAL = "lexical"
+    PREMISES = "premises"
+    TABLE_SUFFIX = ".parquet"
+
+    def __init__(self, directory: Path | str):
+        self.dir = Path(directory)
+
+    @staticmethod
+    def table_file(name: str) -> str:
+        """`<table>.parquet`: one file per registered table."""
+        return f"{name}{ReleaseLayout.TABLE_SUFFIX}"
+
+    def table(self, name: str) -> Path:
+        return self.dir / self.table_file(name)
+
+    def __truediv__(self, rel: str) -> Path:
+        return self.dir / rel
+
+    manifest = property(lambda self: self.dir / self.MANIFEST)
+    notes = property(lambda self: self.dir / self.NOTES)
+    duckdb = property(lambda self: self.dir / self.DUCKDB)
+    bench = property(lambda self: self.dir / self.BENCH)
+    metrics = property(lambda self: self.dir / self.METRICS)
+    vector = property(lambda self: self.dir / self.VECTOR)
+    formula = property(lambda self: self.dir / self.FORMULA)
+    formal = property(lambda self: self.dir / self.FORMAL)
+    lexical = property(lambda self: self.dir / self.LEXICAL)
+    premises = property(lambda self: self.dir / self.PREMISES)
+
+    def is_release(self) -> bool:
+        return self.manifest.is_file()
+
+
+class RootLayout:
+    """Where things are inside a release root: releases, the published pointer, the lock, caches
+    and models (the models directory's contents are embed.models')."""
+
+    RELEASES = "releases"
+    PUBLISHED = "published.json"  # names the last release that passed its gate
+    LOCK = ".lock"
+    CACHE = "cache"
+    MODELS = "models"
+    STAGING = ".staging-"  # releases/.staging-<id>/ while a run builds <id>
+
+    def __init__(self, root: Path | str):
+        self.root = Path(root)
+
+    releases = property(lambda self: self.root / self.RELEASES)
+    published = property(lambda self: self.root / self.PUBLISHED)
+    lock = property(lambda self: self.root / self.LOCK)
+    cache = property(lambda self: self.root / self.CACHE)
+    models = property(lambda self: self.root / self.MODELS)
+
+    def release(self, release_id: str) -> ReleaseLayout:
+        return ReleaseLayout(self.releases / release_id)
+
+    def staging(self, release_id: str) -> Path:
+        return self.releases / f"{self.STAGING}{release_id}"
+
+    def holds(self, path: Path | str) -> bool:
+        """Whether `path` looks like a release root rather than a release directory."""
+        path = Path(path)
+        return not ReleaseLayout(path).is_release() and ((path / self.PUBLISHED).is_file() or (path / self.RELEASES).is_dir())
+
+
+MANIFEST, PUBLISHED, LOCK, STAGING = ReleaseLayout.MANIFEST, RootLayout.PUBLISHED, RootLayout.LOCK, RootLayout.STAGING
 # `<UTC second>Z-<8 hex of the inputs>`, and `-2`, `-3`, … for a second run on the same inputs in one second
 RELEASE_ID = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{8}(-[0-9]+)?$")
 
@@ -48,20 +127,61 @@ class RootBusy(Exception):
     """Another run holds the release root's lock (exit 5)."""
 
 
+class OutputRootError(ValueError):
+    """A release root that no release may be written to: empty, an unresolved deployment template,
+    not a directory, not writable, or under a parent that does not exist (exit 2)."""
+
+
+def check_root_value(out: object) -> str:
+    """The text of a release root parameter when it names a path at all: OutputRootError in one
+    line for an empty one and for an unresolved deployment template (`prefect deploy` keeps
+    `{{ $MATHINDEX_OUT }}` as it is when the variable is unset). No file system access: what
+    `prefect deploy` checks (`flows.deploy.check_release_root`)."""
+    text = out.strip() if isinstance(out, str) else ""
+    if not text:
+        raise OutputRootError(f"the release root (`out`) is empty ({out!r}): give --out ROOT, or set MATHINDEX_OUT "
+                              "before `prefect deploy` (or run the deployment with -p out=/path/to/root)")
+    if "{{" in text or "}}" in text:
+        raise OutputRootError(f"the release root {text!r} is an unresolved template: MATHINDEX_OUT was not set "
+                              "when the deployment was made; set it and run `prefect deploy` again")
+    return text
+
+
+def check_output_root(out: object) -> Path:
+    """The release root `out` names, resolved, when a release can be written there; else
+    OutputRootError in one line (`check_root_value`, then: not a directory, not writable, a parent
+    that does not exist). Checked before any build work (the CLI before Prefect starts, the flows
+    first thing), so a deployment made without `MATHINDEX_OUT` fails at the start of its run, not
+    after the build, and never writes into its working directory. A missing root is created later
+    only when its parent is a writable directory."""
+    text = check_root_value(out)
+    root = Path(text).expanduser().resolve()
+    target = root if root.exists() else root.parent
+    if root.exists() and not root.is_dir():
+        raise OutputRootError(f"the release root {text} is not a directory")
+    if not target.is_dir():
+        why = "is not a directory" if target.exists() else "does not exist"
+        raise OutputRootError(f"the release root {text} cannot be created: its parent {target} {why}")
+    if not os.access(target, os.W_OK | os.X_OK):
+        raise OutputRootError(f"the release root {text} is not writable ({target})")
+    return root
+
+
 def write_table(table: pa.Table, spec: TableSpec, directory: Path) -> Path:
     """Writes `<name>.parquet` cast to the spec's schema and sorted by its keys (deterministic)."""
     table = table.select(spec.schema.names).cast(spec.schema)
     if table.num_rows:
         table = table.sort_by([(k, "ascending") for k in spec.sort_keys])
-    path = directory / f"{spec.name}.parquet"
-    tmp = path.with_suffix(".parquet.tmp")
+    path = ReleaseLayout(directory).table(spec.name)
+    tmp = path.with_name(path.name + ".tmp")
     pq.write_table(table, tmp, compression="zstd", row_group_size=65536)
     os.replace(tmp, path)
     return path
 
 
-def read_table(directory: Path, name: str) -> pa.Table:
-    return pq.read_table(directory / f"{name}.parquet")
+def read_table(directory: Path, name: str, columns: list[str] | None = None) -> pa.Table:
+    """A release's table (`ReleaseLayout.table`), or some of its columns."""
+    return pq.read_table(ReleaseLayout(directory).table(name), columns=columns)
 
 
 def write_duckdb(directory: Path, names: list[str]) -> Path:
@@ -70,15 +190,15 @@ def write_duckdb(directory: Path, names: list[str]) -> Path:
     filled; table and column comments come from the schemas; then the views and table macros of
     `schemas.views` whose tables are all present."""
     specs = table_specs()
-    path = directory / "search.duckdb"
-    tmp = directory / "search.duckdb.tmp"
+    path = ReleaseLayout(directory).duckdb
+    tmp = path.with_name(path.name + ".tmp")
     tmp.unlink(missing_ok=True)
     con = duckdb.connect(str(tmp))
     try:
         for name in names:
             for statement in table_ddl(specs[name]):
                 con.execute(statement)
-            src = _sql_string((directory / f"{name}.parquet").as_posix())
+            src = _sql_string(ReleaseLayout(directory).table(name).as_posix())
             con.execute(f'INSERT INTO "{name}" BY NAME SELECT * FROM read_parquet({src})')
         for view in VIEWS:
             if set(view.tables) <= set(names):
@@ -193,7 +313,7 @@ def unique_release_id(root: Path, digest: str, now: datetime | None = None) -> s
     second). Ids sort by time to the second; unique under the root's lock, and `staging_dir`
     refuses an id that is taken even without it."""
     base = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ") + "-" + digest[:8]
-    releases = Path(root) / "releases"
+    releases = RootLayout(root).releases
     n = 1
     while True:
         rid = base if n == 1 else f"{base}-{n}"
@@ -205,7 +325,7 @@ def unique_release_id(root: Path, digest: str, now: datetime | None = None) -> s
 def staging_dir(root: Path, release_id: str) -> Path:
     """A new, empty staging directory; FileExistsError when a run already builds (or built) this id:
     another run's directory is never removed or shared."""
-    releases = Path(root) / "releases"
+    releases = RootLayout(root).releases
     if (releases / release_id).exists():
         raise FileExistsError(f"release already exists: {releases / release_id}")
     releases.mkdir(parents=True, exist_ok=True)
@@ -217,13 +337,13 @@ def staging_dir(root: Path, release_id: str) -> Path:
     return path
 
 
-def finalise(staging: Path, release_id: str, manifest: dict) -> Path:
+def finalise(staging: Path, release_id: str, manifest: Manifest) -> Path:
     """Renames staging to its final name, then writes the manifest last."""
     final = staging.parent / release_id
     if final.exists():
         raise FileExistsError(f"release already exists: {final}")
     os.replace(staging, final)
-    write_json(final / MANIFEST, manifest)
+    write_manifest(final, manifest)
     return final
 
 
@@ -264,8 +384,26 @@ def published_release(root: Path) -> Path | None:
     rid = published_id(root)
     if rid is None:
         return None
-    path = Path(root) / "releases" / rid
+    path = RootLayout(root).releases / rid
     return path if (path / MANIFEST).is_file() else None
+
+
+def resolve_release(path: Path | str) -> Path:
+    """The release a path names where a release is expected: a release directory itself, or a
+    release root's published release. FileNotFoundError in one line when it is neither, or when
+    nothing is published under the root; IntegrityError when published.json is unreadable."""
+    path = Path(path)
+    if ReleaseLayout(path).is_release():
+        return path
+    if not RootLayout(path).holds(path):
+        raise FileNotFoundError(f"{path} is neither a release (no {MANIFEST}) nor a release root")
+    rid = published_id(path)
+    if rid is None:
+        raise FileNotFoundError(f"nothing is published under {path} (no {PUBLISHED}); give a release directory")
+    release = RootLayout(path).release(rid)
+    if not release.is_release():
+        raise FileNotFoundError(f"{RootLayout(path).published} names release {rid}, which is not complete (no {MANIFEST})")
+    return release.dir
 
 
 def published_releases(root: Path, limit: int) -> list[Path]:
@@ -276,7 +414,7 @@ def published_releases(root: Path, limit: int) -> list[Path]:
     if last is None:
         return []
     found = []
-    for path in sorted((root / "releases").iterdir()):
+    for path in sorted(RootLayout(root).releases.iterdir()):
         if path.name.startswith(".") or path.name > last.name or not (path / MANIFEST).is_file():
             continue
         try:
@@ -292,6 +430,24 @@ def publish(root: Path, release_id: str) -> None:
 
 
 # -- integrity -------------------------------------------------------------------------------------
+
+
+def read_manifest(release: Path) -> Manifest:
+    """A release's manifest, typed (`Manifest.from_json`: keys of another version kept, not refused);
+    FileNotFoundError when it is no complete release, IntegrityError when the file is unreadable or
+    does not validate."""
+    obj = load_manifest(release)
+    try:
+        return Manifest.from_json(obj)
+    except ValueError as exc:
+        raise IntegrityError(f"{ReleaseLayout(release).manifest} does not validate: {' '.join(str(exc).split())[:300]}") from None
+
+
+def write_manifest(release: Path, manifest: Manifest) -> Path:
+    """Writes a release's manifest (atomically, sorted keys: `write_json`)."""
+    path = ReleaseLayout(release).manifest
+    write_json(path, manifest.to_json())
+    return path
 
 
 def load_manifest(release: Path) -> dict:
@@ -415,7 +571,7 @@ def clean_leftovers(root: Path) -> list[str]:
     them. Returns one line per removal, for the run's log."""
     root = Path(root)
     removed = []
-    releases = root / "releases"
+    releases = RootLayout(root).releases
     for path in sorted(releases.iterdir()) if releases.is_dir() else []:
         if not path.is_dir() or path.is_symlink():
             continue

@@ -1,8 +1,8 @@
 """A release's extraction tables without the release: no embeddings, no indexes, no benchmarks.
 
 Mining training pairs (`mathindex train-embedder`) and comparing embedders on a candidate pool need
-only the tables (declarations, dependencies, informalisations, latex_statements, embedding_texts,
-nodes), which take minutes for all of Mathlib where a release's embedding takes hours.
+only the tables (declarations, dependencies, descriptions, informalisations, latex_statements,
+embedding_texts, nodes), which take minutes for all of Mathlib where a release's embedding takes hours.
 """
 
 from __future__ import annotations
@@ -28,10 +28,12 @@ def extraction_tables(lean: list[Path], latex: list[Path], cache_dir: Path | Non
     latex_runs = [extract_latex_tree(d, Path(d).resolve().name) for d in latex]
     decls = concat([x.declarations for x in lean_runs], specs["declarations"].schema)
     deps = concat([x.dependencies for x in lean_runs], specs["dependencies"].schema)
+    described = concat([x.descriptions for x in lean_runs], specs["descriptions"].schema)
     stmts = concat([x.statements for x in latex_runs], specs["latex_statements"].schema)
     informal = informalise(decls, RuleInformaliser(), cache_dir, dependencies=deps)
-    return {"declarations": decls, "dependencies": deps, "latex_statements": stmts, "informalisations": informal,
-            "embedding_texts": embedding_texts(decls, informal, stmts), "nodes": build_nodes(decls, stmts, deps),
+    return {"declarations": decls, "dependencies": deps, "descriptions": described, "latex_statements": stmts,
+            "informalisations": informal, "embedding_texts": embedding_texts(decls, informal, stmts, described),
+            "nodes": build_nodes(decls, stmts, deps),
             "errors": concat([x.errors for x in lean_runs + latex_runs], ERRORS)}
 
 

@@ -151,3 +151,29 @@ def test_cli_release_without_model_refuses_a_missing_published_model(tmp_path, c
     assert "r1" in err and "--model" in err and "\n" not in err
     assert listing(root) == before
     assert json.loads((root / "published.json").read_text())["release_id"] == "r1"
+
+
+def test_precision_follows_the_published_release(tmp_path):
+    """`--precision` wins; else reembed's source release, else the published release, else fp32; an
+    index's embedder name says how queries must be encoded."""
+    from mathindex.embed.embedder import precision_of
+    from mathindex.embed.models import ModelError, resolve_precision
+    from mathindex.store import publish, write_json
+
+    root = tmp_path / "root"
+    assert resolve_precision(None, root) == "fp32"
+    rel = root / "releases" / "20261201T000000Z-00000000"
+    rel.mkdir(parents=True)
+    write_json(rel / "manifest.json", {"vector_index": {"embedding": {"precision": "int8"}}})
+    publish(root, rel.name)
+    assert resolve_precision(None, root) == "int8"
+    assert resolve_precision("fp32", root) == "fp32"
+    other = tmp_path / "other"
+    other.mkdir()
+    write_json(other / "manifest.json", {"vector_index": {}})
+    assert resolve_precision(None, root, release=other) == "fp32"
+    with pytest.raises(ModelError, match="unknown embedding precision 'int4'"):
+        resolve_precision("int4", root)
+    assert precision_of("mathindex-minilm+onnx-int8") == ("int8", "onnx")
+    assert precision_of("mathindex-minilm+int8") == ("int8", "torch")
+    assert precision_of("mathindex-minilm")[0] == "fp32"

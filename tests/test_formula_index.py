@@ -22,7 +22,7 @@ FORMULAS = [
     r"\int_0^1 f(x)\,dx",
     r"H^i(X, \mathcal{F}) = 0",
     r"2x + 4y = 6",
-    r"\left( a + b",  # unbalanced: fallback or error, never a crash
+    "{" * 70 + "x" + "}" * 70,  # nested past the grammar's depth: fallback or error, never a crash
     r"\mathcal{O}_{X, x} \to \kappa(x)",
     r"\lim_{n \to \infty} \frac{1}{n} = 0",
     r"a^2 + b^2 = c^2",
@@ -130,6 +130,7 @@ def test_parse_formulas_survives_bad_input_in_bounded_time() -> None:
     assert time.perf_counter() - t0 < 20.0
     assert trees.num_rows == len(bad)
     statuses = trees.column("status").to_pylist()
-    assert statuses[0] in ("ok", "error") and statuses[1] == "error" and statuses[3] != "ok"
+    assert statuses[0] in ("ok", "error") and statuses[1] == "error"
+    assert statuses[2] == "partial" and statuses[3] == "ok"  # \bar without its argument; \left( closed at the end
     assert statuses[5] == "ok"
     assert errors.num_rows >= 2

@@ -84,3 +84,31 @@ def test_without_a_terminal_model_loading_draws_no_bar(monkeypatch):
         if saved is None:
             os.environ.pop("HF_HUB_DISABLE_PROGRESS_BARS", None)
         _quietly(hf_logging.enable_progress_bar if was_enabled else hf_logging.disable_progress_bar)
+
+
+def test_inside_a_flow_run_logging_info_the_stage_lines_are_run_log_records(monkeypatch):
+    """Under a worker Prefect logs INFO: the lines go through the flow run's logger (its API logs and
+    the worker's output), not as plain lines beside it; in the CLI (WARNING) nothing changes."""
+    import logging
+
+    import mathindex.flows.progress as progress_module
+
+    records: list[logging.LogRecord] = []
+    logger = logging.getLogger("test.flow_run")
+    logger.setLevel(logging.INFO)
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger.addHandler(handler)
+    monkeypatch.setattr(progress_module, "run_logger", lambda: logger)
+    log = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", log)
+    with pytest.raises(RuntimeError):
+        _run(["pin", "extract"], fail="extract")
+    assert log.getvalue() == ""
+    assert [(r.levelname, r.getMessage().split(" ")[:3]) for r in records] == [
+        ("INFO", ["release:", "1/2", "pin"]), ("WARNING", ["release:", "1/2", "extract"])]
+    logger.setLevel(logging.WARNING)  # as the CLI runs Prefect
+    records.clear()
+    _run(["pin"])
+    assert records == [] and log.getvalue().startswith("release: 1/1 pin ")
+    logger.removeHandler(handler)

@@ -380,6 +380,29 @@ def test_reembed_with_the_same_model_gives_the_same_index_and_metrics(first, roo
     assert metrics[0] == metrics[1]
 
 
+def test_reembed_at_int8_is_another_model_and_queries_are_encoded_the_same_way(first, root):
+    """`precision int8` embeds with the ONNX int8 model (its own name, so no fp32 vector is reused
+    or mixed), the manifest says so, and the engine encodes queries with the same int8 model."""
+    from mathindex.cli import PRECISION_CHOICES
+    from mathindex.embed.embedder import PRECISIONS
+    from mathindex.flows.reembed import reembed_flow
+
+    assert PRECISION_CHOICES == PRECISIONS
+    outcome = reembed_flow(release=str(first), model="default", out=str(root), no_gate=True,
+                           precision="int8", return_state=True).result()
+    new = outcome.release_dir
+    m = json.loads((new / "manifest.json").read_text())
+    assert m["vector_index"]["embedding"]["precision"] == "int8"
+    assert m["embedder"]["name"].endswith("+onnx-int8")
+    assert m["vector_index"]["embedding"]["embedded"] > 0  # nothing reused from the fp32 cache
+    engine = SearchEngine(new)
+    assert "embedding" not in engine.unavailable, engine.unavailable
+    assert engine.vector.embedder.name == m["embedder"]["name"]
+    fp32 = SearchEngine(first)
+    assert not fp32.vector.embedder.name.endswith("int8")
+    assert engine.search("lattice", 5).hits
+
+
 def test_reembed_with_a_missing_model_writes_nothing(first, root, capsys):
     before = sorted(p.name for p in (root / "releases").iterdir())
     assert main(["reembed", str(first), "--model", str(root / "no-such-model"), "--out", str(root)]) == 2

@@ -142,6 +142,21 @@ def _worker_run(feeds: dict) -> np.ndarray:
 # torch's texts/s (2.14x with worker start-up) in bench/embed_cost.py on the whole-Mathlib texts;
 # MathlibQR dev unchanged on the pool (58.30).
 EMBED_BACKEND = "onnx"
+# How a release's vectors are computed: fp32 (the model as trained) or int8 (ONNX Runtime dynamic
+# quantisation, per-channel MatMul weights: another model, named `<name>+onnx-int8`, so its vectors
+# never mix with fp32 ones). A release records it (manifest `vector_index.embedding.precision`) and
+# the search engine encodes queries the same way (`precision_of` the index's embedder name).
+PRECISIONS = ("fp32", "int8")
+_INT8_SUFFIXES = {"+onnx-int8": "onnx", "+int8": "torch"}
+
+
+def precision_of(embedder_name: str) -> tuple[str, str]:
+    """(precision, backend) an index's embedder name was made with: `…+onnx-int8` is int8 through
+    ONNX Runtime, `…+int8` int8 through torch, anything else fp32 (EMBED_BACKEND)."""
+    for suffix, backend in _INT8_SUFFIXES.items():
+        if embedder_name.endswith(suffix):
+            return "int8", backend
+    return "fp32", EMBED_BACKEND
 
 
 def onnx_dir_for(cache_dir: Path) -> Path:

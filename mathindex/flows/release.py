@@ -13,13 +13,13 @@ from prefect import flow
 from prefect.states import State
 
 from mathindex import __version__
-from mathindex.embed.models import pin_model
+from mathindex.embed.models import pin_model, resolve_precision
 from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, final_state, finish_release, locked_root, publish_artifacts
 from mathindex.flows.progress import StageProgress
 from mathindex.schemas.common import ERRORS, concat
 from mathindex.schemas.manifest import SuiteSpec
 from mathindex.sources import DEFAULT_SOURCES, check_allowed, load_sources, pin_source, pin_suite, sources_from_dirs
-from mathindex.store import building, published_release, unique_release_id
+from mathindex.store import ReleaseLayout, RootLayout, building, check_output_root, published_release, unique_release_id
 from mathindex.tasks.bench import baseline_metrics, gate_release, run_benchmarks
 from mathindex.tasks.embed import build_embedding_texts, embed_and_index
 from mathindex.tasks.extract import extract_latex, extract_lean, merge_extractions
@@ -44,6 +44,7 @@ def release_flow(
     suites: list[str] | None = None,
     model: str | None = None,
     no_gate: bool = False,
+    precision: str | None = None,
 ) -> ReleaseOutcome | State:
     """A ReleaseOutcome when the gate passed, else a Failed state carrying it (`finish.final_state`).
     A release with no benchmark suite fails the gate; `no_gate` publishes it ungated all the same
@@ -51,16 +52,18 @@ def release_flow(
     `model`: None (the nightly's default) is the model of the last published release under `out`,
     else the bundled one; `default` is the bundled model; `name@rev16` or a bare `name` is an entry
     of `out/models/`; anything else a model directory, installed into `out/models/` first. The
-    manifest records the model relative to the root (`embed.models.pin_model`). Holds the lock on
+    manifest records the model relative to the root (`embed.models.pin_model`). `precision`: fp32 or
+    int8 (`embed.embedder.PRECISIONS`); None follows the last published release. Holds the lock on
     `out` for the whole run (`finish.locked_root`)."""
-    root = Path(out).resolve()
-    cache = root / "cache"
+    root = check_output_root(out)  # before any build work: a deployment made without MATHINDEX_OUT stops here
+    cache = RootLayout(root).cache
     with locked_root(root), StageProgress(STAGES, desc="release") as progress:
         with progress.stage("pin"):
             sources, suite_specs = resolve_inputs(sources_file, lean or [], latex or [], suites or [])
             pins = [pin_source(s) for s in sources]
             suite_pins = [pin_suite(s).model_dump() for s in suite_specs]
             embedding_model = pin_model(model, root)
+            embed_precision = resolve_precision(precision, root)
             release_id = new_release_id(pins, root)
         with building(root, release_id) as staging:
             with progress.stage("extract"):
@@ -70,8 +73,9 @@ def release_flow(
             with progress.stage("informalise"):
                 informal = informalise_declarations(ex.declarations, ex.dependencies, cache)
             with progress.stage("embed"):
-                texts = build_embedding_texts(ex.declarations, informal, ex.statements)
-                vector = embed_and_index(texts, embedding_model, staging, cache, published_release(root))
+                texts = build_embedding_texts(ex.declarations, informal, ex.statements, ex.descriptions)
+                vector = embed_and_index(texts, embedding_model, staging, cache, published_release(root),
+                                         precision=embed_precision)
             with progress.stage("formulas"):
                 formulas = collect_formulas(ex.formulas, ex.declarations)
                 trees, formula_errors = parse_formulas(formulas, SYMPY_BUDGET_S)
@@ -84,13 +88,13 @@ def release_flow(
             errors = concat([ex.errors, formula_errors], ERRORS)
             with progress.stage("premises"):
                 tables = {
-                    "declarations": ex.declarations, "dependencies": ex.dependencies,
+                    "declarations": ex.declarations, "dependencies": ex.dependencies, "descriptions": ex.descriptions,
                     "latex_statements": ex.statements, "formulas": formulas, "formula_trees": trees,
                     "informalisations": informal, "embedding_texts": texts, "nodes": nodes, "errors": errors,
                     "formal_statements": formal,
                 }  # fmt: skip
                 row_counts = write_tables(staging, tables)  # the search engine reads them
-                formal_info["table_bytes"] = (staging / "formal_statements.parquet").stat().st_size
+                formal_info["table_bytes"] = ReleaseLayout(staging).table("formal_statements").stat().st_size
                 premises = premise_index(staging, ex.declarations, ex.dependencies, embedding_model.reference)
             with progress.stage("bench"):
                 metrics, bench_rows = run_benchmarks(staging, suite_specs, embedding_model.reference)
@@ -101,8 +105,8 @@ def release_flow(
                 baseline, baseline_from = baseline_metrics(root, [s.name for s in suite_specs])
                 verdict = gate_release(metrics, baseline, no_gate)
                 parts = ReleaseParts(
-                    release_id=release_id, pins=pins, embedder=vector["embedder"],
-                    vector_index={**vector["index"], "embedding": vector["embedding"]}, formula_index=formula_info,
+                    release_id=release_id, pins=pins, embedder=vector.embedder,
+                    vector_index=vector.manifest_entry(), formula_index=formula_info,
                     lexical_index=lexical, formal_index=formal_info, stages=stage_report(ex, trees, errors, progress.seconds),
                     row_counts=row_counts, errors=errors, suites=suite_pins, premises=premises,
                 )  # fmt: skip

@@ -16,6 +16,7 @@ from mathindex.embed.pairs import NEEDED
 from mathindex.embed.train import Recipe, pairs_sha256
 from mathindex.flows.progress import StageProgress
 from mathindex.tasks.train import mine_training_pairs, pool_benchmark, train_model
+from mathindex.store import ReleaseLayout, RootLayout
 
 STAGES = ["mine", "train", "benchmark", "install"]
 WORK = ".train"  # checkpoints, inside the models directory
@@ -44,7 +45,7 @@ def train_embedder_flow(release: str, out: str, base: str | None = None, recipe:
         with progress.stage("train"):
             result = train_model(pairs, base_dir, base_info["revision"], work / "runs", rec)
         with progress.stage("benchmark"):
-            cache = models_dir.parent / "cache"  # ROOT/cache beside ROOT/models: the releases' embedding cache
+            cache = RootLayout(models_dir.parent).cache  # ROOT/cache beside ROOT/models: the releases' embedding cache
             before = pool_benchmark(release_dir, base_dir, bench_suites, pool_size, pool_seed, cache)
             after = pool_benchmark(release_dir, result.model_dir, bench_suites, pool_size, pool_seed, cache)
         with progress.stage("install"):
@@ -71,7 +72,7 @@ def _node_names(release: Path):
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    path = release / "embedding_texts.parquet"
+    path = ReleaseLayout(release).table("embedding_texts")
     return pc.unique(pq.read_table(path, columns=["name"]).column("name")) if path.is_file() else pa.array([], pa.string())
 
 

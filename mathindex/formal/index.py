@@ -22,10 +22,11 @@ from mathindex.formal.normal import TooDeep, head, size
 from mathindex.formal.telescope import TelescopeBuilder
 from mathindex.schemas.common import table
 from mathindex.schemas.formal import FORMAL_KEYS, FORMAL_STATEMENTS, FORMAL_VOCABULARY
+from mathindex.store import ReleaseLayout
 
 log = logging.getLogger(__name__)
 
-FORMAL_DIR = "formal"
+FORMAL_DIR = ReleaseLayout.FORMAL  # the release folder (store.ReleaseLayout owns its name)
 FORMAT = "mathindex-formal-index/1"
 _COLS = ["full_name", "kind", "module", "signature", "type", "variables", "origin", "corpus", "file", "line_start"]
 

@@ -36,6 +36,7 @@ from mathindex.formal.query import (
     parse_query,
     pattern_term,
 )
+from mathindex.store import ReleaseLayout
 
 log = logging.getLogger(__name__)
 MAX_VERIFY = 1500  # pattern checks per query, smallest statements first; past it the count is estimated
@@ -71,7 +72,7 @@ class FormalIndex:
 
     def __init__(self, release: Path):
         release = Path(release)
-        st = pq.read_table(release / "formal_statements.parquet",
+        st = pq.read_table(ReleaseLayout(release).table("formal_statements"),
                            columns=["name", "kind", "module", "signature", "size", "conclusion", "hypotheses"])
         self.names: list[str] = st.column("name").to_pylist()
         self.n = len(self.names)

@@ -16,6 +16,7 @@ from mathindex.formula.grammar import (
     ParseError,
     parse_latex,
     parse_lean,
+    parse_partial,
     tree_dict,
     tree_json,
     tree_text,
@@ -35,12 +36,21 @@ _LEAN_HINT = frozenset("∀∃∑∏→↔∧∨¬ℕℤℚℝℂ∣⁻")
 
 
 def analyse(text: str, lean: bool = False) -> tuple[tuple, str, str, str | None]:
-    """(tree, parser, status, reason): the grammar's tree, else MathML's layout tree, else tokens."""
+    """(tree, parser, status, reason): the grammar's tree (status ok), else its partial tree of
+    the input with the tokens it stumbles on dropped (partial), else MathML's layout tree
+    (fallback), else tokens (error)."""
     try:
         tree = parse_lean(text) if lean else parse_latex(text)
         return tree, "grammar", "ok", None
     except ParseError as exc:
         reason = f"grammar: {exc}"
+        try:
+            tree, repairs = parse_partial(text, lean=lean)
+            return tree, "grammar", "partial", f"{reason}; partial tree: {', '.join(repairs)}"
+        except ParseError:
+            pass
+        except Exception:  # noqa: BLE001 - as below: reported by the reason of the fallback
+            log.debug("partial parse failed on %r", text[:200], exc_info=True)
     except Exception as exc:  # noqa: BLE001 - a grammar bug must not stop a build; it is reported
         log.debug("grammar failed on %r", text[:200], exc_info=True)
         reason = f"grammar: internal {type(exc).__name__}: {exc}"
@@ -87,7 +97,7 @@ def describe_formula(latex: str) -> dict:
     text = latex.strip().strip("$").strip()
     lean = looks_like_lean(text)
     tree, parser, status, reason = analyse(text, lean=lean)
-    spec = canon.to_spec(tree) if parser == "grammar" else None
+    spec = canon.to_spec(tree) if status == "ok" else None
     [(cstatus, cform)] = canon.canonical_forms([spec], budget_s=2.0)
     out = {
         "tree": tree_dict(tree),
@@ -132,7 +142,7 @@ def parse_formulas(formulas: pa.Table, budget_s: float = 2.0) -> tuple[pa.Table,
                 if reason is not None:
                     errors.append(error_row(row.get("corpus") or "", row.get("file") or "",
                                             row.get("line"), STAGE, f"{row['formula_id']}: {reason}"))
-                spec = canon.to_spec(tree) if parser == "grammar" else None
+                spec = canon.to_spec(tree) if status == "ok" else None  # never for a partial tree
                 if spec is not None:
                     pending.append((len(rows), spec))
                 rows.append({

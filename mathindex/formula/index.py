@@ -303,10 +303,10 @@ class FormulaIndex:
 
     def _search_piece(self, text: str, lean: bool, k: int, use_canonical: bool,
                       rescore: bool) -> list[tuple[int, float]]:
-        tree, parser, _status, _reason = analyse(text, lean=lean)
-        f = features(tree)
+        tree, _parser, status, _reason = analyse(text, lean=lean)
+        f = features(tree)  # a partial tree's paths are searched like any other
         canon_groups: list[int] = []
-        if use_canonical and parser == "grammar":
+        if use_canonical and status == "ok":
             spec = canon.to_spec(tree)
             if spec is not None:
                 [(cstatus, cform)] = canon.canonical_forms([spec], QUERY_CANON_BUDGET_S,

@@ -98,7 +98,7 @@ def _element_tree(root: etree._Element) -> tuple:
 def token_row(latex: str) -> tuple:
     """The last resort: the first MAX_TOKENS_ROW tokens as a flat row of leaves."""
     leaves: list[tuple] = []
-    for tok in tokenize(latex[:20_000])[:MAX_TOKENS_ROW]:
+    for tok in tokenize(latex[:8_000])[:MAX_TOKENS_ROW]:  # 400 tokens lie well within 8,000 characters
         if tok[0] == "\x00" and len(tok) > 1:  # a command marker; a NUL typed by the user is not one
             leaves.append(("#c", tok[2:]) if tok[1] != "t" else ("#t", tok[2:]))
         elif tok.isdigit():

@@ -10,7 +10,7 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
@@ -20,7 +20,7 @@ import pyarrow.ipc as ipc
 from mathindex.corpusfiles import MAX_BYTES, CorpusRoot, Refused, digest, list_files, read_file, too_large
 from mathindex.lean.scanner import STAGE, scan_file
 from mathindex.schemas.common import ERRORS, error_row
-from mathindex.schemas.lean import DECLARATIONS, DEPENDENCIES
+from mathindex.schemas.lean import DECLARATIONS, DEPENDENCIES, DESCRIPTIONS
 from mathindex.workers import mp_context, stop_on_sigterm
 
 log = logging.getLogger(__name__)
@@ -44,11 +44,12 @@ CHUNK_FILES = 64
 
 @dataclass(frozen=True)
 class LeanExtraction:
-    """The three tables of one Lean extraction, each built against its schema."""
+    """The tables of one Lean extraction, each built against its schema."""
 
     declarations: pa.Table
     dependencies: pa.Table
     errors: pa.Table
+    descriptions: pa.Table = field(default_factory=DESCRIPTIONS.empty_table)
 
 
 def code_version() -> str:
@@ -217,9 +218,30 @@ def _read(path: Path) -> pa.Table:
     return ipc.open_file(pa.memory_map(str(path))).read_all()
 
 
+def extract_descriptions(root: Path, tree: list[tuple[str, Path]], declarations: pa.Table) -> pa.Table:
+    """DESCRIPTIONS of the corpus (lean/descriptions.py): the module docs of every file that has
+    one, and the curated lists under the root, resolved against `declarations`."""
+    from mathindex.lean import descriptions
+
+    confined = CorpusRoot.of(root)
+    raw = []
+    for rel, path in tree:
+        try:
+            data = read_file(confined, path, MAX_FILE_BYTES)
+        except Refused:  # already an errors row of the per-file pass
+            continue
+        if b"/-!" in data:
+            raw.extend(descriptions.module_doc_descriptions(data.decode("utf-8", errors="replace"), rel))
+    raw.extend(descriptions.read_lists(Path(root)))
+    return descriptions.resolve(raw, declarations)
+
+
+_FINAL = {"declarations": DECLARATIONS, "dependencies": DEPENDENCIES, "errors": ERRORS, "descriptions": DESCRIPTIONS}
+
+
 def extract_lean_tree(root: Path, corpus: str, cache_dir: Path | None = None) -> LeanExtraction:
-    """Declarations, dependency edges and errors of every `*.lean` file under `root` (sorted).
-    With `cache_dir`, per-file rows are reused by content hash, and a tree whose files all
+    """Declarations, dependency edges, descriptions and errors of every `*.lean` file under `root`
+    (sorted). With `cache_dir`, per-file rows are reused by content hash, and a tree whose files all
     match a previous run reuses that run's tables."""
     from mathindex.lean.finalise import finalise
 
@@ -227,11 +249,9 @@ def extract_lean_tree(root: Path, corpus: str, cache_dir: Path | None = None) ->
     final_dir = Path(cache_dir) / f"lean-final-{_tree_key(corpus, hashed[1])}" if cache_dir else None
     if final_dir is not None and (final_dir / "done").exists():
         try:
-            decls = _read(final_dir / "declarations.arrow")
-            deps = _read(final_dir / "dependencies.arrow")
-            errs = _read(final_dir / "errors.arrow")
-            if decls.schema == DECLARATIONS and deps.schema == DEPENDENCIES and errs.schema == ERRORS:
-                return LeanExtraction(decls, deps, errs)
+            final = {name: _read(final_dir / f"{name}.arrow") for name in _FINAL}
+            if all(final[name].schema == schema for name, schema in _FINAL.items()):
+                return LeanExtraction(**final)
         except (OSError, pa.ArrowInvalid):
             log.warning("unreadable final cache %s; extracting again", final_dir)
     t0 = time.perf_counter()
@@ -244,6 +264,7 @@ def extract_lean_tree(root: Path, corpus: str, cache_dir: Path | None = None) ->
         errs = pa.concat_tables([errs, more_errs]).sort_by(
             [("file", "ascending"), ("line", "ascending"), ("reason", "ascending")]
         )
+    described = extract_descriptions(Path(root), hashed[0], decls)
     if final_dir is not None:
         for old in Path(cache_dir).glob("lean-final-*"):
             if old != final_dir and (old / "done").exists():
@@ -251,11 +272,10 @@ def extract_lean_tree(root: Path, corpus: str, cache_dir: Path | None = None) ->
                     f.unlink()
                 old.rmdir()
         final_dir.mkdir(parents=True, exist_ok=True)
-        _write_table(final_dir / "declarations.arrow", decls)
-        _write_table(final_dir / "dependencies.arrow", deps)
-        _write_table(final_dir / "errors.arrow", errs)
+        for name, table in (("declarations", decls), ("dependencies", deps), ("errors", errs), ("descriptions", described)):
+            _write_table(final_dir / f"{name}.arrow", table)
         (final_dir / "done").write_text("ok\n")
-    return LeanExtraction(decls, deps, errs)
+    return LeanExtraction(decls, deps, errs, described)
 
 
 __all__ = ["LeanExtraction", "extract_lean_tree", "extract_raw", "extract_file", "module_name"]

@@ -22,8 +22,9 @@ from mathindex.formal.index import unique_declarations
 from mathindex.premises.split import TRAIN
 from mathindex.premises.suite import THEOREM_KINDS, proof_premises
 from mathindex.search.lexical import build_lexical_index
+from mathindex.store import ReleaseLayout
 
-PREMISES_DIR = "premises"
+PREMISES_DIR = ReleaseLayout.PREMISES  # the release folder (store.ReleaseLayout owns its name)
 STATEMENTS_DIR = "statements"
 PRIORS_FILE = "priors.parquet"
 PRIORS = pa.schema([

@@ -39,6 +39,7 @@ from mathindex.formal.query import FormalQueryError, split_terms
 from mathindex.premises.priors import PREMISES_DIR, PRIORS_FILE, STATEMENTS_DIR
 from mathindex.premises.suite import THEOREM_KINDS
 from mathindex.search.lexical import LexicalIndex
+from mathindex.store import ReleaseLayout
 
 FEATURES = ("lexical", "knn", "formal", "usage", "embedding", "cooc", "covered", "local")
 DEFAULT_WEIGHTS = {"lexical": 1.0, "knn": 3.0, "formal": 0.5, "usage": 0.5, "embedding": 1.0, "cooc": 1.0,
@@ -158,7 +159,7 @@ class PremiseRanker:
         from mathindex.formal.keys import ConstantResolver
         from mathindex.formal.telescope import TelescopeBuilder
 
-        consts = pq.read_table(self.release / "formal_statements.parquet", columns=["constants"]).column("constants").combine_chunks()
+        consts = pq.read_table(ReleaseLayout(self.release).table("formal_statements"), columns=["constants"]).column("constants").combine_chunks()
         encoded = pc.dictionary_encode(consts.values)
         self.const_offsets = consts.offsets.to_numpy().astype(np.int64)
         self.const_ids = encoded.indices.to_numpy().astype(np.int64)

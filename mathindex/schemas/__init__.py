@@ -46,6 +46,7 @@ def table_specs() -> dict[str, TableSpec]:
     specs = [
         TableSpec("declarations", lean.DECLARATIONS, ("corpus", "file", "line_start", "full_name")),
         TableSpec("dependencies", lean.DEPENDENCIES, ("corpus", "full_name", "target")),
+        TableSpec("descriptions", lean.DESCRIPTIONS, ("full_name", "source", "file", "line", "text")),
         TableSpec("latex_statements", latex.LATEX_STATEMENTS, ("corpus", "file", "line_start", "statement_id")),
         TableSpec("formulas", latex.FORMULAS, ("corpus", "file", "position", "formula_id")),
         TableSpec("formula_trees", formula.FORMULA_TREES, ("formula_id",)),

@@ -8,7 +8,8 @@ from mathindex.schemas import column, described
 
 # parser: grammar (the project's Pratt grammar) | mathml (latex2mathml symbol layout tree)
 #         | tokens (flat token row: the last resort when both fail or the input is too large)
-# status: ok (grammar) | fallback (mathml) | error (tokens)
+# status: ok (grammar) | partial (grammar, after dropping the tokens it stumbled on) | fallback (mathml)
+#         | error (tokens)
 # tree: compact JSON of the operator tree: ["op", child, ...] for an operator node,
 #       ["#v", name] variable, ["#c", name] constant, ["#n", digits] number, ["#t", text],
 #       ["#e"] an empty slot. Operator commutativity is a property of the op name
@@ -19,7 +20,7 @@ FORMULA_TREES = described(
     [
         column("formula_id", pa.string(), "the formula (formulas.formula_id)", nullable=False),
         column("parser", pa.string(), "grammar, mathml or tokens (the last resort)", nullable=False),
-        column("status", pa.string(), "ok (grammar), fallback (mathml) or error (tokens)", nullable=False),
+        column("status", pa.string(), "ok (grammar), partial (grammar, malformed input repaired), fallback (mathml) or error (tokens)", nullable=False),
         column("tree", pa.string(), "compact JSON operator tree", nullable=False),
         column("tree_text", pa.string(), "the tree as a one-line s-expression", nullable=False),
         column("path_tokens", pa.list_(pa.string()), "root-to-leaf path tokens the formula index searches", nullable=False),

@@ -1,4 +1,4 @@
-"""Schemas of the Lean extraction tables: `declarations` and `dependencies`."""
+"""Schemas of the Lean extraction tables: `declarations`, `dependencies` and `descriptions`."""
 
 from __future__ import annotations
 
@@ -45,5 +45,18 @@ DEPENDENCIES = described(
         # statement: named by the signature; proof: named only by the proof or definition body (a
         # target both name is one statement row)
         column("role", pa.string(), "statement (named by the signature) or proof (only by the proof or body)", nullable=False),
+    ],
+)
+
+DESCRIPTIONS = described(
+    "One row per English description of a declaration written outside its docstring: a module doc's "
+    "bullet (\"Main statements\") or an entry of the library's curated lists (docs/100.yaml, undergrad.yaml, ...).",
+    [
+        column("decl_id", pa.string(), "the declaration described (declarations.decl_id)", nullable=False),
+        column("full_name", pa.string(), "its full name", nullable=False),
+        column("source", pa.string(), "module_doc, or the curated list's path (docs/100.yaml, ...)", nullable=False),
+        column("text", pa.string(), "the description (a module doc's is prefixed with its title)", nullable=False),
+        column("file", pa.string(), "the file the description is in, relative to the corpus root", nullable=False),
+        column("line", pa.int32(), "1-based line of a module doc bullet; null for the curated lists"),
     ],
 )

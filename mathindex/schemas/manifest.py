@@ -15,6 +15,17 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class Upstream(_Strict):
+    """Where a laid-out corpus comes from: a public repository, its licence (an SPDX-style name and
+    the licence file's path in that repository) and the files laid out (glob patterns, `*` within
+    one directory, `**` across directories). The commit is the source's own `commit`."""
+
+    repository: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+    license: str
+    license_file: str
+    files: list[str] = Field(min_length=1)
+
+
 class SourceSpec(_Strict):
     """One corpus input. Local paths are pinned by content sha256; `commit` and `sha256`, when
     given, are verified and a mismatch refuses the build. Moving refs (`ref: main`) are refused."""
@@ -25,6 +36,7 @@ class SourceSpec(_Strict):
     commit: str | None = None
     sha256: str | None = None
     tags: str | None = None  # a tags file (Stacks format), relative to the sources file
+    upstream: Upstream | None = None  # a corpus laid out from a public repository (bench/layout_corpus.py)
 
     @field_validator("commit")
     @classmethod
@@ -84,7 +96,9 @@ class EmbedderInfo(_Strict):
 
 
 class Manifest(_Strict):
-    """`manifest.json`, written last: what a release is made of and how it scored."""
+    """`manifest.json`, written last: what a release is made of and how it scored. Written strictly
+    (a field that is not declared here is an error); read by `store.read_manifest` through
+    `from_json`, which keeps the keys another version wrote in `unknown`, so old releases open."""
 
     release_id: str
     code_version: str
@@ -102,3 +116,14 @@ class Manifest(_Strict):
     gate: dict
     published: bool
     previous_release: str | None = None
+    unknown: dict = Field(default_factory=dict, exclude=True)  # keys of another version, kept on read, never written
+
+    @classmethod
+    def from_json(cls, obj: dict) -> "Manifest":
+        """A manifest as another version may have written it: the keys declared here validated,
+        the others kept in `unknown` (and dropped when written again)."""
+        known = {k: v for k, v in obj.items() if k in cls.model_fields and k != "unknown"}
+        return cls.model_validate({**known, "unknown": {k: v for k, v in obj.items() if k not in known}})
+
+    def to_json(self) -> dict:
+        return self.model_dump(mode="json")

@@ -44,7 +44,7 @@ STATEMENT_FORMULAS = View(
     comment="Each LaTeX statement with each of its formulas (in file order) and their parse results; "
     "a statement without formulas is one row with null formula columns.",
     tables=("latex_statements", "formulas", "formula_trees"),
-    columns=(("parse_status", "formula_trees.status: ok (grammar), fallback (mathml) or error (tokens)"),),
+    columns=(("parse_status", "formula_trees.status: ok (grammar), partial (grammar, repaired), fallback (mathml) or error (tokens)"),),
     sql="""
 SELECT s.statement_id, s.node_id, s.corpus, s.kind, s.title, s.label, s.tag, s.file, s.line_start,
        f.formula_id, f.position, f.role, f.display, f.latex, f.latex_normalised,

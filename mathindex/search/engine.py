@@ -5,6 +5,7 @@ Each hit reports its channels and ranks."""
 from __future__ import annotations
 
 import heapq
+import json
 import logging
 import re
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from mathindex.search.fusion import Hit, best_per_name, fused_scores
 from mathindex.search.identifier import IdentifierResolver
 from mathindex.search.lexical import LexicalIndex
 from mathindex.search.prior import PRIOR, normalised_prior, with_prior
-from mathindex.store import IntegrityError, check_release, integrity_message, load_manifest, verify_release
+from mathindex.store import IntegrityError, ReleaseLayout, RootLayout, check_release, integrity_message, load_manifest, verify_release
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ WEIGHTS_BY_KIND["lean"] = {**WEIGHTS_BY_KIND["formula"], "formal": FORMAL_WEIGHT
 CANDIDATES = 200
 _FORMULA_HINT = re.compile(r"[\\^_=<>+$]|[∀∃∑∏∫→↔∈∉⊆⊂∪∩≤≥≠∣⁻¹√ℕℤℚℝℂ×•∘]")
 
-LEXICAL_DIR, VECTOR_DIR, FORMULA_DIR = "lexical", "vector", "formula"
+LEXICAL_DIR, VECTOR_DIR, FORMULA_DIR = ReleaseLayout.LEXICAL, ReleaseLayout.VECTOR, ReleaseLayout.FORMULA  # store owns them
 VERIFY_MODES = ("quick", "full", "none")
 _DOTTED_CONSTANT = re.compile(r"\b[A-Z][A-Za-z0-9]*\.[A-Za-z_]")
 
@@ -121,7 +122,7 @@ class SearchEngine:
         if verify not in VERIFY_MODES:
             raise ValueError(f"verify must be one of {', '.join(VERIFY_MODES)}, not {verify!r}")
         self.release = Path(release)
-        self.manifest = load_manifest(self.release) if (self.release / "manifest.json").exists() else None
+        self.manifest = load_manifest(self.release) if ReleaseLayout(self.release).is_release() else None
         self._verified_full = False
         if self.manifest is not None and verify != "none":
             check_release(self.release, quick=verify == "quick")
@@ -135,17 +136,17 @@ class SearchEngine:
             raise
 
     def _open(self, model: str | None, prior: str) -> None:
-        self.nodes = pq.read_table(self.release / "nodes.parquet", columns=["name", "aliases", "kind", "title", "file", "line"])
+        self.nodes = pq.read_table(ReleaseLayout(self.release).table("nodes"), columns=["name", "aliases", "kind", "title", "file", "line"])
         self.prior = self._read_prior(prior)
         self.resolver = IdentifierResolver(self.nodes.column("name").to_pylist(), self.nodes.column("aliases").to_pylist())
         self.lexical = self._try("lexical", lambda: LexicalIndex(self.release / LEXICAL_DIR))
         if model is None and self.manifest is not None:
             model = self.manifest["vector_index"].get("model")  # None: the bundled default
         root = release_root(self.release)  # where the release is now: a moved or copied root finds its model
-        self.vector = self._try("embedding", lambda: _VectorChannel(self.release, reference_path(model, root), root / "cache"))
+        self.vector = self._try("embedding", lambda: _VectorChannel(self.release, reference_path(model, root), RootLayout(root).cache))
         self.formula = self._try("formula", lambda: _FormulaChannel(self.release))
         self.formal = None  # a release built before the formal channel has none: not an error
-        if (self.release / "formal_statements.parquet").exists():
+        if ReleaseLayout(self.release).table("formal_statements").exists():
             self.formal = self._try("formal", lambda: _FormalChannel(self.release))
 
     def _refuse_if_damaged(self, exc: Exception) -> None:
@@ -160,7 +161,7 @@ class SearchEngine:
 
     def _read_prior(self, signal: str) -> dict[str, float]:
         """name -> prior; empty (no prior) for a release built before `nodes` had the signals."""
-        path = self.release / "nodes.parquet"
+        path = ReleaseLayout(self.release).table("nodes")
         if signal not in pq.read_schema(path).names:
             return {}
         t = pq.read_table(path, columns=["name", "corpus", signal])
@@ -246,17 +247,26 @@ class _VectorChannel:
 
     def __init__(self, release: Path, model: Path | None, cache_dir: Path):
         from mathindex.embed import SentenceTransformerEmbedder, VectorIndex
-        from mathindex.embed.embedder import EMBED_BACKEND, onnx_dir_for
+        from mathindex.embed.embedder import onnx_dir_for, precision_of
+        from mathindex.embed.index import SIDECAR_FILE
 
         spec = None if model is None else str(model)
+        try:  # the index's embedder name says how its vectors were made: queries are encoded the same way
+            built = json.loads((ReleaseLayout(release).vector / SIDECAR_FILE).read_text())["embedder"]["name"]
+        except (OSError, ValueError, KeyError, TypeError):
+            built = ""  # VectorIndex.open below says what is wrong
+        precision, backend = precision_of(built)
+        int8 = precision == "int8"
         try:
-            self.embedder = SentenceTransformerEmbedder(spec, progress=False, backend=EMBED_BACKEND,
-                                                        onnx_dir=onnx_dir_for(cache_dir))
-        except OSError as exc:  # a read-only root cannot hold a new export: torch gives the same vectors
+            self.embedder = SentenceTransformerEmbedder(spec, progress=False, backend=backend,
+                                                        onnx_dir=onnx_dir_for(cache_dir), int8=int8)
+        except OSError as exc:  # a read-only root cannot hold a new fp32 export: torch gives the same vectors
+            if int8 and backend == "onnx":
+                raise
             log.warning("embedding channel: no ONNX export (%s); queries are encoded with torch", exc)
-            self.embedder = SentenceTransformerEmbedder(spec, progress=False)
+            self.embedder = SentenceTransformerEmbedder(spec, progress=False, int8=int8)
         self.index = VectorIndex.open(release / VECTOR_DIR, self.embedder)
-        texts = pq.read_table(release / "embedding_texts.parquet", columns=["text_id", "name"])
+        texts = pq.read_table(ReleaseLayout(release).table("embedding_texts"), columns=["text_id", "name"])
         self.name_of = dict(zip(texts.column("text_id").to_pylist(), texts.column("name").to_pylist()))
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
@@ -286,8 +296,8 @@ class _FormulaChannel:
         from mathindex.formula import FormulaIndex
 
         self.index = FormulaIndex.open(release / FORMULA_DIR)
-        formulas = pq.read_table(release / "formulas.parquet", columns=["formula_id", "node_id"])
-        nodes = pq.read_table(release / "nodes.parquet", columns=["node_id", "name"])
+        formulas = pq.read_table(ReleaseLayout(release).table("formulas"), columns=["formula_id", "node_id"])
+        nodes = pq.read_table(ReleaseLayout(release).table("nodes"), columns=["node_id", "name"])
         name_of_node = dict(zip(nodes.column("node_id").to_pylist(), nodes.column("name").to_pylist()))
         self.name_of = {
             f: name_of_node[n]

@@ -69,7 +69,7 @@ class FormulaResponse(_Model):
     canonical: str | None = None
     canonical_status: str
     parser: str = Field(description="grammar, mathml (fallback) or tokens")
-    status: str = Field(description="ok, fallback or error")
+    status: str = Field(description="ok, partial (a tree of the input with the tokens the grammar stumbled on dropped), fallback or error")
     syntax: str = Field(description="latex or lean")
     reason: str | None = None
     mathml: str | None = Field(None, description="the input rendered as MathML (LaTeX input only)")

@@ -32,7 +32,7 @@ from mathindex.serve.models import (
     SearchHit,
     SearchResponse,
 )
-from mathindex.store import integrity_message, load_manifest, verify_release
+from mathindex.store import ReleaseLayout, integrity_message, load_manifest, verify_release
 
 log = logging.getLogger(__name__)
 
@@ -91,15 +91,15 @@ class ServedRelease:
             log.warning("release %s: channel %s unavailable: %s", self.release_id, channel, why)
         _thread_safe_encoding(self.engine)
         self.premise_ranker, self.premises_missing = self._open_premises()
-        nodes = pq.read_table(path / "nodes.parquet", columns=["name", "node_id", "corpus"])
+        nodes = pq.read_table(ReleaseLayout(path).table("nodes"), columns=["name", "node_id", "corpus"])
         self._node_ids = nodes.column("node_id")
         self._corpora = nodes.column("corpus")
         self._row_of = {n: i for i, n in enumerate(self.engine.nodes.column("name").to_pylist())}
         self._corpus_roots = {c["name"]: Path(c["path"]) for c in self.manifest.get("corpora", []) if c.get("path")}
-        self._db = _open_duckdb(path / "search.duckdb")
+        self._db = _open_duckdb(ReleaseLayout(path).duckdb)
         self._db_lock = threading.Lock()
         self._dep_roles = "role" in self._columns("dependencies")
-        metrics = path / "bench" / "metrics.json"
+        metrics = ReleaseLayout(path).metrics
         self.metrics = json.loads(metrics.read_text(encoding="utf-8")) if metrics.is_file() else {}
         self._cache: OrderedDict[tuple[str, int], SearchResponse] = OrderedDict()
         self._cache_size = cache_size

@@ -12,13 +12,13 @@ from mathindex.schemas.common import BENCH_RESULTS, table
 from mathindex.schemas.manifest import SuiteSpec
 from mathindex.search.engine import SearchEngine
 from mathindex.sources import PACKAGE_ROOT
-from mathindex.store import published_release
-from mathindex.tasks import stage
+from mathindex.store import ReleaseLayout, published_release
+from mathindex.tasks import HOUR_S, stage
 
 BASELINES = PACKAGE_ROOT / "bench" / "baselines"
 
 
-@stage(name="run_benchmarks")
+@stage(name="run_benchmarks", timeout_seconds=2 * HOUR_S)
 def run_benchmarks(release_dir: Path, suites: list[SuiteSpec], model: str | None) -> tuple[dict, object]:
     """Every suite through `SearchEngine` (the `mathindex search` code path), with `model` the
     reference the manifest will record (resolved against the release's root, as searches will).
@@ -43,8 +43,8 @@ def baseline_metrics(root: Path, suite_names: list[str]) -> tuple[dict[str, floa
     """Headline metrics to gate against, restricted to the suites this release runs: the last
     published release under root, else the committed `bench/baselines/*.json`."""
     last = published_release(root)
-    if last is not None and (last / "bench" / "metrics.json").is_file():
-        head, source = json.loads((last / "bench" / "metrics.json").read_text())["headline"], f"release {last.name}"
+    if last is not None and ReleaseLayout(last).metrics.is_file():
+        head, source = json.loads(ReleaseLayout(last).metrics.read_text())["headline"], f"release {last.name}"
     else:
         head, source = {}, "bench/baselines"
         for f in sorted(BASELINES.glob("*.json")):

@@ -3,52 +3,68 @@ FAISS int8 HNSW index over them."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pyarrow as pa
 
 from mathindex.embed.embedder import EMBED_BACKEND, onnx_dir_for
 from mathindex.embed.models import ModelPin
-from mathindex.search.engine import VECTOR_DIR
-from mathindex.tasks import stage
+from mathindex.store import ReleaseLayout
+from mathindex.tasks import HOUR_S, stage
+
+
+@dataclass(frozen=True)
+class VectorBuild:
+    """What `embed_and_index` built, as the manifest records it."""
+
+    embedder: dict  # name, revision, dim, normalised (schemas.manifest.EmbedderInfo)
+    index: dict  # the index sidecar's parameters, build-time recall, the model reference, the facets
+    embedding: dict  # texts embedded and from the cache, seconds, the backend that ran
+
+    def manifest_entry(self) -> dict:
+        """The manifest's `vector_index`: the index parameters with the embedding stats."""
+        return {**self.index, "embedding": self.embedding}
 
 
 @stage(name="embedding_texts")
-def build_embedding_texts(declarations: pa.Table, informalisations: pa.Table, statements: pa.Table) -> pa.Table:
+def build_embedding_texts(declarations: pa.Table, informalisations: pa.Table, statements: pa.Table,
+                          descriptions: pa.Table | None = None) -> pa.Table:
     from mathindex.embed import embedding_texts
 
-    return embedding_texts(declarations, informalisations, statements)
+    return embedding_texts(declarations, informalisations, statements, descriptions)
 
 
-@stage(name="embed_and_index")
+@stage(name="embed_and_index", timeout_seconds=8 * HOUR_S)
 def embed_and_index(
     texts: pa.Table, model: ModelPin, release_dir: Path, cache_dir: Path, previous: Path | None = None,
-    backend: str = EMBED_BACKEND,
-) -> dict:
+    backend: str = EMBED_BACKEND, precision: str = "fp32",
+) -> VectorBuild:
     """Embeds every text (cache hits cost nothing) with the pinned model (`embed.models.pin_model`:
     the bundled one, or an entry of the root's models directory) and writes `vector/` into the
     release; reuses the index of release `previous` when it was built from the same texts and embedder
     and its files match that release's manifest (`reusable_index`).
     Returns the embedder info, the index parameters with build-time recall and the model reference
     the manifest records (`model`: None for the bundled model, else `models/<name>@<rev16>`), and
-    embedding stats (with the backend that ran: `backend`, or torch when ONNX fell back). ONNX
+    embedding stats (with the backend that ran: `backend`, or torch when ONNX fell back): a VectorBuild. ONNX
     exports are cached under `cache_dir/onnx`, or $MATHINDEX_ONNX_DIR when set (one export for
-    many roots: the tests share one)."""
+    many roots: the tests share one). `precision` int8 embeds with the int8 model
+    (`embed.embedder.PRECISIONS`)."""
     from mathindex.embed import SentenceTransformerEmbedder
     from mathindex.embed import embed_and_index as embed_and_build
     from mathindex.embed.texts import EMBEDDED_FACETS, embedded_texts
 
     embedder = SentenceTransformerEmbedder(None if model.path is None else str(model.path), backend=backend,
-                                           onnx_dir=onnx_dir_for(cache_dir))
+                                           onnx_dir=onnx_dir_for(cache_dir), int8=precision == "int8")
     last = reusable_index(previous)
     # only the embedded facets (texts.EMBEDDED_FACETS); the lexical index still reads every facet
-    index, stats = embed_and_build(embedded_texts(texts), embedder, cache_dir, release_dir / VECTOR_DIR, last)
+    index, stats = embed_and_build(embedded_texts(texts), embedder, cache_dir, ReleaseLayout(release_dir).vector, last)
     info = {k: v for k, v in index.sidecar.items() if k != "embedder"}
     embedding = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in asdict(stats).items()}
     embedding["backend"] = embedder.backend
+    embedding["precision"] = precision
     index_info = {**info, "model": model.reference, "facets": list(EMBEDDED_FACETS)}
-    return {"embedder": embedder.info(), "index": index_info, "embedding": embedding}
+    return VectorBuild(embedder=embedder.info(), index=index_info, embedding=embedding)
 
 
 def reusable_index(previous: Path | None) -> Path | None:
@@ -62,9 +78,9 @@ def reusable_index(previous: Path | None) -> Path | None:
 
     if previous is None:
         return None
-    problems = verify_release(previous, only=[f"{VECTOR_DIR}/{n}" for n in (INDEX_FILE, IDS_FILE, SIDECAR_FILE)])
+    problems = verify_release(previous, only=[f"{ReleaseLayout.VECTOR}/{n}" for n in (INDEX_FILE, IDS_FILE, SIDECAR_FILE)])
     if problems:
         get_run_logger().warning("not reusing the vector index of release %s (rebuilding it): %s",
                                  previous.name, "; ".join(problems))
         return None
-    return previous / VECTOR_DIR
+    return ReleaseLayout(previous).vector

@@ -11,7 +11,7 @@ from mathindex.schemas import latex as latex_schema
 from mathindex.schemas import lean as lean_schema
 from mathindex.schemas.common import ERRORS, concat
 from mathindex.sources import Source
-from mathindex.tasks import stage
+from mathindex.tasks import io_stage, stage
 
 
 @dataclass(frozen=True)
@@ -20,19 +20,20 @@ class Extraction:
 
     declarations: pa.Table
     dependencies: pa.Table
+    descriptions: pa.Table
     statements: pa.Table
     formulas: pa.Table
     errors: pa.Table
 
 
-@stage(name="extract_lean")
+@io_stage(name="extract_lean")
 def extract_lean(source: Source, cache_dir: Path):
     from mathindex.lean import extract_lean_tree
 
     return extract_lean_tree(source.root, source.spec.name, cache_dir=cache_dir / "lean")
 
 
-@stage(name="extract_latex")
+@io_stage(name="extract_latex")
 def extract_latex(source: Source):
     from mathindex.latex import extract_latex_tree
 
@@ -44,6 +45,7 @@ def merge_extractions(lean: list, latex: list) -> Extraction:
     return Extraction(
         declarations=concat([x.declarations for x in lean], lean_schema.DECLARATIONS),
         dependencies=concat([x.dependencies for x in lean], lean_schema.DEPENDENCIES),
+        descriptions=concat([x.descriptions for x in lean], lean_schema.DESCRIPTIONS),
         statements=concat([x.statements for x in latex], latex_schema.LATEX_STATEMENTS),
         formulas=concat([x.formulas for x in latex], latex_schema.FORMULAS),
         errors=concat([x.errors for x in lean + latex], ERRORS),

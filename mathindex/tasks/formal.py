@@ -12,8 +12,10 @@ from mathindex.tasks import stage
 @stage(name="build_formal_index")
 def formal_index(declarations: pa.Table, dependencies: pa.Table, release_dir: Path) -> tuple[pa.Table, dict]:
     """(formal_statements, manifest info: build seconds, bytes on disk of the table and postings)."""
-    from mathindex.formal import FORMAL_DIR, build_formal_index
+    from mathindex.formal import build_formal_index
+    from mathindex.store import ReleaseLayout
 
-    statements, info = build_formal_index(declarations, dependencies, release_dir / FORMAL_DIR)
-    info["directory_bytes"] = sum(p.stat().st_size for p in (release_dir / FORMAL_DIR).rglob("*") if p.is_file())
+    out_dir = ReleaseLayout(release_dir).formal
+    statements, info = build_formal_index(declarations, dependencies, out_dir)
+    info["directory_bytes"] = sum(p.stat().st_size for p in out_dir.rglob("*") if p.is_file())
     return statements, info

@@ -8,8 +8,8 @@ import pyarrow as pa
 
 from mathindex.schemas.common import concat
 from mathindex.schemas.latex import FORMULAS
-from mathindex.search.engine import FORMULA_DIR
-from mathindex.tasks import stage
+from mathindex.store import ReleaseLayout
+from mathindex.tasks import HOUR_S, stage
 
 
 @stage(name="collect_formulas")
@@ -20,7 +20,7 @@ def collect_formulas(latex_formulas: pa.Table, declarations: pa.Table) -> pa.Tab
     return concat([latex_formulas, lean_formulas(declarations)], FORMULAS)
 
 
-@stage(name="parse_formulas")
+@stage(name="parse_formulas", timeout_seconds=2 * HOUR_S)
 def parse_formulas(formulas: pa.Table, budget_s: float) -> tuple[pa.Table, pa.Table]:
     from mathindex.formula import parse_formulas as parse
 
@@ -31,5 +31,5 @@ def parse_formulas(formulas: pa.Table, budget_s: float) -> tuple[pa.Table, pa.Ta
 def build_formula_index(trees: pa.Table, formulas: pa.Table, release_dir: Path) -> dict:
     from mathindex.formula import FormulaIndex
 
-    info = FormulaIndex.build(trees, formulas, release_dir / FORMULA_DIR)
+    info = FormulaIndex.build(trees, formulas, ReleaseLayout(release_dir).formula)
     return info if isinstance(info, dict) else {"formulas": trees.num_rows}

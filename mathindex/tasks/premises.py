@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from mathindex.tasks import stage
+from mathindex.tasks import HOUR_S, stage
 
 
-@stage(name="build_premises")
+@stage(name="build_premises", timeout_seconds=3 * HOUR_S)
 def premise_index(release_dir: Path, declarations: pa.Table, dependencies: pa.Table, model: str | None) -> dict:
     """Builds `premises/` in a release whose tables and indexes are written; returns the figures."""
     from mathindex.premises.build import build_premises

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from mathindex.search.engine import LEXICAL_DIR
 from mathindex.search.lexical import BM25_B, BM25_K1, build_lexical_index
 from mathindex.search.nodes import build_nodes, node_documents
+from mathindex.store import ReleaseLayout
 from mathindex.tasks import stage
 
 
@@ -20,5 +20,5 @@ def nodes_table(declarations: pa.Table, statements: pa.Table, dependencies: pa.T
 @stage(name="build_lexical_index")
 def lexical_index(texts: pa.Table, release_dir: Path) -> dict:
     names, docs = node_documents(texts)
-    build_lexical_index(names, docs, release_dir / LEXICAL_DIR)
+    build_lexical_index(names, docs, ReleaseLayout(release_dir).lexical)
     return {"documents": len(names), "method": f"bm25 (bm25s, lucene, k1 {BM25_K1}, b {BM25_B})"}

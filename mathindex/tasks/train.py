@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from mathindex.tasks import stage
+from mathindex.tasks import HOUR_S, stage
 
 
 @stage(name="mine_pairs")
@@ -22,14 +22,14 @@ def mine_training_pairs(release: Path, seed: int, extra_suites: list[Path] = ())
     return pairs, {**info, "excluded_suites": [str(f) for f in files]}
 
 
-@stage(name="train_embedder")
+@stage(name="train_embedder", timeout_seconds=12 * HOUR_S)
 def train_model(pairs: pa.Table, base: Path, base_revision: str, work_dir: Path, recipe):
     from mathindex.embed.train import train
 
     return train(pairs, base, base_revision, work_dir, recipe)
 
 
-@stage(name="pool_benchmark")
+@stage(name="pool_benchmark", timeout_seconds=4 * HOUR_S)
 def pool_benchmark(release: Path, model_dir: Path | None, suite_paths: list[Path], size: int, seed: int,
                    cache_dir: Path) -> dict | None:
     """The suites' metrics with `model_dir`'s embedding channel alone over a candidate pool (None: no suite)."""
