@@ -27,6 +27,35 @@ from mathindex.search.symbols import SYMBOLS_FILE, SymbolMap, mine_release, writ
 
 PMI_FLOORS = (1.0, 2.0, 3.0)
 TOP = (1, 2, 3, 5)
+# append: the words join the query the lexical channel sees; channel: the lexical index searched
+# for the query and its words is a channel of its own ("symbols", fused with WEIGHTS); words: for
+# the words alone
+MODES = ("append", "channel", "words")
+WEIGHTS = (0.25, 0.5, 1.0)
+GREEK = "^[\u0370-\u03FF]$"  # Greek letters are mostly variables: the grid tries the map without them
+
+
+KEEP = ("all", "no_greek", "unmatched")
+
+
+def _kept(table: pl.DataFrame, keep: str) -> pl.DataFrame:
+    """The map's rows for one KEEP choice: every command, none of the Greek letters, or only the
+    commands the lexical tokenizer cannot match already (`\\binom`, `\\gcd`, `‖`: no symbol token of their own)."""
+    if keep == "all":
+        return table
+    if keep == "no_greek":
+        return table.filter(~pl.col("command").str.contains(GREEK))
+    from mathindex.search.text import tokens
+
+    own = {c for c in table["command"].unique().to_list() if not c.startswith("\\") and c in tokens(c)}
+    return table.filter(~pl.col("command").is_in(list(own)) & ~pl.col("command").str.contains(GREEK))
+
+
+def _with_map(results: dict, text: str, smap: SymbolMap, mode: str, lexical) -> dict:
+    """A formula query's channel lists under one way of using the map."""
+    if mode == "append":
+        return {**results, "lexical": lexical(smap.expand(text))}
+    return {**results, "symbols": lexical(smap.expand(text) if mode == "channel" else " ".join(smap.words_of(text)))}
 
 
 def main() -> None:
@@ -45,19 +74,29 @@ def main() -> None:
     suite = load_suite(args.suite)
     cached = pickle.loads(args.runs.read_bytes())["runs"]
     base = [(q, *cached[q.id]) for q in suite.queries]
-    settings = [None] + list(itertools.product(PMI_FLOORS, TOP))
+    settings = [None] + list(itertools.product(MODES, WEIGHTS, PMI_FLOORS, TOP, KEEP))
+    settings = [x for x in settings if x is None or x[0] == "append" and x[1] == 1.0 or x[0] != "append"]
+    searched: dict[str, list] = {}
+
+    def lexical(text: str) -> list:
+        if text not in searched:
+            searched[text] = engine.lexical.search(text, CANDIDATES) if text else []
+        return searched[text]
+
     scores = {}
     for s in settings:
-        runs = base
+        runs, weights_of = base, (lambda q: weights_for(query_kind(q.text)))
         if s is not None:
-            smap = SymbolMap(table, min_pmi=s[0], top_words=s[1])
-            runs = [(q, {**res, "lexical": engine.lexical.search(smap.expand(q.text), CANDIDATES)} if query_kind(q.text) == "formula" else res, rs)
+            mode, weight, floor, top, keep = s
+            smap = SymbolMap(_kept(table, keep), min_pmi=floor, top_words=top)
+            runs = [(q, _with_map(res, q.text, smap, mode, lexical) if query_kind(q.text) == "formula" else res, rs)
                     for q, res, rs in base]
-        scores[s] = grouped_scores(engine, runs, lambda q: weights_for(query_kind(q.text)), args.metric, suite.k)
+            weights_of = (lambda q, w=weight: {**weights_for(query_kind(q.text)), "symbols": w})
+        scores[s] = grouped_scores(engine, runs, weights_of, args.metric, suite.k)
     styles = sorted({q.style for q in suite.queries})
-    print(f"{'setting':<12} {'all':>6} " + " ".join(f"{st[:11]:>11}" for st in styles))
+    print(f"{'setting':<34} {'all':>6} " + " ".join(f"{st[:11]:>11}" for st in styles))
     for s in settings:
-        print(f"{str(s):<12} {scores[s]['all']:6.2f} " + " ".join(f"{scores[s].get(st, float('nan')):11.2f}" for st in styles))
+        print(f"{str(s):<34} {scores[s]['all']:6.2f} " + " ".join(f"{scores[s].get(st, float('nan')):11.2f}" for st in styles))
     cv, n_all = 0.0, 0
     for f in (0, 1):
         chosen = max(settings, key=lambda s: (scores[s][f"fold{1 - f}"], s is None))

@@ -14,7 +14,6 @@ the words of a formula query's commands are appended to what the lexical channel
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 
@@ -39,7 +38,6 @@ LAYOUT_COMMANDS = frozenset(
     r"\mathscr \boldsymbol \tfrac \dfrac \frac \sqrt \hat \bar \tilde \overline \underline \widehat \widetilde "
     r"\mbox \hbox \newline \noindent \par \url \href \footnote \infty".split()
 )
-_IDENT = r"[A-Za-z][A-Za-z0-9]*"
 _CAMEL = r"([a-z0-9])([A-Z])"
 WORD_STOP = frozenset("the and for with theorem lemma def instance type prop sort".split())
 
