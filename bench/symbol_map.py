@@ -36,6 +36,7 @@ GREEK = "^[\u0370-\u03FF]$"  # Greek letters are mostly variables: the grid trie
 
 
 KEEP = ("all", "no_greek", "unmatched")
+MIN_PAIRS = (2, 10, 50)  # documents a kept association needs
 
 
 def _kept(table: pl.DataFrame, keep: str) -> pl.DataFrame:
@@ -74,7 +75,7 @@ def main() -> None:
     suite = load_suite(args.suite)
     cached = pickle.loads(args.runs.read_bytes())["runs"]
     base = [(q, *cached[q.id]) for q in suite.queries]
-    settings = [None] + list(itertools.product(MODES, WEIGHTS, PMI_FLOORS, TOP, KEEP))
+    settings = [None] + list(itertools.product(MODES, WEIGHTS, PMI_FLOORS, TOP, KEEP, MIN_PAIRS))
     settings = [x for x in settings if x is None or x[0] == "append" and x[1] == 1.0 or x[0] != "append"]
     searched: dict[str, list] = {}
 
@@ -87,16 +88,16 @@ def main() -> None:
     for s in settings:
         runs, weights_of = base, (lambda q: weights_for(query_kind(q.text)))
         if s is not None:
-            mode, weight, floor, top, keep = s
-            smap = SymbolMap(_kept(table, keep), min_pmi=floor, top_words=top)
+            mode, weight, floor, top, keep, pairs = s
+            smap = SymbolMap(_kept(table, keep).filter(pl.col("pair_docs") >= pairs), min_pmi=floor, top_words=top)
             runs = [(q, _with_map(res, q.text, smap, mode, lexical) if query_kind(q.text) == "formula" else res, rs)
                     for q, res, rs in base]
             weights_of = (lambda q, w=weight: {**weights_for(query_kind(q.text)), "symbols": w})
         scores[s] = grouped_scores(engine, runs, weights_of, args.metric, suite.k)
     styles = sorted({q.style for q in suite.queries})
-    print(f"{'setting':<34} {'all':>6} " + " ".join(f"{st[:11]:>11}" for st in styles))
+    print(f"{'setting':<40} {'all':>6} " + " ".join(f"{st[:11]:>11}" for st in styles))
     for s in settings:
-        print(f"{str(s):<34} {scores[s]['all']:6.2f} " + " ".join(f"{scores[s].get(st, float('nan')):11.2f}" for st in styles))
+        print(f"{str(s):<40} {scores[s]['all']:6.2f} " + " ".join(f"{scores[s].get(st, float('nan')):11.2f}" for st in styles))
     cv, n_all = 0.0, 0
     for f in (0, 1):
         chosen = max(settings, key=lambda s: (scores[s][f"fold{1 - f}"], s is None))
