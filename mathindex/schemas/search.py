@@ -21,3 +21,15 @@ NODES = described(
         column("pagerank", pa.float64(), "PageRank over the same references", nullable=False),
     ],
 )
+
+LATEX_SYMBOLS = described(
+    "LaTeX command -> Lean name word, mined from the corpus's own docstrings and module docs (search/symbols.py).",
+    [
+        column("command", pa.string(), "a LaTeX control sequence as written, e.g. \\binom or \\|", nullable=False),
+        column("word", pa.string(), "a lowercase word of a Lean name (choose, totient, norm)", nullable=False),
+        column("pair_docs", pa.int64(), "documents with both the command and the word", nullable=False),
+        column("command_docs", pa.int64(), "documents with the command", nullable=False),
+        column("word_docs", pa.int64(), "documents with the word", nullable=False),
+        column("pmi", pa.float64(), "log(N * pair_docs / (command_docs * word_docs)), N the documents with any command", nullable=False),
+    ],
+)

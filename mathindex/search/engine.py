@@ -110,7 +110,7 @@ class SearchEngine:
     """Opens a release directory once; `search` is then cheap and side-effect free."""
 
     def __init__(self, release: Path, weights: dict[str, float] | None = None, model: str | None = None,
-                 prior: str = PRIOR, verify: str = "quick"):
+                 prior: str = PRIOR, verify: str = "quick", symbols: Path | None = None):
         """`model`: a model reference as a manifest records it (`models/<name>@<rev16>`, relative to
         the release root) or an absolute path; None: the release's own (its manifest's
         `vector_index.model`, resolved against the root the release is in now). `prior`: the
@@ -118,7 +118,8 @@ class SearchEngine:
         manifest): `quick` checks that every file it lists is there at its recorded size, `full`
         every sha256 too, `none` nothing (the caller did); a damaged release is an IntegrityError
         naming its files, and so is a table or channel that fails to open in a release whose files
-        differ from the manifest (never a disabled channel)."""
+        differ from the manifest (never a disabled channel). `symbols`: a LaTeX symbol map
+        (search/symbols.py) to use instead of the release's own `latex_symbols.parquet`, if any."""
         if verify not in VERIFY_MODES:
             raise ValueError(f"verify must be one of {', '.join(VERIFY_MODES)}, not {verify!r}")
         self.release = Path(release)
@@ -131,6 +132,7 @@ class SearchEngine:
         self.unavailable: dict[str, str] = {}
         try:
             self._open(model, prior)
+            self.symbols = _symbol_map(self.release, symbols)
         except Exception as exc:
             self._refuse_if_damaged(exc)
             raise
@@ -180,11 +182,14 @@ class SearchEngine:
     def channel_hits(self, query: str) -> dict[str, list[tuple[str, float]]]:
         """Each open channel's candidates (name, score), best first; formula only for formula-like queries."""
         results: dict[str, list[tuple[str, float]]] = {}
+        formula = looks_like_formula(query)
         if self.lexical is not None:
-            results["lexical"] = self.lexical.search(query, CANDIDATES)
+            expand = self.symbols is not None and formula and not looks_like_lean(query)  # Lean queries name constants already
+            lexical_query = self.symbols.expand(query) if expand else query
+            results["lexical"] = self.lexical.search(lexical_query, CANDIDATES)
         if self.vector is not None:
             results["embedding"] = self.vector.search(query, CANDIDATES)
-        if self.formula is not None and looks_like_formula(query):
+        if self.formula is not None and formula:
             results["formula"] = self.formula.search(query, CANDIDATES)
         if self.formal is not None and looks_like_lean(query):
             results["formal"] = self.formal.search(query, CANDIDATES)
@@ -238,6 +243,15 @@ class SearchEngine:
 
     def names(self, query: str, k: int) -> list[str]:
         return [h.name for h in self.search(query, k).hits]
+
+
+def _symbol_map(release: Path, path: Path | None):
+    """The LaTeX symbol map the lexical channel expands formula queries with: `path`, else the
+    release's own file, else None (no expansion)."""
+    from mathindex.search.symbols import SYMBOLS_FILE, SymbolMap
+
+    path = path if path is not None else release / SYMBOLS_FILE
+    return SymbolMap.read(path) if path.exists() else None
 
 
 class _VectorChannel:
