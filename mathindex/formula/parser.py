@@ -735,10 +735,7 @@ class _Parser:
                     cells.append(cell)
                     continue
                 cells.append(cell)
-                merged = cells[0]
-                for c in cells[1:]:
-                    merged = _join_cells(merged, c)
-                rows.append(merged)
+                rows.append(_joined(cells))
                 cells = []
             else:
                 cells.append(cell)
@@ -895,6 +892,14 @@ def _lean_atom(name: str) -> tuple:
     return ("#c", name)
 
 
+def _joined(cells: list[tuple]) -> tuple:
+    """One row's aligned cells (`a &= b &= c`) joined left to right into one tree."""
+    merged = cells[0]
+    for c in cells[1:]:
+        merged = _join_cells(merged, c)
+    return merged
+
+
 def _join_cells(a: tuple, b: tuple, line: bool = False) -> tuple:
     """Joins aligned cells: `a &= b` and continued lines `\\\\ &= c` into one relation chain."""
     if a is EMPTY:
@@ -983,20 +988,14 @@ def parse_tokens(toks: list[str], lean: bool = False) -> tuple:
         if t == "\\\\":
             p.i += 1
             cells.append(cell)
-            merged = cells[0]
-            for c in cells[1:]:
-                merged = _join_cells(merged, c)
-            rows.append(merged)
+            rows.append(_joined(cells))
             cells = []
             if p.peek() == "[":
                 while p.i < p.n and p.next() != "]":
                     pass
             continue
         raise ParseError(f"unexpected {t!r}", p.i)
-    merged = cells[0]
-    for c in cells[1:]:
-        merged = _join_cells(merged, c)
-    rows.append(merged)
+    rows.append(_joined(cells))
     tree = rows[0]
     for r in rows[1:]:
         tree = _join_cells(tree, r, line=True)
