@@ -421,6 +421,7 @@ class EmbedStats:
     seconds: float = 0.0
     encode_seconds: float = 0.0
     index_reused: bool = False  # the last release's index had the same content key: nothing embedded or built
+    index_updated: bool = False  # the last release's index was updated with the changed texts, not rebuilt
 
 
 def embed_texts(

@@ -65,40 +65,47 @@ def recall_at_k(approx_ids: np.ndarray, exact_ids: np.ndarray, self_ids: np.ndar
     return total / max(1, len(approx_ids))
 
 
+# An index is updated in place of a rebuild (`VectorIndex.update`) while the rows it deleted and
+# appended since its last full build stay within this share of its live rows; past it, a nightly
+# rebuilds the graph, so that tombstones and late insertions never make up much of it.
+UPDATE_LIMIT = 0.05
+
+
 @dataclass
 class VectorIndex:
-    """An opened int8 HNSW index plus its id map and sidecar; `search` gives (ids, scores)."""
+    """An opened int8 HNSW index plus its id map and sidecar; `search` gives (ids, scores).
+
+    An updated index keeps the rows an update replaced or removed as tombstones (`deleted` in
+    `vector_ids.parquet`, a count in the sidecar); searches skip them with a row selector."""
 
     out_dir: Path
     sidecar: dict
     _index: Any
+    _live: "_LiveRows | None" = None
 
     @classmethod
     def build(
         cls, vectors: np.ndarray, ids: np.ndarray, embedder_info_: Any, out_dir: Path, M: int = 32,
         ef_construction: int = 80, ef_search: int | None = None, target_recall: float = 0.99,
         recall_queries: int = 1000, seed: int = 0, content_key: str | None = None,
+        shas: list[str] | None = None,
     ) -> "VectorIndex":
         """Build, measure recall@10 against exact search on `recall_queries` sampled vectors, and save.
 
         Vectors are added in ascending id order whatever order they come in: the same (id, vector)
-        set always gives the same HNSW graph and the same bytes. With `ef_search=None` the smallest efSearch on EF_SEARCH_LADDER that reaches `target_recall`
-        is chosen (when none does, the smallest within PLATEAU of the best recall, and a warning is
-        logged). Files are written to temporaries and renamed.
+        set always gives the same HNSW graph and the same bytes. With `ef_search=None` the smallest
+        efSearch on EF_SEARCH_LADDER that reaches `target_recall` is chosen (when none does, the
+        smallest within PLATEAU of the best recall, and a warning is logged). `shas` (the texts'
+        sha256, row-aligned with `vectors`) are stored with the ids, so that a later release can
+        update the index instead of rebuilding it. Files are written to temporaries and renamed.
         """
         import faiss
 
         info = embedder_info(embedder_info_)
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        ids = np.ascontiguousarray(ids, dtype=np.int64)
-        if vectors.ndim != 2 or vectors.shape[1] != info["dim"]:
-            raise IndexMismatchError(f"vectors have shape {vectors.shape}, embedder {info['name']} has dimension {info['dim']}")
-        if len(ids) != len(vectors):
-            raise ValueError(f"{len(ids)} ids for {len(vectors)} vectors")
-        if len(np.unique(ids)) != len(ids):
-            raise ValueError("ids are not unique")
+        vectors, ids = _checked(vectors, ids, info)
+        shas = list(shas) if shas is not None else [None] * len(ids)
         order = np.argsort(ids, kind="stable")  # one add order (by id), one graph, whoever calls
-        vectors, ids = vectors[order], ids[order]
+        vectors, ids, shas = vectors[order], ids[order], [shas[i] for i in order]
         t0 = time.perf_counter()
         index = faiss.index_factory(info["dim"], f"IDMap2,HNSW{M},SQ8", faiss.METRIC_INNER_PRODUCT)
         _hnsw(index).hnsw.efConstruction = ef_construction
@@ -106,26 +113,89 @@ class VectorIndex:
             index.train(vectors)
             index.add_with_ids(vectors, ids)
         build_s = time.perf_counter() - t0
-        recall, chosen, tried = cls._measure(index, vectors, ids, ef_search, target_recall, recall_queries, seed)
-        _hnsw(index).hnsw.efSearch = chosen
-        if recall < target_recall:
-            log.warning("recall@10 %.4f is below the target %.2f at every efSearch tried", recall, target_recall)
-        data = faiss.serialize_index(index).tobytes()
+        built = cls(Path(out_dir), {}, index)
+        recall, chosen, tried = built._measure(vectors, ids, ef_search, target_recall, recall_queries, seed)
+        log.info("built %s vectors in %.1f s; recall@10 %.4f at efSearch %d", len(ids), build_s, recall, chosen)
+        ids_table = pa.table({"row": np.arange(len(ids), dtype=np.int64), "text_id": ids, "sha256": shas,
+                              "deleted": np.zeros(len(ids), dtype=bool)}, schema=VECTOR_IDS)
         sidecar = {
             "embedder": info, "metric": "inner_product", "normalised": True,
             "factory": f"IDMap2,HNSW{M},SQ8", "M": M, "ef_construction": ef_construction, "ef_search": chosen,
-            "count": int(len(ids)), "recall_at_10": recall, "recall_by_ef_search": tried,
-            "recall_queries": int(min(recall_queries, len(ids))), "recall_seed": seed,
-            "index_bytes": len(data), "flat_float32_bytes": int(vectors.nbytes),
-            "memory_ratio_to_flat": (len(data) / vectors.nbytes) if vectors.nbytes else None,
-            "build_seconds": round(build_s, 3), "content_key": content_key,
-        }
-        out_dir = Path(out_dir)
+            "count": int(len(ids)), "rows": int(len(ids)), "deleted": 0, "recall_at_10": recall,
+            "recall_by_ef_search": tried, "recall_queries": int(min(recall_queries, len(ids))), "recall_seed": seed,
+            "flat_float32_bytes": int(vectors.nbytes), "content_key": content_key, "update": None,
+        }  # fmt: skip
+        if recall < target_recall:
+            log.warning("recall@10 %.4f is below the target %.2f at every efSearch tried", recall, target_recall)
+        return built._save(ids_table, sidecar)
+
+    @classmethod
+    def update(
+        cls, previous: Path, vectors: np.ndarray, ids: np.ndarray, shas: list[str], embedder_info_: Any,
+        out_dir: Path, M: int = 32, ef_construction: int = 80, ef_search: int | None = None,
+        target_recall: float = 0.99, recall_queries: int = 1000, seed: int = 0, content_key: str | None = None,
+        limit: float = UPDATE_LIMIT,
+    ) -> "VectorIndex | None":
+        """The index of directory `previous` brought to the rows (`ids`, `shas`, `vectors`): rows
+        whose text is gone or changed become tombstones, new texts are appended (in id order, on one
+        thread, so the same update gives the same bytes), recall is measured again on the live rows
+        and efSearch chosen again, as `build` does. None (nothing written) when `previous` cannot be
+        updated: another embedder or index options, ids without text hashes (written before
+        updates existed), or more change since its last full build than `limit` of the live rows."""
+        import faiss
+
+        info = embedder_info(embedder_info_)
+        vectors, ids = _checked(vectors, ids, info)
+        plan = _update_plan(Path(previous), ids, shas, info, M, ef_construction, limit)
+        if plan is None:
+            return None
+        old, appended, removed, since_build = plan
+        t0 = time.perf_counter()
+        index = faiss.read_index(str(Path(previous) / INDEX_FILE))
+        if len(appended):
+            threads = faiss.omp_get_max_threads()
+            faiss.omp_set_num_threads(1)
+            try:
+                index.add_with_ids(vectors[appended], ids[appended])
+            finally:
+                faiss.omp_set_num_threads(threads)
+        deleted = old.column("deleted").to_numpy(zero_copy_only=False).copy()
+        deleted[removed] = True
+        rows = len(deleted) + len(appended)
+        ids_table = pa.concat_tables([
+            old.set_column(old.schema.get_field_index("deleted"), "deleted", pa.array(deleted)).cast(VECTOR_IDS),
+            pa.table({"row": np.arange(len(deleted), rows, dtype=np.int64), "text_id": ids[appended],
+                      "sha256": [shas[i] for i in appended], "deleted": np.zeros(len(appended), dtype=bool)},
+                     schema=VECTOR_IDS),
+        ]).combine_chunks()  # fmt: skip
+        updated = cls(Path(out_dir), {}, index, _LiveRows.of(ids_table))
+        recall, chosen, tried = updated._measure(vectors, ids, ef_search, target_recall, recall_queries, seed)
+        log.info("updated the index of %s in %.1f s: %d vectors appended, %d deleted; recall@10 %.4f at efSearch %d",
+                 previous, time.perf_counter() - t0, len(appended), len(removed), recall, chosen)
+        prev_side = json.loads((Path(previous) / SIDECAR_FILE).read_text())
+        sidecar = {
+            **{k: prev_side[k] for k in ("embedder", "metric", "normalised", "factory", "M", "ef_construction")},
+            "ef_search": chosen, "count": int(len(ids)), "rows": int(rows), "deleted": int(deleted.sum() + 0),
+            "recall_at_10": recall, "recall_by_ef_search": tried, "recall_queries": int(min(recall_queries, len(ids))),
+            "recall_seed": seed, "flat_float32_bytes": int(vectors.nbytes), "content_key": content_key,
+            "update": {"from": prev_side.get("content_key"), "appended": int(len(appended)),
+                       "deleted": int(len(removed)), "changed_since_build": int(since_build), "limit": limit},
+        }  # fmt: skip
+        return updated._save(ids_table, sidecar)
+
+    def _save(self, ids_table: pa.Table, sidecar: dict) -> "VectorIndex":
+        """Writes the index, its ids and the sidecar: every file to a temporary first, renames last,
+        the sidecar (what `open` reads) last of all. No wall-clock time goes into the files, so
+        rebuilds compare equal."""
+        import faiss
+
+        _hnsw(self._index).hnsw.efSearch = int(sidecar["ef_search"])
+        data = faiss.serialize_index(self._index).tobytes()
+        vectors_bytes = sidecar["flat_float32_bytes"]
+        sidecar = {**sidecar, "index_bytes": len(data),
+                   "memory_ratio_to_flat": (len(data) / vectors_bytes) if vectors_bytes else None}
+        out_dir = self.out_dir
         out_dir.mkdir(parents=True, exist_ok=True)
-        log.info("built %s vectors in %.1f s; recall@10 %.4f at efSearch %d", len(ids), build_s, recall, chosen)
-        sidecar.pop("build_seconds")  # wall-clock time stays out of the files, so rebuilds compare equal
-        # every file goes to a temporary first; renames come last, the sidecar (what `open` reads) last of all
-        ids_table = pa.table({"row": np.arange(len(ids), dtype=np.int64), "text_id": ids}, schema=VECTOR_IDS)
         tmp_ids = out_dir / f".{IDS_FILE}.tmp"
         pq.write_table(ids_table, tmp_ids)
         tmp_index = out_dir / f".{INDEX_FILE}.tmp"
@@ -135,11 +205,12 @@ class VectorIndex:
         os.replace(tmp_index, out_dir / INDEX_FILE)
         os.replace(tmp_ids, out_dir / IDS_FILE)
         os.replace(tmp_side, out_dir / SIDECAR_FILE)
-        return cls(out_dir, sidecar, index)
+        self.sidecar = sidecar
+        return self
 
-    @staticmethod
-    def _measure(index, vectors, ids, ef_search, target, n_queries, seed) -> tuple[float, int, dict]:
-        """(recall@10, chosen efSearch, {efSearch: recall}) on a seeded sample of the indexed vectors."""
+    def _measure(self, vectors, ids, ef_search, target, n_queries, seed) -> tuple[float, int, dict]:
+        """(recall@10, chosen efSearch, {efSearch: recall}) on a seeded sample of the live vectors
+        (`vectors`, row-aligned with `ids`), exact inner-product search over them as the truth."""
         if len(vectors) < 2:
             return 1.0, ef_search or EF_SEARCH_LADDER[0], {}
         rng = np.random.default_rng(seed)
@@ -151,8 +222,8 @@ class VectorIndex:
         ladder = [ef_search] if ef_search else list(EF_SEARCH_LADDER)
         chosen = ladder[-1]
         for ef in ladder:
-            _hnsw(index).hnsw.efSearch = ef
-            approx = index.search(queries, k + 1)[1]
+            _hnsw(self._index).hnsw.efSearch = ef
+            approx = self._search(queries, k + 1, ef)[0]
             tried[str(ef)] = round(recall_at_k(approx, exact, ids[sample], k), 5)
             if tried[str(ef)] >= target:
                 chosen = ef
@@ -183,11 +254,15 @@ class VectorIndex:
         flags = faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY if mmap else 0
         index = faiss.read_index(str(out_dir / INDEX_FILE), flags)
         _hnsw(index).hnsw.efSearch = int(sidecar["ef_search"])
-        return cls(out_dir, sidecar, index)
+        live = None
+        if sidecar.get("deleted"):
+            live = _LiveRows.of(pq.read_table(out_dir / IDS_FILE, columns=["text_id", "deleted"]))
+        return cls(out_dir, sidecar, index, live)
 
     @property
     def count(self) -> int:
-        return int(self._index.ntotal)
+        """Live vectors (rows an update deleted are not counted)."""
+        return int(self._index.ntotal) - (self._live.deleted if self._live is not None else 0)
 
     def search(self, query_vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(ids int64, scores float32), each (n_queries, k), best first; -1 ids pad missing hits."""
@@ -197,8 +272,85 @@ class VectorIndex:
             raise IndexMismatchError(f"query vectors have dimension {q.shape[1]}, index has {dim}")
         if self.count == 0:
             return np.full((len(q), k), -1, dtype=np.int64), np.zeros((len(q), k), dtype=np.float32)
-        scores, ids = self._index.search(q, k)
+        return self._search(q, k, int(_hnsw(self._index).hnsw.efSearch))
+
+    def _search(self, q: np.ndarray, k: int, ef: int) -> tuple[np.ndarray, np.ndarray]:
+        if self._live is None:
+            scores, ids = self._index.search(q, k)
+            return ids.astype(np.int64), scores.astype(np.float32)
+        return self._live.search(_hnsw(self._index), q, k, ef)
+
+
+class _LiveRows:
+    """The rows of an updated index that searches may return: a faiss row selector over the inner
+    HNSW index (rows, not ids: a changed text's old and new vector share its id) and the row -> id map."""
+
+    def __init__(self, text_ids: np.ndarray, deleted: np.ndarray):
+        import faiss
+
+        self.text_ids = np.asarray(text_ids, dtype=np.int64)
+        self.deleted = int(deleted.sum())
+        self._bits = np.packbits(~deleted, bitorder="little")  # kept alive: the selector points into it
+        self._selector = faiss.IDSelectorBitmap(len(deleted), faiss.swig_ptr(self._bits))
+
+    @classmethod
+    def of(cls, ids_table: pa.Table) -> "_LiveRows":
+        return cls(ids_table.column("text_id").to_numpy(), ids_table.column("deleted").to_numpy(zero_copy_only=False))
+
+    def search(self, hnsw, q: np.ndarray, k: int, ef: int) -> tuple[np.ndarray, np.ndarray]:
+        import faiss
+
+        params = faiss.SearchParametersHNSW()
+        params.efSearch = ef
+        params.sel = self._selector
+        scores, rows = hnsw.search(q, k, params=params)
+        ids = np.where(rows >= 0, self.text_ids[np.clip(rows, 0, None)], -1)
         return ids.astype(np.int64), scores.astype(np.float32)
+
+
+def _checked(vectors: np.ndarray, ids: np.ndarray, info: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Contiguous float32 vectors and int64 ids, or a one-line error for a shape or id problem."""
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    ids = np.ascontiguousarray(ids, dtype=np.int64)
+    if vectors.ndim != 2 or vectors.shape[1] != info["dim"]:
+        raise IndexMismatchError(f"vectors have shape {vectors.shape}, embedder {info['name']} has dimension {info['dim']}")
+    if len(ids) != len(vectors):
+        raise ValueError(f"{len(ids)} ids for {len(vectors)} vectors")
+    if len(np.unique(ids)) != len(ids):
+        raise ValueError("ids are not unique")
+    return vectors, ids
+
+
+def _update_plan(previous: Path, ids: np.ndarray, shas: list[str], info: dict, M: int, ef_construction: int,
+                 limit: float) -> tuple[pa.Table, np.ndarray, np.ndarray, int] | None:
+    """(the previous ids table, positions of `ids` to append in id order, previous rows to delete,
+    change since the last full build) when `previous` can be updated to these rows, else None with
+    the reason logged."""
+    import polars as pl
+
+    try:
+        side = json.loads((previous / SIDECAR_FILE).read_text())
+        old = pq.read_table(previous / IDS_FILE)
+    except (OSError, ValueError) as exc:
+        log.info("index of %s not updatable: %s", previous, exc)
+        return None
+    if side.get("embedder") != info or (side.get("M"), side.get("ef_construction")) != (M, ef_construction):
+        log.info("index of %s not updatable: another embedder or index options", previous)
+        return None
+    if "sha256" not in old.column_names or old.column("sha256").null_count:
+        log.info("index of %s not updatable: its ids carry no text hashes (an older release)", previous)
+        return None
+    prev = pl.from_arrow(old.select(["row", "text_id", "sha256", "deleted"])).filter(~pl.col("deleted"))
+    cur = pl.DataFrame({"text_id": ids, "sha256": pl.Series(shas, dtype=pl.String),
+                        "pos": np.arange(len(ids), dtype=np.int64)})
+    removed = prev.join(cur, on=["text_id", "sha256"], how="anti").get_column("row").sort().to_numpy()
+    appended = cur.join(prev, on=["text_id", "sha256"], how="anti").sort("text_id").get_column("pos").to_numpy()
+    since_build = int((side.get("update") or {}).get("changed_since_build", 0)) + len(removed) + len(appended)
+    if since_build > limit * max(1, len(ids)):
+        log.info("index of %s not updated: %d rows changed since its last full build, over %.0f %% of %d",
+                 previous, since_build, 100 * limit, len(ids))
+        return None
+    return old, appended, removed, since_build
 
 
 def content_key(texts: pa.Table, info: dict, index_options: dict) -> str:
@@ -247,6 +399,8 @@ def embed_and_index(
 
     When `previous` (the vector directory of the last release) was built from the same texts, embedder
     and options, its index is reused as it is: a no-change rebuild neither embeds nor rebuilds HNSW.
+    When a few texts changed (`UPDATE_LIMIT`), that index is updated: only the new texts are
+    embedded and inserted, the old rows become tombstones (`VectorIndex.update`).
     The reembed flow passes an existing release's `embedding_texts` table and a new embedder. Texts
     are taken in text_id order, whatever order the table has, so both flows build the same index.
     """
@@ -261,6 +415,11 @@ def embed_and_index(
         log.info("vector index reused from %s (same texts, embedder and options)", previous)
         return VectorIndex.open(out_dir, embedder), stats
     vectors = embed_texts(texts, embedder, cache_dir, stats)
-    index = VectorIndex.build(vectors, texts.column("text_id").to_numpy(), embedder, out_dir,
-                              content_key=key, **index_options)
+    ids, shas = texts.column("text_id").to_numpy(), texts.column("sha256").to_pylist()
+    if previous is not None:
+        index = VectorIndex.update(previous, vectors, ids, shas, embedder, out_dir, content_key=key, **index_options)
+        if index is not None:
+            stats.index_updated, stats.seconds = True, time.perf_counter() - t0
+            return index, stats
+    index = VectorIndex.build(vectors, ids, embedder, out_dir, content_key=key, shas=shas, **index_options)
     return index, stats
