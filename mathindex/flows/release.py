@@ -84,7 +84,7 @@ def release_flow(
                 formal, formal_info = formal_index(ex.declarations, ex.dependencies, staging)
             with progress.stage("search index"):
                 nodes = nodes_table(ex.declarations, ex.statements, ex.dependencies)
-                lexical = lexical_index(texts, staging)
+                lexical = lexical_index(texts, staging, cache)
             errors = concat([ex.errors, formula_errors], ERRORS)
             with progress.stage("premises"):
                 tables = {

@@ -7,9 +7,12 @@ from pathlib import Path
 
 import bm25s
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from mathindex.cache import RowCache, code_version
+from mathindex.search.bm25 import save_bm25s
 from mathindex.search.text import tokens
 
 log = logging.getLogger(__name__)
@@ -19,22 +22,53 @@ NODE_FILE = "nodes.parquet"
 # whole-Mathlib release, MathlibQR dev nDCG@10 48.6 -> 49.4 and R@10 63.2 -> 64.7, both folds
 # (bench/ranking_prior.py folds; neighbours 0.7/0.4, 1.2/0.4, 0.9/0.3, 0.9/0.5 all lower).
 BM25_K1, BM25_B = 0.9, 0.4
+# the tokens of a text depend on the tokenizer and on the gloss-stripping of informal renderings
+TOKENS_VERSION = code_version(Path(__file__).with_name("text.py"), Path(__file__).parents[1] / "embed" / "rules.py",
+                              packages=("PyStemmer", "latex2mathml"))
+TOKEN_ROWS = pa.schema([("key", pa.string()), ("tokens", pa.string())])
 
 
 def build_lexical_index(node_names: list[str], documents: list[str], out_dir: Path) -> None:
     """Indexes documents (row-aligned with node names) into out_dir; with no documents (a corpus
     without statements) only the empty names file is written, and the index answers nothing."""
+    docs = pl.Series("tokens", [" ".join(tokens(d)) for d in documents], dtype=pl.String)
+    _write(node_names, docs, out_dir)
+
+
+def build_text_index(texts: pa.Table, out_dir: Path, cache_dir: Path | None = None) -> int:
+    """The release's lexical index: one document per node name, every text of the node in facet
+    order (an informal rendering without its glosses of other constants, `embed.rules.without_context`).
+    Each distinct text is tokenised once and its tokens kept in a row cache under `cache_dir`
+    (`mathindex.cache.RowCache`, keyed by the text's sha256 and the tokenizer's code), so that a
+    rebuild tokenises only the texts it has not seen. Returns the number of documents."""
+    from mathindex.embed.rules import without_context  # here: mathindex.embed imports this module
+
+    rows = pl.from_arrow(texts.select(["name", "facet", "text", "sha256"])).with_columns(
+        key=pl.col("sha256") + pl.when(pl.col("facet") == "informal").then(pl.lit(":informal")).otherwise(pl.lit("")))
+    cache = RowCache(cache_dir, "tokens", TOKENS_VERSION, TOKEN_ROWS)
+    known = cache.load(rows.get_column("key"))
+    todo = rows.join(known, on="key", how="anti").unique("key", keep="first", maintain_order=True)
+    if todo.height:
+        new = pl.DataFrame({"key": todo.get_column("key"), "tokens": [
+            " ".join(tokens(without_context(t) if f == "informal" else t))
+            for t, f in zip(todo.get_column("text").to_list(), todo.get_column("facet").to_list())]},
+            schema={"key": pl.String, "tokens": pl.String})
+        cache.add(new)
+        known = pl.concat([known, new])
+    log.info("lexical index: %d texts, %d tokenised, %d from the cache", rows.height, todo.height, rows.height - todo.height)
+    docs = (rows.join(known, on="key", how="left").sort(["name", "facet"])
+            .group_by("name", maintain_order=True)
+            .agg(pl.col("tokens").filter(pl.col("tokens") != "").str.join(" ")))
+    _write(docs.get_column("name").to_list(), docs.get_column("tokens"), out_dir)
+    return docs.height
+
+
+def _write(node_names: list[str], docs: pl.Series, out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.table({"name": pa.array(node_names, pa.string())}), out_dir / NODE_FILE)
-    if not documents:
+    if not len(docs):
         return  # bm25s cannot index zero documents (max() of an empty vocabulary)
-    corpus = [tokens(d) or ["∅"] for d in documents]
-    # bm25s numbers the vocabulary in set order, which follows PYTHONHASHSEED: number it here,
-    # sorted, so that two builds of the same documents write the same bytes
-    vocab = {t: i for i, t in enumerate(sorted({t for doc in corpus for t in doc}))}
-    retriever = bm25s.BM25(k1=BM25_K1, b=BM25_B)
-    retriever.index(([[vocab[t] for t in doc] for doc in corpus], vocab), show_progress=False)
-    retriever.save(str(out_dir), show_progress=False)
+    save_bm25s(out_dir, docs, BM25_K1, BM25_B)
 
 
 class LexicalIndex:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
+import polars as pl
 import pyarrow as pa
 
-from mathindex.schemas.common import table
 from mathindex.schemas.search import NODES
 from mathindex.search.prior import reference_signals
 
@@ -24,48 +24,52 @@ def hit_name(tag: str | None, label: str | None, statement_id: str) -> str:
 
 def build_nodes(declarations: pa.Table | None, statements: pa.Table | None,
                 dependencies: pa.Table | None = None) -> pa.Table:
-    """One row per node; a Lean name declared twice (e.g. `private` in two files) keeps its first
-    occurrence by (corpus, file, line). `in_degree` and `pagerank` come from `dependencies`."""
-    rows: dict[str, dict] = {}
+    """One row per node, sorted by node_id; a Lean name declared twice (e.g. `private` in two files)
+    keeps its first occurrence by (corpus, file, line). `in_degree` and `pagerank` come from
+    `dependencies`. Declarations are shaped with polars (255 k in Mathlib); LaTeX statements, a few
+    thousand per corpus, row by row."""
+    parts = []
     if declarations is not None and declarations.num_rows:
-        cols = ["full_name", "kind", "corpus", "signature", "file", "line_start", "attributes"]
-        decls = declarations.select(cols).sort_by([("corpus", "ascending"), ("file", "ascending"), ("line_start", "ascending")])
-        for d in decls.to_pylist():
-            nid = lean_node_id(d["full_name"])
-            if nid in rows:
-                continue
-            tags = [m.group(1) for a in d["attributes"] or [] if (m := _STACKS_ATTR.match(a))]
-            rows[nid] = {
-                "node_id": nid,
-                "name": d["full_name"],
-                "kind": d["kind"],
-                "corpus": d["corpus"],
-                "title": (d["signature"] or "")[:300],
-                "file": d["file"],
-                "line": d["line_start"],
-                "aliases": tags,
-            }
+        parts.append(_declaration_nodes(declarations))
     if statements is not None and statements.num_rows:
-        cols = ["node_id", "statement_id", "kind", "corpus", "title", "label", "full_label", "tag", "file", "line_start", "body"]
-        for s in statements.select(cols).to_pylist():
-            rows.setdefault(
-                s["node_id"],
-                {
-                    "node_id": s["node_id"],
-                    "name": hit_name(s["tag"], s["full_label"] or s["label"], s["statement_id"]),
-                    "kind": s["kind"],
-                    "corpus": s["corpus"],
-                    "title": s["title"] or " ".join((s["body"] or "").split())[:300],
-                    "file": s["file"],
-                    "line": s["line_start"],
-                    "aliases": list(dict.fromkeys(a for a in (s["label"], s["full_label"], s["tag"]) if a)),
-                },
-            )
-    ordered = [rows[k] for k in sorted(rows)]
-    degree, rank = reference_signals([r["name"] for r in ordered], dependencies)
-    for r, d, pr in zip(ordered, degree, rank):
-        r["in_degree"], r["pagerank"] = d, pr
-    return table(ordered, NODES)
+        parts.append(_statement_nodes(statements))
+    nodes = pl.concat(parts, how="vertical") if parts else pl.from_arrow(NODES.empty_table()).drop("in_degree", "pagerank")
+    nodes = nodes.unique("node_id", keep="first", maintain_order=True).sort("node_id")
+    degree, rank = reference_signals(nodes.get_column("name").to_list(), dependencies)
+    nodes = nodes.with_columns(in_degree=pl.Series(degree, dtype=pl.Int64), pagerank=pl.Series(rank, dtype=pl.Float64))
+    return nodes.to_arrow().select(NODES.names).cast(NODES)
+
+
+def _declaration_nodes(declarations: pa.Table) -> pl.DataFrame:
+    cols = ["full_name", "kind", "corpus", "signature", "file", "line_start", "attributes"]
+    decls = pl.from_arrow(declarations.select(cols)).sort(["corpus", "file", "line_start"], nulls_last=True, maintain_order=True)
+    return decls.select(
+        node_id=pl.lit("lean:") + pl.col("full_name"),
+        name=pl.col("full_name"),
+        kind=pl.col("kind"),
+        corpus=pl.col("corpus"),
+        title=pl.col("signature").fill_null("").str.slice(0, 300),
+        file=pl.col("file"),
+        line=pl.col("line_start"),
+        aliases=pl.col("attributes").fill_null([]).list.eval(
+            pl.element().str.extract(_STACKS_ATTR.pattern, 1)).list.drop_nulls(),
+    )
+
+
+def _statement_nodes(statements: pa.Table) -> pl.DataFrame:
+    cols = ["node_id", "statement_id", "kind", "corpus", "title", "label", "full_label", "tag", "file", "line_start", "body"]
+    rows = [{
+        "node_id": s["node_id"],
+        "name": hit_name(s["tag"], s["full_label"] or s["label"], s["statement_id"]),
+        "kind": s["kind"],
+        "corpus": s["corpus"],
+        "title": s["title"] or " ".join((s["body"] or "").split())[:300],
+        "file": s["file"],
+        "line": s["line_start"],
+        "aliases": list(dict.fromkeys(a for a in (s["label"], s["full_label"], s["tag"]) if a)),
+    } for s in statements.select(cols).to_pylist()]
+    schema = pa.schema([f for f in NODES if f.name not in ("in_degree", "pagerank")])
+    return pl.from_arrow(pa.Table.from_pylist(rows, schema=schema))
 
 
 def node_documents(texts: pa.Table) -> tuple[list[str], list[str]]:

@@ -2,7 +2,7 @@
 
 A release stores two raw signals per node in the `nodes` table: `in_degree` (how many distinct
 declarations reference it, in statements or proofs, resolved references only, self-references
-dropped) and `pagerank` (networkx PageRank over the same edges, as LeanExplore uses). At query
+dropped) and `pagerank` (PageRank over the same edges, as LeanExplore uses; networkx's algorithm, `pagerank`). At query
 time one of them becomes a prior in [0, 1], normalised within each corpus, and the engine
 multiplies a fused score by `1 + weight * prior`.
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 
-import networkx as nx
 import polars as pl
 import pyarrow as pa
 
@@ -36,11 +35,47 @@ def reference_signals(names: list[str], dependencies: pa.Table | None) -> tuple[
         .unique()
         .sort(["full_name", "target"])  # one insertion order, so PageRank's float sums repeat bit for bit
     )
-    degree = dict(edges.group_by("target").len().iter_rows())
-    graph = nx.DiGraph()
-    graph.add_edges_from(edges.iter_rows())
-    rank = nx.pagerank(graph, alpha=0.85) if graph.number_of_edges() else {}
-    return [int(degree.get(n, 0)) for n in names], [float(rank.get(n, 0.0)) for n in names]
+    wanted = pl.DataFrame({"name": pl.Series(names, dtype=pl.String)})
+    degree = wanted.join(edges.group_by("target").len(), left_on="name", right_on="target", how="left")
+    rank = wanted.join(pagerank(edges), on="name", how="left")
+    return (degree.get_column("len").fill_null(0).cast(pl.Int64).to_list(),
+            rank.get_column("pagerank").fill_null(0.0).to_list())
+
+
+def pagerank(edges: pl.DataFrame, alpha: float = 0.85, max_iter: int = 100, tol: float = 1.0e-6) -> pl.DataFrame:
+    """(name, pagerank) of every node of the directed graph `edges` (full_name -> target, in the
+    order given): networkx's `pagerank` (its SciPy power iteration, copied here step for step, BSD
+    licence) on the DiGraph `add_edges_from(edges)` would build, without building it: the same node
+    order (first appearance, source before target), the same matrix and the same float operations,
+    so the same bits (tests/test_search_parts.py compares them with networkx)."""
+    import numpy as np
+    import scipy as sp
+
+    if edges.is_empty():
+        return pl.DataFrame({"name": [], "pagerank": []}, schema={"name": pl.String, "pagerank": pl.Float64})
+    pairs = edges.select(u=pl.col("full_name"), v=pl.col("target"))
+    order = pairs.select(pl.concat_list(["u", "v"]).alias("n")).explode("n").get_column("n").unique(maintain_order=True)
+    index = pl.DataFrame({"n": order, "i": np.arange(len(order), dtype=np.int64)})
+    coded = (pairs.with_row_index("e")
+             .join(index, left_on="u", right_on="n").rename({"i": "r"})
+             .join(index, left_on="v", right_on="n").rename({"i": "c"})
+             .sort(["r", "e"]))  # networkx walks each node's out-edges in insertion order
+    n = len(order)
+    row, col = coded.get_column("r").to_numpy(), coded.get_column("c").to_numpy()
+    A = sp.sparse.coo_array((np.ones(len(row)), (row, col)), shape=(n, n), dtype=float).asformat("csr")
+    S = A.sum(axis=1)
+    S[S != 0] = 1.0 / S[S != 0]
+    Q = sp.sparse.dia_array((S.T, 0), shape=A.shape).tocsr()
+    A = Q @ A
+    x = np.repeat(1.0 / n, n)
+    p = np.repeat(1.0 / n, n)
+    is_dangling = np.where(S == 0)[0]
+    for _ in range(max_iter):
+        xlast = x
+        x = alpha * (x @ A + sum(x[is_dangling]) * p) + (1 - alpha) * p
+        if np.absolute(x - xlast).sum() < n * tol:
+            return pl.DataFrame({"name": order, "pagerank": x})
+    raise RuntimeError(f"PageRank did not converge in {max_iter} iterations")
 
 
 def normalised_prior(signal: str, values: list[float], corpora: list[str]) -> list[float]:

@@ -1,0 +1,119 @@
+"""What a nightly costs: a cold release, a rebuild with nothing changed, and one with one file
+changed, run one after another on the same root, each as the operator runs it (`mathindex release`).
+
+    .venv/bin/python bench/rebuild.py --sources bench/sources/mathlib.yaml --work build/rebuild \
+        --model build/mathlib/models/mathindex-minilm@47314d2e3e43a6a3 --embeddings build/mathlib/cache
+
+The corpus is laid out under WORK/corpus as hard links (the first source of the sources file), so the
+changed file is a new copy and the real corpus is never touched. The cold release starts from an
+empty root: every stage computes from nothing, except that `--embeddings ROOT_CACHE` links that
+root's embedding vectors (cache/embeddings and cache/onnx) in, because embedding every Mathlib text
+is issue 10's measurement (a cold embedding, 24-57 min) and would otherwise be most of the cold
+figure. The cold release is ungated (an empty root has no baseline); the next two are gated against
+it. Prints the wall seconds of each run (process start to exit, Prefect's server included), its ratio
+to the cold run beside it, and each run's stage seconds from its manifest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CHANGED_FILE = "Mathlib/Algebra/Group/Basic.lean"
+ADDED = """
+
+/-- The sum of an element and zero, restated (a declaration `bench/rebuild.py` adds to one file). -/
+theorem mathindex_bench_add_zero' {M : Type*} [AddMonoid M] (a : M) : a + 0 = a := add_zero a
+"""
+TARGETS = {"no change": 120.0, "one file changed": 180.0}
+
+
+def lay_out(sources: Path, work: Path) -> Path:
+    """WORK/corpus as hard links of the first source, and WORK/sources.yaml naming it (suites kept)."""
+    spec = yaml.safe_load(sources.read_text())
+    first = spec["sources"][0]
+    src = (sources.parent / first["path"]).resolve()
+    corpus = work / "corpus"
+    if corpus.exists():
+        shutil.rmtree(corpus)
+    subprocess.run(["cp", "-al", str(src), str(corpus)], check=True)
+    first = {**first, "path": str(corpus)}
+    suites = [{**s, "path": str((sources.parent / s["path"]).resolve())} for s in spec.get("suites", [])]
+    out = work / "sources.yaml"
+    out.write_text(yaml.safe_dump({"sources": [first], "suites": suites}, sort_keys=False))
+    return out
+
+
+def change_one_file(corpus: Path, rel: str) -> None:
+    """Appends a declaration to one file: a new inode (write, then rename), the original untouched."""
+    path = corpus / rel
+    text = path.read_text(encoding="utf-8") + ADDED
+    tmp = path.with_suffix(".lean.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def release(sources: Path, root: Path, extra: list[str], log: Path) -> tuple[float, int, dict]:
+    """(wall seconds, exit code, the new release's manifest stage seconds) of one `mathindex release`."""
+    before = set((root / "releases").iterdir()) if (root / "releases").is_dir() else set()
+    cmd = [sys.executable, "-m", "mathindex", "release", "--sources", str(sources), "--out", str(root), *extra]
+    t0 = time.perf_counter()
+    with log.open("w") as out:
+        rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT).returncode
+    wall = time.perf_counter() - t0
+    new = sorted(set((root / "releases").iterdir()) - before) if (root / "releases").is_dir() else []
+    stages = {}
+    if new and (new[-1] / "manifest.json").is_file():
+        line = json.loads((new[-1] / "manifest.json").read_text())["stages"]["seconds"]
+        stages = {k.strip(): float(v) for k, v in (p.strip().rsplit(" ", 1) for p in line.split(","))}
+    return wall, rc, stages
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sources", type=Path, required=True)
+    ap.add_argument("--work", type=Path, required=True)
+    ap.add_argument("--model", help="the model of the cold release (default: the bundled one)")
+    ap.add_argument("--precision", choices=["fp32", "int8"])
+    ap.add_argument("--embeddings", type=Path, help="a root's cache directory whose embedding vectors to link in")
+    ap.add_argument("--changed-file", default=CHANGED_FILE)
+    args = ap.parse_args()
+    work = args.work.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    sources = lay_out(args.sources.resolve(), work)
+    root = work / "root"
+    if root.exists():
+        shutil.rmtree(root)
+    (root / "cache").mkdir(parents=True)
+    for part in ("embeddings", "onnx") if args.embeddings else ():
+        if (args.embeddings / part).is_dir():
+            subprocess.run(["cp", "-al", str(args.embeddings / part), str(root / "cache" / part)], check=True)
+    cold_extra = ["--no-gate"] + (["--model", args.model] if args.model else [])
+    cold_extra += ["--precision", args.precision] if args.precision else []
+    runs = {}
+    runs["cold"] = release(sources, root, cold_extra, work / "cold.log")
+    runs["no change"] = release(sources, root, [], work / "no-change.log")
+    change_one_file(work / "corpus", args.changed_file)
+    runs["one file changed"] = release(sources, root, [], work / "one-file.log")
+    cold = runs["cold"][0]
+    print(f"root {root}; changed file {args.changed_file}")
+    print("| run | exit | wall s | ratio to cold | target s | stage seconds |")
+    print("|---|---|---|---|---|---|")
+    for name, (wall, rc, stages) in runs.items():
+        target = TARGETS.get(name)
+        stage_s = ", ".join(f"{k} {v:.1f}" for k, v in stages.items())
+        print(f"| {name} | {rc} | {wall:.1f} | {wall / cold:.3f} | {target or '-'} | {stage_s} |")
+    sys.exit(0 if all(rc == 0 for _, rc, _ in runs.values()) else 1)
+
+
+if __name__ == "__main__":
+    main()
