@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 
+import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -45,34 +46,19 @@ def _clean(value) -> str:
     return " ".join(str(value).split())
 
 
+# `_clean` as a polars expression: runs of what Python's str.split() splits on (Unicode White_Space
+# and the separators U+001C..U+001F, which str.isspace() counts too) become one space, ends trimmed
+_SPACE = r"[\s\x1c-\x1f]+"
+
+
 def _col(table: pa.Table | None, name: str) -> list:
     if table is None or name not in table.column_names:
         return [None] * (0 if table is None else table.num_rows)
     return table.column(name).to_pylist()
 
 
-class _Columns:
-    """EMBEDDING_TEXTS rows accumulated column-wise (no per-row dicts); first (node_id, facet) wins."""
-
-    def __init__(self) -> None:
-        self.cols: dict[str, list] = {f.name: [] for f in EMBEDDING_TEXTS}
-        self.seen: set[tuple[str, str]] = set()
-
-    def add(self, node_id: str, name: str, facet: str, text: str) -> None:
-        text = _clean(text)
-        if not text or (node_id, facet) in self.seen:
-            return
-        self.seen.add((node_id, facet))
-        truncated = len(text) > MAX_TEXT_CHARS
-        if truncated:
-            text = text[:MAX_TEXT_CHARS]
-        for key, value in (("text_id", text_id(node_id, facet)), ("node_id", node_id), ("name", name),
-                           ("facet", facet), ("text", text), ("sha256", text_sha256(text)), ("truncated", truncated)):
-            self.cols[key].append(value)
-
-    def table(self) -> pa.Table:
-        t = pa.table(self.cols, schema=EMBEDDING_TEXTS)
-        return t.take(pc.sort_indices(t, sort_keys=[("node_id", "ascending"), ("facet", "ascending")]))
+def _clean_expr(col: str) -> pl.Expr:
+    return pl.col(col).fill_null("").str.replace_all(_SPACE, " ").str.strip_chars(" ")
 
 
 def embedded_texts(texts: pa.Table) -> pa.Table:
@@ -103,36 +89,86 @@ def embedding_texts(
     """EMBEDDING_TEXTS for Lean declarations (`lean:<full_name>`) and LaTeX statements (their node_id).
 
     Empty facets are left out; texts longer than MAX_TEXT_CHARS are cut and flagged `truncated`.
-    Rows are unique by (node_id, facet) (first declaration by decl_id wins) and sorted by them.
+    Rows are unique by (node_id, facet) (first declaration by (full_name, decl_id) wins) and sorted by
+    them. Lean rows are shaped with polars (Mathlib has 255 k declarations); the name_signature
+    facet's header rules (`rules.strip_header`, `rules.name_words`) run once per declaration.
     """
-    from mathindex.lean.descriptions import description_texts
-
-    out = _Columns()
-    informal = {}
-    if informalisations is not None:
-        informal = dict(zip(_col(informalisations, "decl_id"), _col(informalisations, "text")))
-    described = description_texts(descriptions)
+    parts = []
     if declarations is not None and declarations.num_rows:
-        cols = [_col(declarations, c) for c in ("decl_id", "full_name", "kind", "signature", "type", "docstring")]
-        for i in sorted(range(declarations.num_rows), key=lambda i: (cols[1][i] or "", cols[0][i] or "")):
-            decl_id, full_name, kind, sig, typ, doc = (c[i] for c in cols)
-            if not full_name:
-                continue
-            node_id = f"lean:{full_name}"
-            for facet, text in lean_facets(full_name, _clean(kind), _clean(sig), _clean(typ), _clean(doc),
-                                           informal.get(decl_id) or "", described.get(decl_id) or ""):
-                out.add(node_id, full_name, facet, text)
+        parts.append(_lean_rows(declarations, informalisations, descriptions))
     if statements is not None and statements.num_rows:
-        label_col = "full_label" if "full_label" in statements.column_names else "label"
-        cols = [_col(statements, c) for c in ("node_id", "statement_id", "kind", "title", label_col, "tag", "body", "body_normalised", "slogan")]
-        for node_id, sid, kind, title, label, tag, body, body_norm, slogan in zip(*cols):
-            if not node_id:
-                continue
-            name = hit_name(tag, label, sid or node_id)  # the same name as the node's (search.nodes)
-            for facet, text in latex_facets(kind, title, body_norm or body, slogan):
-                out.add(node_id, name, facet, text)
-    table = out.table()
-    truncated = sum(table.column("truncated").to_pylist())
+        parts.append(_latex_rows(statements))
+    if not parts:
+        return EMBEDDING_TEXTS.empty_table()
+    rows = (pl.concat(parts, how="vertical")
+            .with_columns(text=_clean_expr("text"))
+            .filter(pl.col("text") != "")
+            .sort("rank", maintain_order=True)
+            .unique(["node_id", "facet"], keep="first", maintain_order=True)
+            .sort(["node_id", "facet"])
+            .with_columns(truncated=pl.col("text").str.len_chars() > MAX_TEXT_CHARS,
+                          text=pl.col("text").str.slice(0, MAX_TEXT_CHARS)))
+    node_ids, facets = rows.get_column("node_id").to_list(), rows.get_column("facet").to_list()
+    table = rows.with_columns(
+        text_id=pl.Series([text_id(n, f) for n, f in zip(node_ids, facets)], dtype=pl.Int64),
+        sha256=pl.Series([text_sha256(t) for t in rows.get_column("text").to_list()], dtype=pl.String),
+    ).to_arrow().select(EMBEDDING_TEXTS.names).cast(EMBEDDING_TEXTS)
+    truncated = int(pc.sum(table.column("truncated")).as_py() or 0)
     if truncated:
         log.warning("%d embedding texts were longer than %d characters and were cut", truncated, MAX_TEXT_CHARS)
     return table
+
+
+LEAN_FACETS = ("name_signature", "informal", "docstring", "description")  # `lean_facets`' order
+
+
+def _lean_rows(declarations: pa.Table, informalisations: pa.Table | None, descriptions: pa.Table | None) -> pl.DataFrame:
+    """(node_id, name, facet, text, rank) per Lean declaration and facet, `rank` the iteration order
+    of `lean_facets` over declarations sorted by (full_name, decl_id): the first of a node wins."""
+    from mathindex.lean.descriptions import description_texts
+
+    cols = ["decl_id", "full_name", "kind", "signature", "type", "docstring"]
+    d = (pl.from_arrow(declarations.select(cols))
+         .sort([pl.col("full_name").fill_null(""), pl.col("decl_id").fill_null("")], maintain_order=True)
+         .filter(pl.col("full_name").fill_null("") != "")
+         .with_columns(kind=_clean_expr("kind"), signature=_clean_expr("signature"), type=_clean_expr("type"),
+                       docstring=_clean_expr("docstring")))
+    if informalisations is not None and informalisations.num_rows:  # a dict of decl_id -> text: the last row wins
+        informal = pl.from_arrow(informalisations.select(["decl_id", "text"])).unique("decl_id", keep="last", maintain_order=True)
+        d = d.join(informal.rename({"text": "informal"}), on="decl_id", how="left", maintain_order="left")
+    else:
+        d = d.with_columns(informal=pl.lit(None, pl.String))
+    described = description_texts(descriptions)
+    d = d.with_columns(description=pl.Series([described.get(i) for i in d.get_column("decl_id").to_list()], dtype=pl.String))
+    name_sig = [_name_signature(*r) for r in zip(*(d.get_column(c).to_list() for c in ("full_name", "kind", "signature", "type")))]
+    d = d.with_columns(name_signature=pl.Series(name_sig, dtype=pl.String), node_id=pl.lit("lean:") + pl.col("full_name"),
+                       pos=pl.int_range(pl.len(), dtype=pl.Int64))
+    return pl.concat([
+        d.select("node_id", name="full_name", facet=pl.lit(facet), text=pl.col(facet).fill_null(""),
+                 rank=pl.col("pos") * len(LEAN_FACETS) + k)
+        for k, facet in enumerate(LEAN_FACETS)
+    ])
+
+
+def _name_signature(full_name: str, kind: str, signature: str, type_: str) -> str:
+    """The name_signature facet of `lean_facets` from already cleaned fields."""
+    sig = strip_header(signature, full_name) or (f": {type_}" if type_ else "")
+    return " ".join(p for p in (kind, full_name, sig, f"-- {name_words(full_name)}") if p)
+
+
+def _latex_rows(statements: pa.Table) -> pl.DataFrame:
+    """(node_id, name, facet, text, rank) per LaTeX statement and facet, row by row (a few thousand
+    statements per corpus); ranks after every Lean row's, in table order."""
+    label_col = "full_label" if "full_label" in statements.column_names else "label"
+    cols = [_col(statements, c) for c in ("node_id", "statement_id", "kind", "title", label_col, "tag", "body", "body_normalised", "slogan")]
+    out: dict[str, list] = {"node_id": [], "name": [], "facet": [], "text": [], "rank": []}
+    for node_id, sid, kind, title, label, tag, body, body_norm, slogan in zip(*cols):
+        if not node_id:
+            continue
+        name = hit_name(tag, label, sid or node_id)  # the same name as the node's (search.nodes)
+        for facet, text in latex_facets(kind, title, body_norm or body, slogan):
+            for key, value in (("node_id", node_id), ("name", name), ("facet", facet), ("text", _clean(text)),
+                               ("rank", 2**62 + len(out["rank"]))):
+                out[key].append(value)
+    return pl.DataFrame(out, schema={"node_id": pl.String, "name": pl.String, "facet": pl.String, "text": pl.String,
+                                     "rank": pl.Int64})
