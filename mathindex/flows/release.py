@@ -73,7 +73,7 @@ def release_flow(
             with progress.stage("informalise"):
                 informal = informalise_declarations(ex.declarations, ex.dependencies, cache)
             with progress.stage("embed"):
-                texts = build_embedding_texts(ex.declarations, informal, ex.statements, ex.descriptions)
+                texts = build_embedding_texts(ex.declarations, informal, ex.statements, ex.descriptions, cache)
                 vector = embed_and_index(texts, embedding_model, staging, cache, published_release(root),
                                          precision=embed_precision)
             with progress.stage("formulas"):

@@ -29,10 +29,16 @@ class VectorBuild:
 
 @stage(name="embedding_texts")
 def build_embedding_texts(declarations: pa.Table, informalisations: pa.Table, statements: pa.Table,
-                          descriptions: pa.Table | None = None) -> pa.Table:
+                          descriptions: pa.Table | None = None, cache_dir: Path | None = None) -> pa.Table:
+    """The embedding_texts table, from the stage cache under `cache_dir` when its inputs are those
+    of an earlier run (`stagecache.StageCache`)."""
     from mathindex.embed import embedding_texts
+    from mathindex.stagecache import StageCache
 
-    return embedding_texts(declarations, informalisations, statements, descriptions)
+    inputs = {"declarations": declarations, "informalisations": informalisations, "statements": statements,
+              "descriptions": descriptions}
+    table, _ = StageCache(cache_dir).run("embedding_texts", lambda: embedding_texts(**inputs), inputs)
+    return table
 
 
 @stage(name="embed_and_index", timeout_seconds=8 * HOUR_S)
