@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -31,6 +32,8 @@ import pyarrow.parquet as pq
 from mathindex.schemas import TableSpec, comment_of, table_specs
 from mathindex.schemas.manifest import Manifest
 from mathindex.schemas.views import VIEWS, View
+
+log = logging.getLogger(__name__)
 
 
 
@@ -184,30 +187,89 @@ def read_table(directory: Path, name: str, columns: list[str] | None = None) -> 
     return pq.read_table(ReleaseLayout(directory).table(name), columns=columns)
 
 
-def write_duckdb(directory: Path, names: list[str]) -> Path:
+def write_duckdb(directory: Path, names: list[str], previous: Path | None = None) -> Path:
     """`search.duckdb` holding a copy of each Parquet table (same rows, same order). Each table is
     created from its schema first (NOT NULL kept: CREATE TABLE AS from Parquet drops it), then
     filled; table and column comments come from the schemas; then the views and table macros of
-    `schemas.views` whose tables are all present."""
+    `schemas.views` whose tables are all present. When release `previous` holds a database of the
+    same tables (each Parquet file's sha256 equal to the one its manifest records) and the same
+    catalog (tables, columns, comments, views, macros: `_catalog`), and its database matches its
+    manifest, that file is linked instead (a no-change nightly)."""
     specs = table_specs()
     path = ReleaseLayout(directory).duckdb
     tmp = path.with_name(path.name + ".tmp")
     tmp.unlink(missing_ok=True)
+    if previous is not None and _reuse_duckdb(directory, names, Path(previous), tmp):
+        os.replace(tmp, path)
+        return path
     con = duckdb.connect(str(tmp))
     try:
+        _create_catalog(con, names, specs)
         for name in names:
-            for statement in table_ddl(specs[name]):
-                con.execute(statement)
             src = _sql_string(ReleaseLayout(directory).table(name).as_posix())
             con.execute(f'INSERT INTO "{name}" BY NAME SELECT * FROM read_parquet({src})')
-        for view in VIEWS:
-            if set(view.tables) <= set(names):
-                write_view(con, view, [specs[t].schema for t in view.tables])
         con.execute("CHECKPOINT")
     finally:
         con.close()
     os.replace(tmp, path)
     return path
+
+
+def _create_catalog(con: duckdb.DuckDBPyConnection, names: list[str], specs: dict) -> None:
+    """The empty tables (with comments), then the views and macros whose tables are all there."""
+    for name in names:
+        for statement in table_ddl(specs[name]):
+            con.execute(statement)
+    for view in VIEWS:
+        if set(view.tables) <= set(names):
+            write_view(con, view, [specs[t].schema for t in view.tables])
+
+
+def _catalog(con: duckdb.DuckDBPyConnection) -> list:
+    """Everything of a database but its rows: tables, columns (type, nullability, comment), views
+    and table macros with their SQL and comments."""
+    queries = (
+        "SELECT table_name, comment FROM duckdb_tables() ORDER BY ALL",
+        "SELECT table_name, column_index, column_name, data_type, is_nullable, comment FROM duckdb_columns() "
+        "WHERE NOT internal ORDER BY ALL",
+        "SELECT view_name, sql, comment FROM duckdb_views() WHERE NOT internal ORDER BY ALL",
+        "SELECT function_name, macro_definition, comment FROM duckdb_functions() "
+        "WHERE function_type = 'table_macro' AND NOT internal ORDER BY ALL",
+    )
+    return [con.execute(q).fetchall() for q in queries]
+
+
+def _reuse_duckdb(directory: Path, names: list[str], previous: Path, tmp: Path) -> bool:
+    """Links `previous`'s database to `tmp` when it holds exactly these tables' bytes and catalog."""
+    layout, before = ReleaseLayout(directory), ReleaseLayout(previous)
+    try:
+        files = load_manifest(previous).get("files", {})
+    except (FileNotFoundError, IntegrityError, ValueError):
+        return False
+    db_name = before.duckdb.relative_to(previous).as_posix()
+    wanted = {layout.table(n).relative_to(directory).as_posix(): layout.table(n) for n in names}
+    if db_name not in files or any(rel not in files for rel in wanted):
+        return False
+    if any(sha256_file(p) != files[rel] for rel, p in wanted.items()) or sha256_file(before.duckdb) != files[db_name]:
+        return False
+    con = duckdb.connect(":memory:")
+    try:
+        _create_catalog(con, names, table_specs())
+        ours = _catalog(con)
+    finally:
+        con.close()
+    old = duckdb.connect(str(before.duckdb), read_only=True)
+    try:
+        if _catalog(old) != ours:  # the same tables, columns, comments, views and macros
+            return False
+    finally:
+        old.close()
+    try:
+        os.link(before.duckdb, tmp)
+    except OSError:
+        shutil.copy2(before.duckdb, tmp)
+    log.info("search.duckdb linked from release %s (same tables and catalog)", previous.name)
+    return True
 
 
 _SQL_TYPES = {pa.string(): "VARCHAR", pa.int32(): "INTEGER", pa.int64(): "BIGINT", pa.bool_(): "BOOLEAN", pa.float64(): "DOUBLE"}

@@ -100,7 +100,7 @@ def release_flow(
                 metrics, bench_rows = run_benchmarks(staging, suite_specs, embedding_model.reference)
             with progress.stage("store"):
                 row_counts |= write_tables(staging, {"bench_results": bench_rows})
-                write_database(staging, list(row_counts))
+                write_database(staging, list(row_counts), published_release(root))
             with progress.stage("publish"):
                 baseline, baseline_from = baseline_metrics(root, [s.name for s in suite_specs])
                 verdict = gate_release(metrics, baseline, no_gate)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
@@ -18,11 +20,15 @@ def write_tables(release_dir: Path, tables: dict[str, pa.Table]) -> dict[str, in
     unknown = set(tables) - set(specs)
     if unknown:
         raise ValueError(f"tables without a registered schema: {sorted(unknown)}")
-    for name, t in sorted(tables.items()):
-        write_table(t, specs[name], release_dir)
+    # Arrow sorts, encodes and compresses without the GIL: one table a core (largest first)
+    with ThreadPoolExecutor(max_workers=max(1, min(len(tables), os.cpu_count() or 1))) as pool:
+        for f in [pool.submit(write_table, t, specs[name], release_dir)
+                  for name, t in sorted(tables.items(), key=lambda kv: -kv[1].nbytes)]:
+            f.result()
     return {name: t.num_rows for name, t in sorted(tables.items())}
 
 
 @stage(name="write_duckdb")
-def write_database(release_dir: Path, names: list[str]) -> str:
-    return write_duckdb(release_dir, sorted(names)).name
+def write_database(release_dir: Path, names: list[str], previous: Path | None = None) -> str:
+    """`search.duckdb`, linked from release `previous` when its tables and catalog are the same."""
+    return write_duckdb(release_dir, sorted(names), previous).name
