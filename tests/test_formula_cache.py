@@ -143,3 +143,19 @@ def test_lean_formulas_folds_whitespace_as_str_split() -> None:
     assert t.column("position").to_pylist() == [0, 1] and t.column("line").to_pylist() == [3, 0]
     key = "c|A.lean|lean|A.d|None"
     assert t.column("formula_id")[1].as_py() == hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def test_index_features_from_the_cache_give_the_same_bytes(tmp_path, uncached, monkeypatch) -> None:
+    import mathindex.formula.index as index
+
+    FormulaIndex.build(uncached[0], corpus(), tmp_path / "a")
+    FormulaIndex.build(uncached[0], corpus(), tmp_path / "b", cache_dir=tmp_path / "cache")
+    assert len(list((tmp_path / "cache" / "formula-features").glob("*/*.parquet"))) == 1
+    monkeypatch.setattr(index, "features", lambda *_a, **_k: pytest.fail("computed a cached tree's features"))
+    FormulaIndex.build(uncached[0], corpus(), tmp_path / "c", cache_dir=tmp_path / "cache")
+    for name in sorted(p.name for p in (tmp_path / "a").iterdir()):
+        a = (tmp_path / "a" / name).read_bytes()
+        assert a == (tmp_path / "b" / name).read_bytes() == (tmp_path / "c" / name).read_bytes(), name
+    monkeypatch.undo()  # a query's features are computed
+    hits = FormulaIndex.open(tmp_path / "c").search(r"(a+b)^2", k=3)
+    assert hits and hits[0][0] == uncached[0].column("formula_id")[0].as_py()

@@ -33,7 +33,16 @@ SCHEMA = pa.schema([
     pa.field("reason", pa.string()),  # why the grammar rejected the text (a parse_formula error)
     pa.field("canonical_reason", pa.string()),  # why SymPy gave no form (a canonical_form error)
 ])
-# Modules that read results but never make them: editing them keeps the cache.
+# The formula index's per-tree features (`index.features`), keyed by the tree's digest.
+FEATURES = pa.schema([
+    pa.field("key", pa.string(), nullable=False),  # blake2b-128 hex of the tree JSON (the group key)
+    pa.field("hash_val", pa.list_(pa.int64()), nullable=False),  # distinct subtree keys, ascending
+    pa.field("hash_size", pa.list_(pa.int32()), nullable=False),  # the size of each
+    pa.field("sym_val", pa.list_(pa.int64()), nullable=False),
+    pa.field("size", pa.int32(), nullable=False),
+    pa.field("exact", pa.int64(), nullable=False),  # h64 of the tree JSON
+])
+# Modules that read parse results but never make them: editing them keeps the parse cache.
 _NOT_MAKERS = frozenset({"cache.py", "index.py"})
 _LIBRARIES = ("sympy", "latex2mathml", "lxml")
 MAX_PARTS = 16  # more parts than this are merged into one on the next write
@@ -44,12 +53,13 @@ def content_key(text: str, lean: bool) -> str:
     return hashlib.sha256(("lean" if lean else "latex").encode() + b"\0" + text.encode("utf-8")).hexdigest()
 
 
-def code_version(budget_s: float, package: Path = Path(__file__).parent) -> str:
-    """A digest of what makes the cached rows: the formula package's sources (less `_NOT_MAKERS`),
+def code_version(budget_s: float, package: Path = Path(__file__).parent,
+                 skip: frozenset[str] = _NOT_MAKERS) -> str:
+    """A digest of what makes the cached rows: the formula package's sources (less `skip`),
     the versions of SymPy, latex2mathml and lxml, and the SymPy budget (it decides `timeout`)."""
     h = hashlib.sha256()
     for path in sorted(Path(package).glob("*.py")):
-        if path.name not in _NOT_MAKERS:
+        if path.name not in skip:
             h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     for dist in _LIBRARIES:
         try:
@@ -60,14 +70,21 @@ def code_version(budget_s: float, package: Path = Path(__file__).parent) -> str:
     return h.hexdigest()[:20]
 
 
+def features_version() -> str:
+    """The code version of the index features: every formula module but this one."""
+    return code_version(0.0, skip=frozenset({"cache.py"}))
+
+
 class ParseCache:
-    """Cached parse results of one code version under `root/formulas/<version>/` (`SCHEMA` parts).
+    """Cached rows of one code version under `root/<kind>/<version>/`, as Parquet parts of `schema`
+    (parse results: kind `formulas`, `SCHEMA`; index features: `formula-features`, `FEATURES`).
 
     A part is complete once renamed into place; a part that cannot be read, or has another schema,
-    is logged, removed and its formulas parsed again."""
+    is logged, removed and its rows made again."""
 
-    def __init__(self, root: Path, version: str) -> None:
-        self.dir = Path(root) / "formulas" / version
+    def __init__(self, root: Path, version: str, kind: str = "formulas", schema: pa.Schema = SCHEMA) -> None:
+        self.dir = Path(root) / kind / version
+        self.schema = schema
 
     def parts(self) -> list[Path]:
         return sorted(self.dir.glob("*.parquet")) if self.dir.exists() else []
@@ -76,7 +93,7 @@ class ParseCache:
         """The cached rows (`SCHEMA`) of those of `keys` that are in the cache, one per key."""
         tables = [t for t in (self._read(p) for p in self.parts()) if t is not None]
         if not tables:
-            return empty()
+            return empty(self.schema)
         found = pl.from_arrow(pa.concat_tables(tables))
         return found.join(pl.DataFrame({"key": keys.unique()}), on="key", how="semi").unique("key", keep="first")
 
@@ -99,14 +116,14 @@ class ParseCache:
         name = hashlib.sha256("\n".join(rows["key"].to_list()).encode()).hexdigest()[:20]
         path = self.dir / f"{name}.parquet"
         tmp = self.dir / f".{name}.{os.getpid()}.tmp"
-        pq.write_table(rows.to_arrow().cast(SCHEMA), tmp, compression="zstd")
+        pq.write_table(rows.to_arrow().cast(self.schema), tmp, compression="zstd")
         os.replace(tmp, path)
         return path
 
     def _read(self, path: Path) -> pa.Table | None:
         try:
             t = pq.read_table(path)
-            if not t.schema.equals(SCHEMA, check_metadata=False):
+            if not t.schema.equals(self.schema, check_metadata=False):
                 raise ValueError("columns differ from the cache schema")
             return t
         except Exception as exc:  # noqa: BLE001 - any unreadable part is dropped, never fatal
@@ -115,6 +132,6 @@ class ParseCache:
             return None
 
 
-def empty() -> pl.DataFrame:
+def empty(schema: pa.Schema = SCHEMA) -> pl.DataFrame:
     """A cache frame with no rows."""
-    return pl.from_arrow(SCHEMA.empty_table())
+    return pl.from_arrow(schema.empty_table())

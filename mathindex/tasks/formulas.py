@@ -30,8 +30,9 @@ def parse_formulas(formulas: pa.Table, budget_s: float, cache_dir: Path | None =
 
 
 @stage(name="build_formula_index")
-def build_formula_index(trees: pa.Table, formulas: pa.Table, release_dir: Path) -> dict:
+def build_formula_index(trees: pa.Table, formulas: pa.Table, release_dir: Path, cache_dir: Path | None = None) -> dict:
+    """The formula index of the release; tree features of earlier releases come from `cache_dir`."""
     from mathindex.formula import FormulaIndex
 
-    info = FormulaIndex.build(trees, formulas, ReleaseLayout(release_dir).formula)
+    info = FormulaIndex.build(trees, formulas, ReleaseLayout(release_dir).formula, cache_dir=cache_dir)
     return info if isinstance(info, dict) else {"formulas": trees.num_rows}
