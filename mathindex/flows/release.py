@@ -78,8 +78,8 @@ def release_flow(
                                          precision=embed_precision)
             with progress.stage("formulas"):
                 formulas = collect_formulas(ex.formulas, ex.declarations)
-                trees, formula_errors = parse_formulas(formulas, SYMPY_BUDGET_S)
-                formula_info = build_formula_index(trees, formulas, staging)
+                trees, formula_errors = parse_formulas(formulas, SYMPY_BUDGET_S, cache)
+                formula_info = build_formula_index(trees, formulas, staging, cache)
             with progress.stage("formal index"):
                 formal, formal_info = formal_index(ex.declarations, ex.dependencies, staging)
             with progress.stage("search index"):

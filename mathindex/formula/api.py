@@ -8,9 +8,14 @@ import json
 import logging
 import re
 
+from pathlib import Path
+
+import polars as pl
 import pyarrow as pa
 
+from mathindex.formula import cache as fcache
 from mathindex.formula import canonical as canon
+from mathindex.formula.cache import ParseCache, code_version, content_key
 from mathindex.formula.grammar import (
     MAX_CHARS,
     ParseError,
@@ -33,6 +38,7 @@ CANONICAL_BATCH = 2_000
 _SORT_ONLY = re.compile(r"^(?:Prop|Sort\*?|Type\*?|Type _|(?:Type|Sort) [\w.+ ()]+)$")
 _LEAN_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_']*\.[A-Za-z_]|[A-Za-z]{4,}")
 _LEAN_HINT = frozenset("∀∃∑∏→↔∧∨¬ℕℤℚℝℂ∣⁻")
+_PY_SPACE = r"[\s\x1c-\x1f]+"  # what str.split() splits on: Unicode White_Space plus \x1c-\x1f
 
 
 def analyse(text: str, lean: bool = False) -> tuple[tuple, str, str, str | None]:
@@ -114,91 +120,137 @@ def describe_formula(latex: str) -> dict:
     return out
 
 
-def _source_text(row: dict) -> str:
-    norm = row.get("latex_normalised")
-    return norm if norm else (row.get("latex") or "")
+_INPUT_COLUMNS = ("formula_id", "corpus", "file", "line", "latex", "latex_normalised", "source")
 
 
-def parse_formulas(formulas: pa.Table, budget_s: float = 2.0) -> tuple[pa.Table, pa.Table]:
-    """FORMULA_TREES rows (one per input formula_id, in input order) and ERRORS rows.
+def _inputs(formulas: pa.Table) -> pl.DataFrame:
+    """formula_id, corpus, file, line, the text to parse (latex_normalised, else latex), `lean`
+    (source lean) and the cache key of (text, source), one row per input formula in input order."""
+    cols = [c for c in _INPUT_COLUMNS if c in formulas.column_names]
+    df = pl.from_arrow(formulas.select(cols)) if formulas.num_rows else pl.DataFrame(
+        schema={c: pl.Int32 if c == "line" else pl.String for c in cols})
+    for c in _INPUT_COLUMNS:
+        if c not in df.columns:
+            df = df.with_columns(pl.lit(None, dtype=pl.Int32 if c == "line" else pl.String).alias(c))
+    norm = pl.col("latex_normalised")
+    df = df.select(
+        "formula_id", pl.col("corpus").fill_null(""), pl.col("file").fill_null(""), pl.col("line").cast(pl.Int32),
+        text=pl.when(norm.is_not_null() & (norm != "")).then(norm).otherwise(pl.col("latex").fill_null("")),
+        lean=pl.col("source").eq("lean").fill_null(False),
+    )
+    keys = [content_key(t, lean) for t, lean in zip(df["text"].to_list(), df["lean"].to_list())]
+    return df.with_columns(key=pl.Series(keys, dtype=pl.String))
 
-    Streams the input in batches (each batch becomes a table before the next is read). Canonical
-    forms run in one killable SymPy worker; a formula past `budget_s` is recorded as `timeout`
-    and the rest of the batch goes on in a fresh worker."""
-    cols = [c for c in ("formula_id", "corpus", "file", "line", "latex", "latex_normalised", "source")
-            if c in formulas.column_names]
+
+def parse_formulas(formulas: pa.Table, budget_s: float = 2.0,
+                   cache_dir: Path | None = None) -> tuple[pa.Table, pa.Table]:
+    """FORMULA_TREES rows (one per input formula_id, in input order) and ERRORS rows (input order).
+
+    Each distinct (text, source) is parsed once; with `cache_dir` (a release root's cache) results
+    of earlier runs of the same code are reused (`formula.cache`) and the new ones stored, so a
+    rebuild parses only the formulas it has not seen. The rows come out the same either way."""
+    inputs = _inputs(formulas)
+    todo = inputs.unique("key", keep="first", maintain_order=True).select("key", "text", "lean")
+    cache = ParseCache(cache_dir, code_version(budget_s)) if cache_dir is not None else None
+    found = cache.lookup(todo["key"]) if cache is not None else fcache.empty()
+    todo = todo.join(found.select("key"), on="key", how="anti", maintain_order="left")
+    fresh = _parse_texts(todo, budget_s)
+    log.info("formulas: %d rows, %d distinct, %d cached, %d parsed", inputs.height,
+             found.height + fresh.height, found.height, fresh.height)
+    if cache is not None:
+        cache.add(fresh.filter(pl.col("canonical_reason").ne(canon.WORKER_DOWN).fill_null(True)))
+    out = inputs.join(pl.concat([found, fresh]), on="key", how="left", maintain_order="left")
+    trees = out.select(FORMULA_TREES.names).to_arrow().cast(FORMULA_TREES)
+    return trees, _errors(out)
+
+
+def _parse_texts(todo: pl.DataFrame, budget_s: float) -> pl.DataFrame:
+    """Cache rows (`formula.cache.SCHEMA`) for `todo` (key, text, lean), in batches.
+
+    Canonical forms run in one killable SymPy worker that works on a batch while the next is
+    parsed; a formula past `budget_s` is recorded as `timeout` and the rest of its batch goes on
+    in a fresh worker. A `timeout` is cached like any other result: the budget (part of the code
+    version) has had its say, and trying again each nightly would spend it again and make the
+    release depend on how loaded the machine was that night."""
+    if todo.is_empty():
+        return fcache.empty()
     parts: list[pa.Table] = []
-    errors: list[dict] = []
     worker = canon.CanonicalWorker()
-    inflight: tuple[list[dict], list[dict]] | None = None  # SymPy works on it while we parse on
+    inflight: list[dict] | None = None  # SymPy works on it while we parse on
     try:
-        for batch in formulas.select(cols).to_batches(max_chunksize=CANONICAL_BATCH):
-            inputs = batch.to_pylist()
+        for batch in todo.iter_slices(CANONICAL_BATCH):
             rows: list[dict] = []
             pending: list[tuple[int, tuple]] = []
-            for row in inputs:
-                text = _source_text(row)
-                tree, parser, status, reason = analyse(text, lean=row.get("source") == "lean")
-                if reason is not None:
-                    errors.append(error_row(row.get("corpus") or "", row.get("file") or "",
-                                            row.get("line"), STAGE, f"{row['formula_id']}: {reason}"))
+            for key, text, lean in batch.iter_rows():
+                tree, parser, status, reason = analyse(text, lean=lean)
                 spec = canon.to_spec(tree) if status == "ok" else None  # never for a partial tree
                 if spec is not None:
                     pending.append((len(rows), spec))
                 rows.append({
-                    "formula_id": row["formula_id"], "parser": parser, "status": status,
+                    "key": key, "parser": parser, "status": status,
                     "tree": json.dumps(tree_json(tree), ensure_ascii=False, separators=(",", ":")),
                     "tree_text": tree_text(tree), "path_tokens": path_tokens(tree),
-                    "canonical": None, "canonical_status": "unsupported",
+                    "canonical": None, "canonical_status": "unsupported", "reason": reason,
+                    "canonical_reason": None,
                 })
             if inflight is not None:
-                parts.append(_finish(worker, *inflight, errors, budget_s))
+                parts.append(_finish(worker, inflight, budget_s))
             worker.submit(pending)
-            inflight = (rows, inputs)
-        if inflight is not None:
-            parts.append(_finish(worker, *inflight, errors, budget_s))
+            inflight = rows
+        parts.append(_finish(worker, inflight, budget_s))
     finally:
         worker.close()
-    trees = pa.concat_tables(parts) if parts else table([], FORMULA_TREES)
-    return trees, table(errors, ERRORS)
+    return pl.from_arrow(pa.concat_tables(parts))
 
 
-def _finish(worker: canon.CanonicalWorker, rows: list[dict], inputs: list[dict],
-            errors: list[dict], budget_s: float) -> pa.Table:
-    """Fills the canonical forms of one submitted batch and makes its FORMULA_TREES table."""
+def _finish(worker: canon.CanonicalWorker, rows: list[dict], budget_s: float) -> pa.Table:
+    """Fills the canonical forms of one submitted batch and makes its cache table."""
     for idx, cstatus, value in worker.collect(budget_s):
         rows[idx]["canonical_status"] = cstatus
-        if cstatus == "ok":
-            rows[idx]["canonical"] = value
-        else:
-            src = inputs[idx]
-            errors.append(error_row(src.get("corpus") or "", src.get("file") or "", src.get("line"),
-                                    "canonical_form", f"{src['formula_id']}: {cstatus}: {value}"))
-    return table(rows, FORMULA_TREES)
+        rows[idx]["canonical" if cstatus == "ok" else "canonical_reason"] = value
+    return table(rows, fcache.SCHEMA)
+
+
+def _errors(out: pl.DataFrame) -> pa.Table:
+    """ERRORS rows of parsed inputs, in input order: `parse_formula` when the grammar rejected the
+    text, `canonical_form` when SymPy failed or ran out of budget (never both for one formula)."""
+    bad = out.filter(pl.col("reason").is_not_null() | pl.col("canonical_status").is_in(["timeout", "error"]))
+    rows = [
+        error_row(r["corpus"], r["file"], r["line"], STAGE, f"{r['formula_id']}: {r['reason']}")
+        if r["reason"] is not None else
+        error_row(r["corpus"], r["file"], r["line"], "canonical_form",
+                  f"{r['formula_id']}: {r['canonical_status']}: {r['canonical_reason']}")
+        for r in bad.select("formula_id", "corpus", "file", "line", "reason", "canonical_status",
+                            "canonical_reason").iter_rows(named=True)
+    ]
+    return table(rows, ERRORS)
 
 
 def lean_formulas(declarations: pa.Table) -> pa.Table:
-    """FORMULAS rows for Lean declarations with a statement type (source `lean`, node `lean:<name>`)."""
+    """FORMULAS rows for Lean declarations with a statement type (source `lean`, node `lean:<name>`):
+    the type with its whitespace folded, `position` its ordinal among the file's statements."""
     from mathindex.schemas.latex import FORMULAS
 
-    cols = [c for c in ("full_name", "type", "signature", "corpus", "file", "line_start")
-            if c in declarations.column_names]
-    rows: list[dict] = []
-    position: dict[str, int] = {}
-    for batch in declarations.select(cols).to_batches(max_chunksize=10_000):
-        for d in batch.to_pylist():
-            text = " ".join((d.get("type") or "").split())
-            if not text or _SORT_ONLY.match(text):  # `Prop`, `Type u`: no statement to search
-                continue
-            corpus, file = d.get("corpus") or "", d.get("file") or ""
-            pos = position.get(file, 0)
-            position[file] = pos + 1
-            key = f"{corpus}|{file}|lean|{d['full_name']}|{d.get('line_start')}"
-            rows.append({
-                "formula_id": hashlib.sha256(key.encode("utf-8")).hexdigest()[:16],
-                "corpus": corpus, "node_id": f"lean:{d['full_name']}", "statement_id": None,
-                "source": "lean", "file": file, "line": int(d.get("line_start") or 0),
-                "position": pos, "display": "lean", "latex": text, "latex_normalised": text,
-                "role": "statement",
-            })
-    return table(rows, FORMULAS)
+    cols = {"full_name": pl.String, "type": pl.String, "corpus": pl.String, "file": pl.String, "line_start": pl.Int64}
+    present = [c for c in cols if c in declarations.column_names]
+    d = pl.from_arrow(declarations.select(present)) if declarations.num_rows else pl.DataFrame(schema=cols)
+    d = d.with_columns(pl.lit(None, dtype=t).alias(c) for c, t in cols.items() if c not in d.columns)
+    d = d.with_columns(
+        text=pl.col("type").fill_null("").str.replace_all(_PY_SPACE, " ").str.strip_chars(" "),
+        corpus=pl.col("corpus").fill_null(""), file=pl.col("file").fill_null(""),
+        name=pl.col("full_name").cast(pl.String).fill_null("None"),
+    ).filter(pl.col("text") != "")
+    # `Prop`, `Type u`: no statement to search (the exact regex runs on the few that may match)
+    maybe = d.filter(pl.col("text").str.contains(r"^(?:Prop|Sort|Type)"))["text"].unique().to_list()
+    d = d.filter(~pl.col("text").is_in([t for t in maybe if _SORT_ONLY.match(t)]))
+    keys = d.select(pl.concat_str("corpus", "file", pl.lit("lean"), "name",
+                                  pl.col("line_start").cast(pl.String).fill_null("None"), separator="|"))
+    ids = [hashlib.sha256(k.encode("utf-8")).hexdigest()[:16] for k in keys.to_series().to_list()]
+    out = d.select(
+        formula_id=pl.Series(ids, dtype=pl.String), corpus="corpus", node_id=pl.lit("lean:") + pl.col("name"),
+        statement_id=pl.lit(None, dtype=pl.String), source=pl.lit("lean"), file="file",
+        line=pl.col("line_start").fill_null(0).cast(pl.Int32), position=pl.int_range(pl.len(), dtype=pl.Int32).over("file"),
+        display=pl.lit("lean"), latex="text", latex_normalised="text", role=pl.lit("statement"),
+        label=pl.lit(None, dtype=pl.String), tag=pl.lit(None, dtype=pl.String),
+    )
+    return out.to_arrow().cast(FORMULAS)

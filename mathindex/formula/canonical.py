@@ -24,6 +24,7 @@ MAX_SPEC_NODES = 80
 MAX_EXPONENT = 64
 _RELATIONS = {"eq": "Eq", "neq": "Ne", "lt": "Lt", "le": "Le"}
 _BOUND_OPS = {"sum": "Sum", "prod": "Product"}
+WORKER_DOWN = "the SymPy worker did not start"  # a transient `error`, never cached
 
 
 class Unsupported(ValueError):
@@ -289,7 +290,7 @@ class CanonicalWorker:
         while pending:
             if not sent:
                 for idx, _spec in pending:
-                    yield idx, "error", "the SymPy worker did not start"
+                    yield idx, "error", WORKER_DOWN
                 return
             done = 0
             for pos, (idx, _spec) in enumerate(pending):

@@ -12,16 +12,18 @@ import hashlib
 import json
 import logging
 import os
-from array import array
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from mathindex.formula import canonical as canon
 from mathindex.formula.api import analyse, query_pieces
+from mathindex.formula.cache import FEATURES, ParseCache, empty, features_version
 from mathindex.formula.grammar import COMMUTATIVE, from_json, tree_json
 from mathindex.formula.paths import path_tokens, symbols
 from mathindex.schemas.formula import (
@@ -158,101 +160,47 @@ class FormulaIndex:
     # -- build ---------------------------------------------------------------------------------
 
     @staticmethod
-    def build(trees: pa.Table, formulas: pa.Table | None, out_dir: Path) -> dict:
+    def build(trees: pa.Table, formulas: pa.Table | None, out_dir: Path, cache_dir: Path | None = None) -> dict:
         """Writes the index of `trees` (FORMULA_TREES rows) under out_dir; returns counts.
 
-        `formulas` (FORMULAS rows) is accepted for the contract; the index needs only the trees."""
+        `formulas` (FORMULAS rows) is accepted for the contract; the index needs only the trees.
+        Features of trees seen before come from `cache_dir` (`formula.cache`); the files are the
+        same with or without it."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        t = trees.select(["formula_id", "tree", "path_tokens", "canonical"])
-        t = t.sort_by([("formula_id", "ascending")])
-        group_of: dict[bytes, int] = {}  # 128-bit digest of the tree JSON -> group
-        members: list[list[str]] = []
-        vocab: dict[str, int] = {}
-        co_term, co_doc, co_tf = array("I"), array("I"), array("I")
-        doc_len = array("I")
-        hash_ptr, hash_val, hash_size = array("q", [0]), array("q"), array("i")
-        sym_ptr, sym_val = array("q", [0]), array("q")
-        group_size = array("i")
-        exact = array("q")
-        canon_rows: list[tuple[str, int]] = []
-        for batch in t.to_batches(max_chunksize=20_000):
-            ids = batch.column("formula_id").to_pylist()
-            tree_s = batch.column("tree").to_pylist()
-            toks = batch.column("path_tokens").to_pylist()
-            cans = batch.column("canonical").to_pylist()
-            for fid, ts, tk, can in zip(ids, tree_s, toks, cans):
-                key = hashlib.blake2b(ts.encode("utf-8"), digest_size=16).digest()
-                g = group_of.get(key)
-                if g is not None:
-                    members[g].append(fid)
-                    continue
-                g = len(members)
-                group_of[key] = g
-                members.append([fid])
-                tree = from_json(json.loads(ts))
-                f = features(tree, tk)
-                tf: dict[int, int] = {}
-                for tok in f.tokens:
-                    tid = vocab.setdefault(tok, len(vocab))
-                    tf[tid] = tf.get(tid, 0) + 1
-                for tid in sorted(tf):
-                    co_term.append(tid)
-                    co_doc.append(g)
-                    co_tf.append(tf[tid])
-                doc_len.append(len(f.tokens))
-                order = sorted(range(len(f.hashes)), key=f.hashes.__getitem__)
-                last = None
-                for j in order:
-                    if f.hashes[j] != last:
-                        hash_val.append(f.hashes[j])
-                        hash_size.append(f.sizes[j])
-                        last = f.hashes[j]
-                hash_ptr.append(len(hash_val))
-                sym_val.extend(f.symbols)
-                sym_ptr.append(len(sym_val))
-                group_size.append(f.size)
-                exact.append(h64(ts))
-                if can:
-                    canon_rows.append((can, g))
-        del group_of
-        n = len(members)
-        terms = np.frombuffer(co_term, dtype=np.uint32) if co_term else np.zeros(0, np.uint32)
-        docs = np.frombuffer(co_doc, dtype=np.uint32) if co_doc else np.zeros(0, np.uint32)
-        tfs = np.frombuffer(co_tf, dtype=np.uint32).astype(np.float32) if co_tf else np.zeros(0, np.float32)
-        dl = np.frombuffer(doc_len, dtype=np.uint32).astype(np.float32) if doc_len else np.zeros(0, np.float32)
-        order = np.lexsort((docs, terms))
-        terms, docs, tfs = terms[order], docs[order], tfs[order]
+        groups = _groups(trees)
+        n = groups.height
+        feats = _group_features(groups, cache_dir)
+        terms, docs, tfs, vocab = _postings(groups)
+        dl = groups["path_tokens"].list.len().to_numpy().astype(np.float32)
         df = np.bincount(terms, minlength=len(vocab)).astype(np.float64)
         idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
         avgdl = float(dl.mean()) if n else 1.0
         w = idf[terms] * tfs * (K1 + 1) / (tfs + K1 * (1 - B + B * dl[docs] / max(avgdl, 1e-9)))
         post_ptr = np.zeros(len(vocab) + 1, dtype=np.int64)
         np.cumsum(np.bincount(terms, minlength=len(vocab)), out=post_ptr[1:])
+        hash_val, hash_ptr = _flat(feats, "hash_val", np.int64)
+        hash_size, _ = _flat(feats, "hash_size", np.int32)
+        sym_val, sym_ptr = _flat(feats, "sym_val", np.int64)
         arrays = {
             "post_ptr": post_ptr, "post_doc": docs.astype(np.uint32), "post_w": w.astype(np.float32),
-            "hash_ptr": np.frombuffer(hash_ptr, dtype=np.int64),
-            "hash_val": np.frombuffer(hash_val, dtype=np.int64) if hash_val else np.zeros(0, np.int64),
-            "hash_size": np.frombuffer(hash_size, dtype=np.int32) if hash_size else np.zeros(0, np.int32),
-            "sym_ptr": np.frombuffer(sym_ptr, dtype=np.int64),
-            "sym_val": np.frombuffer(sym_val, dtype=np.int64) if sym_val else np.zeros(0, np.int64),
-            "group_size": np.frombuffer(group_size, dtype=np.int32) if group_size else np.zeros(0, np.int32),
-            "exact": np.frombuffer(exact, dtype=np.int64) if exact else np.zeros(0, np.int64),
+            "hash_ptr": hash_ptr, "hash_val": hash_val, "hash_size": hash_size,
+            "sym_ptr": sym_ptr, "sym_val": sym_val,
+            "group_size": feats["size"].to_numpy().astype(np.int32),
+            "exact": feats["exact"].to_numpy().astype(np.int64),
         }
         for name, arr in arrays.items():
             _atomic_npy(out / f"{name}.npy", arr)
-        tokens_by_id = [""] * len(vocab)
-        for tok, i in vocab.items():
-            tokens_by_id[i] = tok
-        _atomic_parquet(out / "vocab.parquet", pa.table({"token": tokens_by_id}, schema=FORMULA_INDEX_VOCAB))
+        _atomic_parquet(out / "vocab.parquet", pa.table({"token": _arrow(vocab, pa.string())}, schema=FORMULA_INDEX_VOCAB))
         _atomic_parquet(out / "groups.parquet", pa.table(
-            {"group": list(range(n)), "members": [sorted(m) for m in members],
-             "size": arrays["group_size"].tolist()}, schema=FORMULA_INDEX_GROUPS))
-        canon_rows.sort()
+            {"group": pa.array(np.arange(n, dtype=np.int32)), "members": _arrow(groups["members"], pa.list_(pa.string())),
+             "size": pa.array(arrays["group_size"])}, schema=FORMULA_INDEX_GROUPS))
+        canon_rows = (groups.select("canonical", group=pl.int_range(n, dtype=pl.Int32))
+                      .filter(pl.col("canonical").is_not_null() & (pl.col("canonical") != "")).sort("canonical", "group"))
         _atomic_parquet(out / "canonical.parquet", pa.table(
-            {"canonical": [c for c, _ in canon_rows], "group": [g for _, g in canon_rows]},
+            {"canonical": _arrow(canon_rows["canonical"], pa.string()), "group": _arrow(canon_rows["group"], pa.int32())},
             schema=FORMULA_INDEX_CANONICAL))
-        meta = {"format": FORMAT, "formulas": t.num_rows, "groups": n, "tokens": len(vocab),
+        meta = {"format": FORMAT, "formulas": trees.num_rows, "groups": n, "tokens": len(vocab),
                 "postings": int(len(docs)), "k1": K1, "b": B,
                 "weights": {"bm25": W_BM25, "struct": W_STRUCT, "symbol": W_SYMBOL, "exact": W_EXACT,
                             "canonical": W_CANON}}
@@ -380,6 +328,67 @@ class FormulaIndex:
         inter = np.bincount(owner, weights=hit, minlength=len(cand))
         union = lens + qs.size - inter
         return (inter / np.maximum(union, 1)).astype(np.float32)
+
+
+def _groups(trees: pa.Table) -> pl.DataFrame:
+    """One row per distinct operator tree (row i = group i, in order of first appearance by
+    formula_id): key (blake2b-128 of the tree JSON), sorted members, tree, path_tokens, canonical."""
+    t = pl.from_arrow(trees.select(["formula_id", "tree", "path_tokens", "canonical"])) if trees.num_rows else \
+        pl.DataFrame(schema={"formula_id": pl.String, "tree": pl.String, "path_tokens": pl.List(pl.String), "canonical": pl.String})
+    t = t.sort("formula_id", maintain_order=True)
+    keys = [hashlib.blake2b(ts.encode("utf-8"), digest_size=16).hexdigest() for ts in t["tree"].to_list()]
+    return (t.with_columns(key=pl.Series(keys, dtype=pl.String)).group_by("key", maintain_order=True)
+            .agg(pl.col("formula_id").sort().alias("members"), pl.first("tree"), pl.first("path_tokens"), pl.first("canonical")))
+
+
+def _group_features(groups: pl.DataFrame, cache_dir: Path | None) -> pl.DataFrame:
+    """`formula.cache.FEATURES` rows aligned with `groups`: cached ones looked up, the rest computed
+    (`features`) and stored."""
+    cache = ParseCache(cache_dir, features_version(), "formula-features", FEATURES) if cache_dir is not None else None
+    found = cache.lookup(groups["key"]) if cache is not None else empty(FEATURES)
+    todo = groups.select("key", "tree", "path_tokens").join(found.select("key"), on="key", how="anti", maintain_order="left")
+    rows = []
+    for key, ts, tokens in todo.iter_rows():
+        f = features(from_json(json.loads(ts)), tokens)
+        hash_val, hash_size = [], []
+        for j in sorted(range(len(f.hashes)), key=f.hashes.__getitem__):  # stable: a repeated key keeps its first size
+            if not hash_val or f.hashes[j] != hash_val[-1]:
+                hash_val.append(f.hashes[j])
+                hash_size.append(f.sizes[j])
+        rows.append({"key": key, "hash_val": hash_val, "hash_size": hash_size, "sym_val": f.symbols,
+                     "size": f.size, "exact": h64(ts)})
+    fresh = pl.from_arrow(pa.Table.from_pylist(rows, schema=FEATURES)) if rows else empty(FEATURES)
+    if cache is not None:
+        cache.add(fresh)
+    log.info("formula index: %d trees, %d features cached, %d computed", groups.height, found.height, fresh.height)
+    return groups.select("key").join(pl.concat([found, fresh]), on="key", how="left", maintain_order="left")
+
+
+def _postings(groups: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, pl.Series]:
+    """(term, doc, tf) sorted by (term, doc), and the vocabulary: token ids in order of first
+    appearance over the groups' path tokens."""
+    ex = (groups.select(doc=pl.int_range(groups.height, dtype=pl.UInt32), tok="path_tokens")
+          .explode("tok").drop_nulls("tok"))
+    vocab = ex["tok"].unique(maintain_order=True)
+    ids = pl.DataFrame({"tok": vocab, "tid": pl.int_range(len(vocab), dtype=pl.UInt32, eager=True)})
+    co = (ex.join(ids, on="tok", how="left", maintain_order="left").group_by("tid", "doc").agg(tf=pl.len())
+          .sort("tid", "doc"))
+    return (co["tid"].to_numpy().astype(np.uint32), co["doc"].to_numpy().astype(np.uint32),
+            co["tf"].to_numpy().astype(np.float32), vocab)
+
+
+def _flat(feats: pl.DataFrame, column: str, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """(the concatenated lists of a list column, their offsets from 0)."""
+    col = feats[column]
+    values = pc.list_flatten(col.to_arrow()).to_numpy(zero_copy_only=False).astype(dtype)
+    ptr = np.zeros(feats.height + 1, dtype=np.int64)
+    np.cumsum(col.list.len().to_numpy(), out=ptr[1:])
+    return values, ptr
+
+
+def _arrow(series: pl.Series, type_: pa.DataType) -> pa.Array:
+    """One contiguous arrow array of `type_` (the files are written from single chunks)."""
+    return series.to_arrow().cast(type_)
 
 
 def _ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:

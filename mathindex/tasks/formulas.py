@@ -21,15 +21,18 @@ def collect_formulas(latex_formulas: pa.Table, declarations: pa.Table) -> pa.Tab
 
 
 @stage(name="parse_formulas", timeout_seconds=2 * HOUR_S)
-def parse_formulas(formulas: pa.Table, budget_s: float) -> tuple[pa.Table, pa.Table]:
+def parse_formulas(formulas: pa.Table, budget_s: float, cache_dir: Path | None = None) -> tuple[pa.Table, pa.Table]:
+    """FORMULA_TREES and ERRORS rows; results of earlier releases are reused from `cache_dir`
+    (the root's cache; `formula.cache`), so a nightly parses only the formulas it has not seen."""
     from mathindex.formula import parse_formulas as parse
 
-    return parse(formulas, budget_s=budget_s)
+    return parse(formulas, budget_s=budget_s, cache_dir=cache_dir)
 
 
 @stage(name="build_formula_index")
-def build_formula_index(trees: pa.Table, formulas: pa.Table, release_dir: Path) -> dict:
+def build_formula_index(trees: pa.Table, formulas: pa.Table, release_dir: Path, cache_dir: Path | None = None) -> dict:
+    """The formula index of the release; tree features of earlier releases come from `cache_dir`."""
     from mathindex.formula import FormulaIndex
 
-    info = FormulaIndex.build(trees, formulas, ReleaseLayout(release_dir).formula)
+    info = FormulaIndex.build(trees, formulas, ReleaseLayout(release_dir).formula, cache_dir=cache_dir)
     return info if isinstance(info, dict) else {"formulas": trees.num_rows}
