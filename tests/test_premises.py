@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -193,3 +194,36 @@ def test_cli_premises_json_and_bad_goal(sample_release, capsys):
     assert main(["premises", str(sample_release), "--goal", "a * b = b * a", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["fallback"] is None and out["premises"] and all("signals" in p and "score" in p for p in out["premises"])
+
+
+def _stage_files(rel: Path) -> dict[str, bytes]:
+    base = rel / PREMISES_DIR
+    return {p.relative_to(base).as_posix(): p.read_bytes() for p in sorted(base.rglob("*")) if p.is_file()}
+
+
+def test_unchanged_inputs_reuse_the_cached_stage_and_never_open_the_engine(tmp_path):
+    from mathindex.premises.build import cached_premises
+
+    rel, ex = build_release(tmp_path)
+    opened = []
+
+    def open_engine():
+        opened.append(1)
+        return SimpleNamespace(formal=SimpleNamespace(index=FormalIndex(rel)), vector=None)
+
+    cache = tmp_path / "cache"
+    first = cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache)
+    files = _stage_files(rel)
+    assert opened == [1] and {"priors.parquet", "suite.json", "weights.json", "metrics.json"} <= set(files)
+    shutil.rmtree(rel / PREMISES_DIR)
+    second = cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache)
+    assert opened == [1], "a cache hit opened the search engine"
+    assert _stage_files(rel) == files
+    assert {k: v for k, v in second.items() if k != "seconds"} == {k: v for k, v in first.items() if k != "seconds"}
+    assert list(second) == list(first)  # the manifest gets its keys in the same order
+    changed = ex.dependencies.slice(0, ex.dependencies.num_rows - 1)  # one edge less: another key, a fresh build
+    cached_premises(rel, ex.declarations, changed, open_engine, cache)
+    assert opened == [1, 1]
+    cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache, seed=13)
+    assert opened == [1, 1, 1]
+    assert len([p for p in cache.joinpath("premises").iterdir() if not p.name.startswith(".")]) == 3
