@@ -97,6 +97,7 @@ def main() -> None:
     ap.add_argument("--hits", type=int, default=0, help="A runs after the pairs")
     ap.add_argument("--work", type=Path, default=Path("build/bench-premises-stage"))
     args = ap.parse_args()
+    args.work, args.tables = args.work.resolve(), args.tables.resolve() if args.tables else None  # the runs' cwd is the code
     model = json.loads((args.release / "manifest.json").read_text())["vector_index"].get("model") or ""
     here = (args.code or Path(__file__).resolve().parents[1]).resolve()
     a_rel, b_rel = stage_release(args.release, args.work / "a"), stage_release(args.release, args.work / "b")
