@@ -227,3 +227,25 @@ def test_unchanged_inputs_reuse_the_cached_stage_and_never_open_the_engine(tmp_p
     cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache, seed=13)
     assert opened == [1, 1, 1]
     assert len([p for p in cache.joinpath("premises").iterdir() if not p.name.startswith(".")]) == 3
+
+
+def test_ordered_sorts_only_the_rows_at_or_above_the_kth_score_and_keeps_the_full_sort_order():
+    import numpy as np
+
+    from mathindex.premises.ranker import FEATURES, Candidates, ordered, weight_vector
+
+    rng = np.random.default_rng(0)
+    weights = {"lexical": 0.5, "knn": 5.0, "formal": 2.0, "usage": 0.7}
+    for trial in range(200):
+        n = int(rng.integers(0, 120))
+        # coarse values: many ties, at the cut too; some rows score 0
+        features = (rng.integers(0, 4, size=(n, len(FEATURES))) / 4).astype(np.float32)
+        docs = np.sort(rng.choice(10_000, size=n, replace=False))
+        cand = Candidates(docs, features, [])
+        scores = features @ weight_vector(weights)
+        positive = np.flatnonzero(scores > 0)
+        for k in (1, 10, 32, 200):
+            full = positive[np.lexsort((docs[positive], -scores[positive]))][:k]  # the whole sort, as before
+            got, got_scores = ordered(cand, weight_vector(weights), k)
+            assert got.tolist() == full.tolist() and np.array_equal(got_scores, scores)
+            assert ordered(cand, weights, k)[0].tolist() == full.tolist()
