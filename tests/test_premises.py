@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -193,3 +194,58 @@ def test_cli_premises_json_and_bad_goal(sample_release, capsys):
     assert main(["premises", str(sample_release), "--goal", "a * b = b * a", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["fallback"] is None and out["premises"] and all("signals" in p and "score" in p for p in out["premises"])
+
+
+def _stage_files(rel: Path) -> dict[str, bytes]:
+    base = rel / PREMISES_DIR
+    return {p.relative_to(base).as_posix(): p.read_bytes() for p in sorted(base.rglob("*")) if p.is_file()}
+
+
+def test_unchanged_inputs_reuse_the_cached_stage_and_never_open_the_engine(tmp_path):
+    from mathindex.premises.build import cached_premises
+
+    rel, ex = build_release(tmp_path)
+    opened = []
+
+    def open_engine():
+        opened.append(1)
+        return SimpleNamespace(formal=SimpleNamespace(index=FormalIndex(rel)), vector=None)
+
+    cache = tmp_path / "cache"
+    first = cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache)
+    files = _stage_files(rel)
+    assert opened == [1] and {"priors.parquet", "suite.json", "weights.json", "metrics.json"} <= set(files)
+    shutil.rmtree(rel / PREMISES_DIR)
+    second = cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache)
+    assert opened == [1], "a cache hit opened the search engine"
+    assert _stage_files(rel) == files
+    assert {k: v for k, v in second.items() if k != "seconds"} == {k: v for k, v in first.items() if k != "seconds"}
+    assert list(second) == list(first)  # the manifest gets its keys in the same order
+    changed = ex.dependencies.slice(0, ex.dependencies.num_rows - 1)  # one edge less: another key, a fresh build
+    cached_premises(rel, ex.declarations, changed, open_engine, cache)
+    assert opened == [1, 1]
+    cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache, seed=13)
+    assert opened == [1, 1, 1]
+    assert len([p for p in cache.joinpath("premises").iterdir() if not p.name.startswith(".")]) == 3
+
+
+def test_ordered_sorts_only_the_rows_at_or_above_the_kth_score_and_keeps_the_full_sort_order():
+    import numpy as np
+
+    from mathindex.premises.ranker import FEATURES, Candidates, ordered, weight_vector
+
+    rng = np.random.default_rng(0)
+    weights = {"lexical": 0.5, "knn": 5.0, "formal": 2.0, "usage": 0.7}
+    for trial in range(200):
+        n = int(rng.integers(0, 120))
+        # coarse values: many ties, at the cut too; some rows score 0
+        features = (rng.integers(0, 4, size=(n, len(FEATURES))) / 4).astype(np.float32)
+        docs = np.sort(rng.choice(10_000, size=n, replace=False))
+        cand = Candidates(docs, features, [])
+        scores = features @ weight_vector(weights)
+        positive = np.flatnonzero(scores > 0)
+        for k in (1, 10, 32, 200):
+            full = positive[np.lexsort((docs[positive], -scores[positive]))][:k]  # the whole sort, as before
+            got, got_scores = ordered(cand, weight_vector(weights), k)
+            assert got.tolist() == full.tolist() and np.array_equal(got_scores, scores)
+            assert ordered(cand, weights, k)[0].tolist() == full.tolist()

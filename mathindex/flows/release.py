@@ -95,7 +95,7 @@ def release_flow(
                 }  # fmt: skip
                 row_counts = write_tables(staging, tables)  # the search engine reads them
                 formal_info["table_bytes"] = ReleaseLayout(staging).table("formal_statements").stat().st_size
-                premises = premise_index(staging, ex.declarations, ex.dependencies, embedding_model.reference)
+                premises = premise_index(staging, ex.declarations, ex.dependencies, embedding_model.reference, cache)
             with progress.stage("bench"):
                 metrics, bench_rows = run_benchmarks(staging, suite_specs, embedding_model.reference)
             with progress.stage("store"):

@@ -6,17 +6,22 @@ SearchEngine of the same directory) and returns what the manifest and the notes 
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
 
+from mathindex.premises import cache
 from mathindex.premises.fit import FIT_QUERIES, collect, fit_weights, sample_queries, score
 from mathindex.premises.priors import PREMISES_DIR, write_premise_index
 from mathindex.premises.ranker import DEFAULT_WEIGHTS, WEIGHTS_FILE, PremiseRanker
 from mathindex.premises.split import HELD_OUT, SEED, TEST, TUNE, TUNE_SHARE, split_files
 from mathindex.premises.suite import build_suite, write_suite
 from mathindex.store import write_json
+
+log = logging.getLogger(__name__)
 
 SUITE_FILE = "suite.json"
 METRICS_FILE = "metrics.json"
@@ -26,6 +31,26 @@ MIN_FIT_QUERIES = 30  # fewer tune queries than this: the default weights, not a
 # 2-core machine, and a 600-goal sample moved R@10 by 2 points against the whole suite.
 EVAL_QUERIES = 1000
 BASELINES = {"bm25 over statements": {"lexical": 1.0}, "embedding channel alone": {"embedding": 1.0}}
+
+
+def cached_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.Table, open_engine: Callable[[], object],
+                    cache_dir: Path | None, model: str | None = None, seed: int = SEED) -> dict:
+    """`build_premises` behind the content-keyed cache (premises.cache) under `cache_dir` (a root's
+    cache directory; None: no cache): when the inputs match an entry, its files are linked into
+    `premises/` and its figures returned, and the search engine (`open_engine()`) is never opened."""
+    t0 = time.perf_counter()
+    if cache_dir is None:
+        return build_premises(release_dir, declarations, dependencies, open_engine(), seed)
+    entries = Path(cache_dir) / cache.CACHE_DIR
+    key = cache.stage_key(declarations, dependencies, release_dir, model, seed)
+    info = cache.load(entries, key, Path(release_dir) / PREMISES_DIR)
+    if info is not None:
+        log.info("premises: inputs unchanged (key %s): files and figures from the cache", key[:16])
+    else:
+        info = build_premises(release_dir, declarations, dependencies, open_engine(), seed)
+        info.pop("seconds")
+        cache.store(entries, key, Path(release_dir) / PREMISES_DIR, info)
+    return {**info, "seconds": round(time.perf_counter() - t0, 1)}
 
 
 def build_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.Table, engine, seed: int = SEED) -> dict:

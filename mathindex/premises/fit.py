@@ -10,8 +10,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+import numpy as np
+
 from mathindex.evaluation.metrics import mean_metrics
-from mathindex.premises.ranker import FEATURES, Candidates, PremiseRanker, ordered, rank_weights
+from mathindex.premises.ranker import FEATURES, Candidates, PremiseRanker, ordered, rank_weights, weight_vector
 
 WEIGHT_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0)
 ROUNDS = 4
@@ -33,17 +35,22 @@ def collect(ranker: PremiseRanker, queries: list[dict]) -> list[Run]:
             for q in queries]
 
 
-def ranked_names(ranker: PremiseRanker, run: Run, weights: dict[str, float], k: int = 32, fallback: bool = True) -> list[str]:
+def ranked_names(ranker: PremiseRanker, run: Run, weights: dict[str, float], k: int = 32, fallback: bool = True,
+                 vectors: dict[str | None, np.ndarray] | None = None) -> list[str]:
     """The run's top k under `weights` (`fallback`: a goal without known constants under its
-    fallback channel, as `PremiseRanker.rank` does; a baseline keeps its own channel)."""
+    fallback channel, as `PremiseRanker.rank` does; a baseline keeps its own channel). `vectors`:
+    the weight vectors by fallback channel (None: the weights themselves), made once per setting."""
     c = run.candidates
-    order, _ = ordered(c, rank_weights(c, weights) if fallback else weights, k)
+    key = c.fallback if fallback else None
+    w = vectors[key] if vectors is not None and key in vectors else rank_weights(c, weights) if fallback else weights
+    order, _ = ordered(c, w, k)
     return [ranker.names[int(d)] for d in c.docs[order]]
 
 
 def score(ranker: PremiseRanker, runs: list[Run], weights: dict[str, float], fallback: bool = True) -> dict[str, float]:
     """Mean recall@10, recall@32 and mrr@32 (points) of the runs ranked under `weights`."""
-    return mean_metrics([(ranked_names(ranker, r, weights, fallback=fallback), r.gold) for r in runs], METRICS)
+    vectors = {None: weight_vector(weights)} | {f: weight_vector({f: 1.0}) for f in FEATURES}
+    return mean_metrics([(ranked_names(ranker, r, weights, fallback=fallback, vectors=vectors), r.gold) for r in runs], METRICS)
 
 
 def sample_queries(queries: list[dict], n: int, seed: int) -> list[dict]:

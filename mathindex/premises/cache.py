@@ -1,0 +1,130 @@
+"""A content-keyed cache of the premise stage: a rebuild whose inputs did not change copies the
+`premises/` files it wrote last time instead of fitting and scoring again.
+
+The key (`stage_key`) is the sha256 of everything the stage reads: the declarations and
+dependency tables (their Arrow IPC bytes, in the order given: row order decides the priors' rows),
+the vector index's identity (its sidecar's content key and embedder: the texts, the model and the
+index options), the query model reference, the seed, and the source of the `mathindex` package
+(the formal index, the goal grammar, BM25 and the ranker are all functions of those tables and
+that code). An entry is `CACHE_DIR/<key>/`: the stage's files and `info.json` (what the stage
+returned, wall-clock seconds left out), renamed into place whole, so a half-written entry is never
+read; the newest KEEP entries are kept."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+
+from mathindex.store import ReleaseLayout
+
+log = logging.getLogger(__name__)
+
+CACHE_DIR = "premises"  # under the root's cache directory (store.RootLayout.cache)
+INFO_FILE = "info.json"
+KEEP = 3  # entries kept: the last few inputs (a rebuild that flips back finds its entry)
+_PACKAGE = Path(__file__).resolve().parents[1]  # mathindex/
+
+
+class _HashSink:
+    """A write-only file object that feeds what is written to a hash (Arrow's IPC writer streams
+    into it, so a table is hashed without a serialised copy)."""
+
+    def __init__(self, h):
+        self.h, self.closed = h, False
+
+    def write(self, data) -> int:
+        self.h.update(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def table_digest(table: pa.Table) -> str:
+    """sha256 of a table's schema and rows as an Arrow IPC stream (same rows, same order, same
+    chunks: the same digest)."""
+    h = hashlib.sha256()
+    with pa.ipc.new_stream(_HashSink(h), table.schema) as writer:
+        writer.write_table(table)
+    return h.hexdigest()
+
+
+def code_version(package: Path = _PACKAGE) -> str:
+    """sha256 of every Python source file of the package (relative path and bytes, sorted)."""
+    h = hashlib.sha256()
+    for p in sorted(package.rglob("*.py")):
+        h.update(p.relative_to(package).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def vector_identity(release_dir: Path) -> dict | None:
+    """The vector index's content key and embedder from its sidecar; None without a vector index."""
+    from mathindex.embed.index import SIDECAR_FILE
+
+    side = ReleaseLayout(release_dir).vector / SIDECAR_FILE
+    if not side.is_file():
+        return None
+    meta = json.loads(side.read_text(encoding="utf-8"))
+    return {"content_key": meta.get("content_key"), "embedder": meta.get("embedder")}
+
+
+def stage_key(declarations: pa.Table, dependencies: pa.Table, release_dir: Path, model: str | None,
+              seed: int, code: str | None = None) -> str:
+    """The cache key of one premise stage run (see the module docstring)."""
+    parts = {"declarations": table_digest(declarations), "dependencies": table_digest(dependencies),
+             "vector": vector_identity(release_dir), "model": None if model is None else str(model), "seed": seed,
+             "code": code or code_version()}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def load(cache_dir: Path, key: str, out_dir: Path) -> dict | None:
+    """Puts the entry's files into `out_dir` (hard links, else copies) and returns its info; None
+    (nothing written) when there is no complete entry for `key`."""
+    entry = Path(cache_dir) / key
+    info_path = entry / INFO_FILE
+    if not info_path.is_file():
+        return None
+    info = json.loads(info_path.read_text(encoding="utf-8"))
+    out_dir = Path(out_dir)
+    for src in sorted(p for p in entry.rglob("*") if p.is_file() and p != info_path):
+        dst = out_dir / src.relative_to(entry)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.unlink(missing_ok=True)
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+    try:
+        os.utime(entry)  # the newest entries are the ones kept
+    except OSError:
+        pass
+    return info
+
+
+def store(cache_dir: Path, key: str, out_dir: Path, info: dict) -> Path:
+    """Copies `out_dir` (the stage's files) and `info` into the entry for `key`, atomically (a
+    temporary directory renamed), then drops all but the newest KEEP entries."""
+    cache_dir = Path(cache_dir)
+    entry = cache_dir / key
+    tmp = cache_dir / f".tmp-{key}-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(out_dir, tmp)
+    (tmp / INFO_FILE).write_text(json.dumps(info, ensure_ascii=False) + "\n", encoding="utf-8")  # key order kept
+    if entry.exists():
+        shutil.rmtree(entry)
+    os.replace(tmp, entry)
+    entries = sorted((p for p in cache_dir.iterdir() if p.is_dir() and not p.name.startswith(".")),
+                     key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in entries[KEEP:]:
+        shutil.rmtree(old, ignore_errors=True)
+    log.info("premises: cached as %s", entry)
+    return entry
