@@ -58,15 +58,20 @@ def main() -> None:
     n = {f: sum(1 for q, _, _ in runs if f"fold{fold_of(q.id)}" == f) for f in ("fold0", "fold1")}
     cv_score = sum(cv[f][1] * n[f] for f in cv) / len(runs)
     styles = sorted({q.style for q, _, _ in runs})
+    cv_style = {}  # each style scored on each fold with the weight the other fold chose
+    for s in styles:
+        parts = [(cv[f][0], f, sum(1 for q, _, _ in runs if q.style == s and f"fold{fold_of(q.id)}" == f)) for f in cv]
+        cv_style[s] = sum(table[w].get(f"{s}/{f}", 0.0) * m for w, f, m in parts) / max(1, sum(m for _, _, m in parts))
     print(f"{'formal w':>8} {'all':>6} {'fair':>6} " + " ".join(f"{s[:12]:>12}" for s in styles))
     for w in WEIGHTS:
         r = table[w]
         print(f"{w:8.1f} {r['all']:6.2f} {r.get('fair', float('nan')):6.2f} " + " ".join(f"{r.get(s, float('nan')):12.2f}" for s in styles))
+    print("two-fold CV by style: " + ", ".join(f"{s} {v:.2f}" for s, v in cv_style.items()))
     print(f"two-fold CV ({args.metric}): {cv_score:.2f}; fold choices {[cv[f][0] for f in sorted(cv)]}; "
           f"without the formal channel: {table[0.0]['all']:.2f}")
     if args.json:
         args.json.write_text(json.dumps({
-            "suite": suite.name, "metric": args.metric, "cross_validated": cv_score,
+            "suite": suite.name, "metric": args.metric, "cross_validated": cv_score, "cross_validated_by_style": cv_style,
             "fold_choices": {f: cv[f][0] for f in cv}, "settings": [{"weight": w, **table[w]} for w in WEIGHTS]},
             indent=2) + "\n")
 

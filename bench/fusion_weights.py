@@ -38,12 +38,14 @@ def fold_of(query_id: str) -> int:
 
 def grouped_scores(engine, runs, weights_of, metric: str, k: int) -> dict[str, float]:
     """Mean metric over `runs` (query, channel hits, resolved) ranked with `weights_of(query)`,
-    overall (`all`), per style, per fold (`fold0`, `fold1`) and on the fair subset."""
+    overall (`all`), per style, per fold (`fold0`, `fold1`), per style and fold (`STYLE/fold0`)
+    and on the fair subset."""
     out = defaultdict(list)
     for q, results, resolved in runs:
         names = [h.name for h in engine.rank(q.text, results, resolved, k, weights_of(q)).hits]
         v = metric_value(metric, names, set(q.gold))
-        for key in ("all", q.style, f"fold{fold_of(q.id)}") + (("fair",) if q.fair else ()):
+        fold = f"fold{fold_of(q.id)}"
+        for key in ("all", q.style, fold, f"{q.style}/{fold}") + (("fair",) if q.fair else ()):
             out[key].append(v)
     return {key: sum(v) / len(v) for key, v in out.items()}
 

@@ -81,7 +81,7 @@ def release_flow(
                 trees, formula_errors = parse_formulas(formulas, SYMPY_BUDGET_S, cache)
                 formula_info = build_formula_index(trees, formulas, staging, cache)
             with progress.stage("formal index"):
-                formal, formal_info = formal_index(ex.declarations, ex.dependencies, staging)
+                formal, formal_info = formal_index(ex.declarations, ex.dependencies, staging, cache)
             with progress.stage("search index"):
                 nodes = nodes_table(ex.declarations, ex.statements, ex.dependencies)
                 lexical = lexical_index(texts, staging, cache)

@@ -2,33 +2,53 @@
 telescope as normal-form trees, heads and constants) and the `formal/` directory (postings from
 every key of mathindex.formal.keys to the declarations that have it, and the constant vocabulary).
 
-Declarations stream in batches; postings are collected as (key id, doc) integer pairs and sorted
-once with numpy, so memory grows with the postings, not with Python objects per declaration."""
+Two passes. `statement_facts` turns each distinct statement text (signature, type, variables,
+additive or not) into what depends on that text alone: trees, heads, size, tree keys and leaf
+symbols; with a cache directory it keeps them by content, so a rebuild parses only the
+statements that changed. Then each declaration's constants are resolved against the whole
+corpus (names, namespaces, the dependencies table), and the postings are sorted by polars."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import os
 import time
-from array import array
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from mathindex.formal.keys import NOTATION_CONSTANTS, ConstantResolver, leaf_symbols, tree_keys
-from mathindex.formal.normal import TooDeep, head, size
+from mathindex.formal.keys import NOTATION_CONSTANTS, ConstantResolver, tree_facts
+from mathindex.formal.normal import TooDeep, head
 from mathindex.formal.telescope import TelescopeBuilder
-from mathindex.schemas.common import table
 from mathindex.schemas.formal import FORMAL_KEYS, FORMAL_STATEMENTS, FORMAL_VOCABULARY
 from mathindex.store import ReleaseLayout
+from mathindex.workers import mp_context, stop_on_sigterm
 
 log = logging.getLogger(__name__)
 
 FORMAL_DIR = ReleaseLayout.FORMAL  # the release folder (store.ReleaseLayout owns its name)
 FORMAT = "mathindex-formal-index/1"
+CHUNK_STATEMENTS = 10_000  # statements a worker parses per task
 _COLS = ["full_name", "kind", "module", "signature", "type", "variables", "origin", "corpus", "file", "line_start"]
+# what a statement's text alone determines (the content cache's columns, after `key`)
+FACTS = pa.schema([
+    pa.field("key", pa.string(), nullable=False),
+    pa.field("conclusion", pa.string()),
+    pa.field("hypotheses", pa.string(), nullable=False),
+    pa.field("conclusion_head", pa.string()),
+    pa.field("hypothesis_heads", pa.list_(pa.string()), nullable=False),
+    pa.field("size", pa.int32(), nullable=False),
+    pa.field("tree_keys", pa.list_(pa.string()), nullable=False),
+    pa.field("symbols", pa.list_(pa.string()), nullable=False),
+])
 
 
 def _dumps(tree: tuple) -> str:
@@ -36,13 +56,21 @@ def _dumps(tree: tuple) -> str:
     return json.dumps(tree, ensure_ascii=False, separators=(",", ":"))
 
 
+def code_version() -> str:
+    """sha256 of the sources a statement's facts come from (this package and the formula grammar):
+    part of the content cache's file name, so a grammar change never reuses old trees."""
+    h = hashlib.sha256()
+    here = Path(__file__).parent
+    for p in sorted([*here.glob("*.py"), *(here.parent / "formula").glob("*.py")]):
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def statement_constants(dependencies: pa.Table | None) -> dict[str, list[str]]:
     """name -> the constants its statement names (dependencies rows of role `statement`, or every
     row for a release built before roles)."""
     if dependencies is None or dependencies.num_rows == 0:
         return {}
-    import polars as pl
-
     df = pl.from_arrow(dependencies.select([c for c in ("full_name", "target", "role") if c in dependencies.column_names]))
     if "role" in df.columns:
         df = df.filter(pl.col("role") == "statement")
@@ -50,93 +78,181 @@ def statement_constants(dependencies: pa.Table | None) -> dict[str, list[str]]:
     return dict(zip(grouped["full_name"].to_list(), grouped["target"].to_list()))
 
 
+def written_constants(dependencies: pa.Table | None) -> list[str]:
+    """The statement targets the vocabulary takes beside declared names: root names, and dotted
+    ones whose first component is a capitalised word (`Real.sqrt`, not `h.le`)."""
+    if dependencies is None or dependencies.num_rows == 0:
+        return []
+    df = pl.from_arrow(dependencies.select([c for c in ("target", "role") if c in dependencies.column_names]))
+    if "role" in df.columns:
+        df = df.filter(pl.col("role") == "statement")
+    targets = df.select(pl.col("target").unique())["target"].to_list()
+    return [c for c in targets if "." not in c or len(c.split(".", 1)[0]) > 1 and c[:1].isupper()]
+
+
 def unique_declarations(declarations: pa.Table) -> pa.Table:
     """Lean declarations in (corpus, file, line) order, each name once (its first occurrence, as
     in the `nodes` table)."""
     cols = [c for c in _COLS if c in declarations.column_names]
     t = declarations.select(cols).sort_by([("corpus", "ascending"), ("file", "ascending"), ("line_start", "ascending")])
-    names = t.column("full_name").to_pylist()
-    seen: set[str] = set()
-    keep = [not (n in seen or seen.add(n)) for n in names]
-    return t.filter(pa.array(keep)) if not all(keep) else t
+    keep = pl.from_arrow(t.select(["full_name"]))["full_name"].is_first_distinct().to_arrow()
+    return t.filter(keep) if keep.false_count else t
 
 
-def build_formal_index(declarations: pa.Table, dependencies: pa.Table | None, out_dir: Path) -> tuple[pa.Table, dict]:
-    """(formal_statements table, manifest info) and the postings written under `out_dir`."""
+def statement_key(signature: str | None, type_: str | None, variables: str | None, additive: bool) -> str:
+    """Content id of what a statement's facts depend on."""
+    text = "\0".join((signature or "", type_ or "", variables or "", "+" if additive else ""))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def statement_facts(decls: pa.Table, cache_dir: Path | None = None, workers: int = 2) -> tuple[pa.Table, dict]:
+    """FACTS rows aligned with `decls` (trees parsed once per distinct statement text), and
+    counts: statements parsed, taken from the cache. With `cache_dir`, facts are read from and
+    written to `cache_dir/statements-<code version>.parquet` (the entries of this build only)."""
+    keys = [statement_key(s, t, v, o == "to_additive") for s, t, v, o in zip(
+        *(decls.column(c).to_pylist() if c in decls.column_names else [None] * decls.num_rows
+          for c in ("signature", "type", "variables", "origin")))]
+    wanted = pl.DataFrame({"key": keys}, schema={"key": pl.String})
+    cache_file = cache_dir / f"statements-{code_version()}.parquet" if cache_dir is not None else None
+    known = _read_cache(cache_file)
+    if known is not None:
+        known = known.join(wanted.unique(), on="key", how="semi")
+    have = set(known["key"].to_list()) if known is not None else set()
+    todo: dict[str, int] = {}
+    for i, k in enumerate(keys):
+        if k not in have and k not in todo:
+            todo[k] = i
+    fresh = _compute_facts(decls, todo, workers)
+    facts = pl.concat([fresh] if known is None else [known, fresh])
+    if cache_file is not None and todo:
+        _write_cache(cache_file, facts)
+    aligned = wanted.join(facts, on="key", how="left", maintain_order="left")
+    return aligned.to_arrow().cast(FACTS), {"statements_parsed": len(todo), "statements_cached": len(have)}
+
+
+def _compute_facts(decls: pa.Table, todo: dict[str, int], workers: int) -> pl.DataFrame:
+    """FACTS rows of the statements `todo` names (key -> a row of `decls` with that text), in
+    chunks over `workers` processes (in this process when one, or when the pool fails)."""
+    rows = decls.take(pa.array(list(todo.values()), pa.int64())).select(
+        [c for c in ("signature", "type", "variables", "origin") if c in decls.column_names]).to_pylist()
+    keys = list(todo)
+    chunks = [(keys[i:i + CHUNK_STATEMENTS], rows[i:i + CHUNK_STATEMENTS]) for i in range(0, len(rows), CHUNK_STATEMENTS)]
+    parts: list[pa.Table] = []
+    if workers > 1 and len(chunks) > 1:
+        try:
+            with ProcessPoolExecutor(max_workers=workers, mp_context=mp_context(), initializer=stop_on_sigterm) as pool:
+                for part in pool.map(_facts_chunk, chunks):
+                    parts.append(part)
+        except (BrokenProcessPool, OSError) as exc:  # a dead worker: finish in this process
+            log.warning("formal index worker pool failed (%s); parsing the remaining statements in-process", exc)
+    builder = TelescopeBuilder()
+    for chunk in chunks[len(parts):]:
+        parts.append(_facts_chunk(chunk, builder))
+    return pl.from_arrow(pa.concat_tables(parts) if parts else FACTS.empty_table())
+
+
+_WORKER_BUILDER: TelescopeBuilder | None = None  # a pool worker's, kept across its chunks (binder types repeat)
+
+
+def _facts_chunk(chunk: tuple[list[str], list[dict]], builder: TelescopeBuilder | None = None) -> pa.Table:
+    """FACTS rows of one chunk of (keys, declaration rows)."""
+    global _WORKER_BUILDER
+    if builder is None:
+        _WORKER_BUILDER = builder = _WORKER_BUILDER or TelescopeBuilder()
+    cols: dict[str, list] = {name: [] for name in FACTS.names}
+    for key, d in zip(*chunk):
+        tele = _telescope(builder, d)
+        hyps, concl = (tele.hypotheses, tele.conclusion) if tele is not None else ([], None)
+        tree_keys, symbols, n = tree_facts(hyps, concl) if (hyps or concl is not None) else (set(), set(), 0)
+        for name, value in zip(FACTS.names, (
+                key, _dumps(concl) if concl is not None else None, _dumps(hyps),
+                head(concl) if concl is not None else None, [head(h) for h in hyps], n,
+                sorted(tree_keys), sorted(symbols))):
+            cols[name].append(value)
+    return pa.table(cols, schema=FACTS)
+
+
+def _telescope(builder: TelescopeBuilder, d: dict):
+    if not d.get("type"):
+        return None
+    try:
+        return builder.of_declaration(d.get("signature") or "", d["type"], d.get("variables") or "",
+                                      to_additive=d.get("origin") == "to_additive")
+    except (TooDeep, RecursionError):
+        return None
+
+
+def _read_cache(path: Path | None) -> pl.DataFrame | None:
+    if path is None or not path.is_file():
+        return None
+    try:
+        return pl.from_arrow(pq.read_table(path, schema=FACTS))
+    except (OSError, pa.ArrowException) as exc:  # a damaged cache is rebuilt, never trusted
+        log.warning("formal statement cache %s unreadable (%s); rebuilding it", path, exc)
+        return None
+
+
+def _write_cache(path: Path, facts: pl.DataFrame) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    pq.write_table(facts.sort("key").to_arrow().cast(FACTS), tmp, compression="zstd")
+    os.replace(tmp, path)
+
+
+def build_formal_index(declarations: pa.Table, dependencies: pa.Table | None, out_dir: Path,
+                       cache_dir: Path | None = None, workers: int = 2) -> tuple[pa.Table, dict]:
+    """(formal_statements table, manifest info) and the postings written under `out_dir`;
+    `cache_dir`: where statement facts are kept by content between builds (None: no cache);
+    `workers`: processes that parse statements."""
     t0 = time.perf_counter()
     decls = unique_declarations(declarations)
+    facts, counts = statement_facts(decls, cache_dir, workers)
+    names = decls.column("full_name").to_pylist()
     named = statement_constants(dependencies)
-    all_names = decls.column("full_name").to_pylist()
-    written = {c for cs in named.values() for c in cs if "." not in c or len(c.split(".", 1)[0]) > 1 and c[:1].isupper()}
-    vocab = sorted(set(all_names) | written | set(NOTATION_CONSTANTS))
-    resolver = ConstantResolver(all_names)
-    builder = TelescopeBuilder()
-    key_ids: dict[str, int] = {}
-    pair_keys, pair_docs = array("i"), array("i")
-    rows: list[dict] = []
-    unparsed = 0
-    for batch in decls.to_batches(max_chunksize=20_000):
-        for d in batch.to_pylist():
-            doc = len(rows)
-            row, keys = _statement_row(doc, d, builder, resolver, named.get(d["full_name"], []))
-            unparsed += row["conclusion"] is None and bool(d.get("type"))
-            rows.append(row)
-            for k in keys:
-                kid = key_ids.setdefault(k, len(key_ids))
-                pair_keys.append(kid)
-                pair_docs.append(doc)
-    statements = table(rows, FORMAL_STATEMENTS)
-    del rows
-    info = _write_postings(out_dir, key_ids, pair_keys, pair_docs, vocab)
+    resolver = ConstantResolver(names)
+    constants = [sorted(resolver.constants(n, set(s), named.get(n, [])))
+                 for n, s in zip(names, facts.column("symbols").to_pylist())]
+    statements = pa.table({
+        "doc": pa.array(np.arange(len(names), dtype=np.int32)), "name": decls.column("full_name"),
+        "kind": _text(decls, "kind"), "module": _text(decls, "module"),
+        "signature": pa.array([" ".join((s or "").split()) for s in _text(decls, "signature").to_pylist()], pa.string()),
+        "conclusion_head": facts.column("conclusion_head"), "hypothesis_heads": facts.column("hypothesis_heads"),
+        "constants": pa.array(constants, pa.list_(pa.string())), "size": facts.column("size"),
+        "conclusion": facts.column("conclusion"), "hypotheses": facts.column("hypotheses"),
+    }).cast(FORMAL_STATEMENTS)
+    vocab = sorted(set(names) | set(written_constants(dependencies)) | set(NOTATION_CONSTANTS))
+    info = _write_postings(out_dir, facts.column("tree_keys"), constants, vocab)
+    types = _text(decls, "type")
+    unparsed = pc.sum(pc.and_(pc.is_null(facts.column("conclusion")),
+                                              pc.not_equal(types, ""))).as_py() or 0
     info |= {"format": FORMAT, "declarations": statements.num_rows, "unparsed_types": unparsed,
              "seconds": round(time.perf_counter() - t0, 2)}
+    if cache_dir is not None:
+        info |= counts
     return statements, info
 
 
-def _statement_row(doc: int, d: dict, builder: TelescopeBuilder, resolver: ConstantResolver,
-                   named: list[str]) -> tuple[dict, set[str]]:
-    """One formal_statements row and its keys (constants `c:` included)."""
-    tele = None
-    if d.get("type"):
-        try:
-            tele = builder.of_declaration(d.get("signature") or "", d["type"], d.get("variables") or "",
-                                          to_additive=d.get("origin") == "to_additive")
-        except (TooDeep, RecursionError):
-            tele = None
-    hyps, concl = (tele.hypotheses, tele.conclusion) if tele is not None else ([], None)
-    trees = ([concl] if concl is not None else []) + hyps
-    constants = sorted(resolver.constants(d["full_name"], leaf_symbols(trees), named))
-    keys = tree_keys(hyps, concl) if trees else set()
-    keys.update("c:" + c for c in constants)
-    row = {
-        "doc": doc, "name": d["full_name"], "kind": d.get("kind") or "", "module": d.get("module") or "",
-        "signature": " ".join((d.get("signature") or "").split()),
-        "conclusion_head": head(concl) if concl is not None else None,
-        "hypothesis_heads": [head(h) for h in hyps], "constants": constants,
-        "size": sum(size(t) for t in trees),
-        "conclusion": _dumps(concl) if concl is not None else None,
-        "hypotheses": _dumps(hyps),
-    }
-    return row, keys
+def _text(decls: pa.Table, name: str) -> pa.ChunkedArray:
+    """A string column with nulls as "" ("" for every row when the column is absent)."""
+    if name not in decls.column_names:
+        return pa.chunked_array([pa.array([""] * decls.num_rows, pa.string())])
+    return pc.fill_null(decls.column(name), "")
 
 
-def _write_postings(out_dir: Path, key_ids: dict[str, int], pair_keys: array, pair_docs: array,
-                    vocab: list[str]) -> dict:
-    """formal/keys.parquet (sorted keys with their slice), formal/postings.npy, vocabulary."""
+def _write_postings(out_dir: Path, tree_keys: pa.ChunkedArray, constants: list[list[str]], vocab: list[str]) -> dict:
+    """formal/keys.parquet (sorted keys with their slice), formal/postings.npy (each key's docs,
+    ascending), vocabulary: every (key, doc) pair, tree keys and `c:` constants, sorted by polars."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    kid = np.frombuffer(pair_keys, dtype=np.int32)
-    docs = np.frombuffer(pair_docs, dtype=np.int32)
-    names = sorted(key_ids)
-    rank = np.empty(len(key_ids), dtype=np.int32)  # key id -> position in sorted key order
-    for pos, k in enumerate(names):
-        rank[key_ids[k]] = pos
-    r = rank[kid]
-    order = np.lexsort((docs, r))
-    postings = docs[order]
-    counts = np.bincount(r, minlength=len(names)).astype(np.int32)
-    starts = (np.cumsum(counts, dtype=np.int64) - counts).astype(np.int64)  # empty when there are no keys
-    keys = pa.table({"key": names, "start": starts, "count": counts}, schema=FORMAL_KEYS)
+    pairs = pl.concat([
+        pl.DataFrame({"key": pa.chunked_array(tree_keys).cast(pa.list_(pa.string()))}).with_row_index("doc"),
+        pl.DataFrame({"key": pa.array([["c:" + c for c in cs] for cs in constants], pa.list_(pa.string()))}).with_row_index("doc"),
+    ]).explode("key").drop_nulls("key").sort(["key", "doc"])  # keys are sets: no (key, doc) twice
+    postings = pairs["doc"].to_numpy().astype(np.int32)
+    grouped = pairs.group_by("key", maintain_order=True).len()
+    counts = grouped["len"].to_numpy().astype(np.int32)
+    starts = (np.cumsum(counts, dtype=np.int64) - counts).astype(np.int64)
+    keys = pa.table({"key": grouped["key"].to_arrow(), "start": starts, "count": counts}, schema=FORMAL_KEYS)
     pq.write_table(keys, out_dir / "keys.parquet", compression="zstd")
-    np.save(out_dir / "postings.npy", postings.astype(np.int32))
+    np.save(out_dir / "postings.npy", postings)
     pq.write_table(pa.table({"name": vocab}, schema=FORMAL_VOCABULARY), out_dir / "vocabulary.parquet", compression="zstd")
-    return {"keys": len(names), "postings": int(postings.size), "vocabulary": len(vocab)}
+    return {"keys": keys.num_rows, "postings": int(postings.size), "vocabulary": len(vocab)}

@@ -44,6 +44,51 @@ def tree_keys(hyps: list[tuple], concl: tuple | None) -> set[str]:
     return keys
 
 
+def tree_facts(hyps: list[tuple], concl: tuple | None) -> tuple[set[str], set[str], int]:
+    """(tree_keys, leaf_symbols, total size) of a telescope in one walk over its trees (the
+    build's pass; the three functions it stands for stay the reference and are what queries use)."""
+    keys: set[str] = set()
+    symbols: set[str] = set()
+    n = 0
+    stack = ([concl] if concl is not None else []) + list(hyps)
+    add_key, add_symbol, push, pop = keys.add, symbols.add, stack.extend, stack.pop
+    while stack:
+        x = pop()
+        n += 1
+        tag = x[0]
+        if tag == "#c":
+            add_key("s:" + x[1])
+            add_symbol(x[1])
+            continue
+        if tag == "#n":
+            add_key("s:#" + x[1])
+            continue
+        if tag[0] == "#" or tag == "?" or tag == "_":
+            continue
+        if tag == "apply":
+            h = head(x[1])
+            args = x[2:]
+            if h != "*":
+                add_key("s:" + h)
+        else:
+            h = tag
+            args = x[1:]
+            add_key("s:" + tag)
+            add_symbol(tag)
+        if h != "*":
+            for a in args:
+                ah = head(a)
+                if ah != "*":
+                    add_key(f"p:{h}>{ah}")
+        push(x[1:])
+    if concl is not None:
+        add_key("h:" + head(concl))
+        add_key("e:" + shape_hash(concl))
+    for h in hyps:
+        add_key("y:" + head(h))
+    return keys, symbols, n
+
+
 def shape_hash(t: tuple) -> str:
     return hashlib.sha1(shape_key(t).encode("utf-8")).hexdigest()[:16]
 

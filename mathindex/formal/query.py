@@ -201,6 +201,39 @@ def pattern_term(body: str, at: int, vocab: Vocabulary | None, query: str = "", 
                 conclusion=tele.conclusion)
 
 
+def signature_term(text: str, vocab: Vocabulary | None) -> Term:
+    """`(binders) : type` or `: type` as a pattern: the binders' types and the type's premises are
+    its hypotheses, the type's conclusion its conclusion (free names are holes)."""
+    from mathindex.formal.telescope import TelescopeBuilder, binder_groups
+
+    text = text.strip()
+    rest = text
+    while rest[:1] in _PAIRS:
+        depth, end = 0, -1
+        for j, c in enumerate(rest):
+            depth += c in _PAIRS
+            depth -= c in _CLOSERS
+            if depth == 0:
+                end = j
+                break
+        if end < 0:
+            raise FormalQueryError("unclosed binder", len(text) - len(rest), text)
+        rest = rest[end + 1:].lstrip()
+    if not rest.startswith(":") or rest.startswith(":="):
+        raise FormalQueryError("a signature needs `: type`", len(text) - len(rest), text)
+    binders = text[:len(text) - len(rest)]
+    hyps = TelescopeBuilder(query=True).binder_hypotheses(binders) if binder_groups(binders) else []
+    body = rest[1:].strip()
+    constants = named_constants(body, vocab, strict=False) if vocab is not None else []
+    try:
+        raw = parse_lean(_MVAR_RE.sub(lambda m: MVAR + m.group(1), body))
+    except ParseError as exc:
+        raise FormalQueryError(f"malformed pattern: {exc}", len(text) - len(body), text) from None
+    tele = split(raw, hyps, query=True)
+    return Term("pattern", text, 0, constants=constants, tree=tele.conclusion, hypotheses=tele.hypotheses,
+                conclusion=tele.conclusion)
+
+
 def named_constants(body: str, vocab: Vocabulary, strict: bool = True) -> list[list[str]]:
     """The known constants a Lean text names, one list of alternatives per name as written: a
     root name when the vocabulary has it, a dotted one by `Vocabulary.resolve`; bare names that
@@ -267,4 +300,4 @@ def _dangling(body: str) -> int:
     return m.end() - 1 if m else 0
 
 
-__all__ = ["FormalQueryError", "Term", "UnknownConstant", "Vocabulary", "WILD", "named_constants", "parse_query", "pattern_term", "split_terms"]
+__all__ = ["FormalQueryError", "Term", "UnknownConstant", "Vocabulary", "WILD", "named_constants", "parse_query", "pattern_term", "signature_term", "split_terms"]

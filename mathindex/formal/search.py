@@ -28,6 +28,7 @@ from mathindex.formal.keys import pattern_keys, shape_hash
 from mathindex.formal.match import match, match_anywhere, match_hypotheses, match_telescope
 from mathindex.formal.normal import head, size
 from mathindex.formal.query import (
+    _IDENT as _IDENT_NAME,
     IDENT_RE,
     FormalQueryError,
     Term,
@@ -35,6 +36,7 @@ from mathindex.formal.query import (
     Vocabulary,
     parse_query,
     pattern_term,
+    signature_term,
 )
 from mathindex.store import ReleaseLayout
 
@@ -43,7 +45,10 @@ MAX_VERIFY = 1500  # pattern checks per query, smallest statements first; past i
 SOFT_VERIFY = 150  # per piece, the best-scored declarations checked for an actual match
 SOFT_MIN_SCORE = 1.0  # soft hits below this are left out: a weak partial overlap is noise to the fusion
 SOFT_FULL_SYMBOLS = 4  # a piece with fewer operators and constants counts in proportion (`x ≤ j x`: 1/4)
-_STRUCTURE_KINDS = frozenset({"structure", "class", "inductive"})
+_STRUCTURE_KINDS = frozenset({"structure", "class", "inductive", "coinductive"})
+_MEMBER_KINDS = frozenset({"field", "constructor"})  # found by name, they lift their structure
+MEMBER_TYPE_BONUS = 1.0  # a named piece whose type matches the member's telescope
+_NAMED = re.compile(r"^(" + _IDENT_NAME + r")\s*(?=[:({\[⦃])")
 _PIECE = re.compile(r"`([^`]+)`")
 
 
@@ -87,6 +92,9 @@ class FormalIndex:
         self.postings = np.load(release / FORMAL_DIR / "postings.npy", mmap_mode="r")
         self.vocab = Vocabulary(pq.read_table(release / FORMAL_DIR / "vocabulary.parquet").column("name").to_pylist())
         self._fields, self._parents = self._field_parents(st.column("kind").to_pylist() if "kind" in st.column_names else None)
+        self._members = np.zeros(self.n, dtype=bool)
+        self._members[self._fields] = True
+        self._by_last = _docs_by_last_component(self.names)
         self._blob = "\n".join(self.names) + "\n"
         self._line_starts = np.cumsum([0] + [len(x) + 1 for x in self.names[:-1]])
 
@@ -97,7 +105,7 @@ class FormalIndex:
         doc_of = {n: i for i, n in enumerate(self.names)}
         fields, parents = [], []
         for i, (name, kind) in enumerate(zip(self.names, kinds)):
-            if kind == "field" and "." in name:
+            if kind in _MEMBER_KINDS and "." in name:
                 p = doc_of.get(name.rsplit(".", 1)[0])
                 if p is not None and kinds[p] in _STRUCTURE_KINDS:
                     fields.append(i)
@@ -265,6 +273,7 @@ class FormalIndex:
             except (FormalQueryError, UnknownConstant):
                 pass
         pieces = [p.strip() for p in _PIECE.findall(query)] or [query.strip().strip("`")]
+        pieces = [x for p in pieces for x in _split_names(p)]
         total = np.zeros(self.n, dtype=np.float32)
         for piece in dict.fromkeys(p for p in pieces if p):
             try:
@@ -283,15 +292,23 @@ class FormalIndex:
         return [(self.names[i], float(total[i])) for i in top]
 
     def _score_piece(self, piece: str) -> np.ndarray | None:
-        """One backtick piece's scores: a constant's declarations get 0.5; a term's
-        (key overlap + exact shape + verified match) x its informativeness."""
+        """One backtick piece's scores: a constant's declarations get 0.5, and a field or
+        constructor of that name its name's weight; a named piece (`step : σ → α → σ`) scores the
+        declarations of that name; a term's (key overlap + exact shape + verified match) x its
+        informativeness."""
         if IDENT_RE.match(piece):
             alts = self.vocab.resolve(piece) if len(piece) > 1 else []
-            if not alts or len(alts) > 20:
-                return None
             score = np.zeros(self.n, dtype=np.float32)
-            score[self._any_of(alts)] = 0.5
-            return score
+            if alts and len(alts) <= 20:
+                score[self._any_of(alts)] = 0.5
+            if "." not in piece and len(piece) >= 3:  # `f`, `G`, `p` are variables
+                members = self._named_docs(piece)
+                members = members[self._members[members]]
+                score[members] = np.maximum(score[members], self._name_weight(piece))
+            return score if score.any() else None
+        named = self._score_named(piece)
+        if named is not None:
+            return named
         try:
             term = pattern_term(piece, 0, self.vocab, strict=False)
         except (FormalQueryError, UnknownConstant, ValueError, RecursionError):
@@ -312,6 +329,38 @@ class FormalIndex:
                 score[doc] += self._soft_bonus(int(doc), lists)
         symbols = sum(1 for x in [term.tree] for s in _symbols(x))
         return score * min(1.0, symbols / SOFT_FULL_SYMBOLS)
+
+    def _named_docs(self, name: str) -> np.ndarray:
+        return self._by_last.get(name, _NO_DOCS)
+
+    def _name_weight(self, name: str) -> float:
+        """In (0, 1]: 1 for a name one declaration has, less the more declarations share it."""
+        df = self._named_docs(name).size
+        return float(math.log((self.n + 1) / (df + 0.5)) / math.log((self.n + 1) / 1.5)) if df else 0.0
+
+    def _score_named(self, piece: str) -> np.ndarray | None:
+        """`name binders : type` (a field or declaration described by its signature): the
+        declarations whose last name component is `name` get the name's weight, plus
+        MEMBER_TYPE_BONUS when the signature matches their telescope. None when it is no such
+        piece, or no declaration has that name."""
+        m = _NAMED.match(piece)
+        if not m or len(m.group(1)) < 3 or m.group(1) in ("fun", "let", "have", "show"):  # `f : X ⟶ Y` is a variable
+            return None
+        docs = self._named_docs(m.group(1))
+        if not docs.size:
+            return None
+        try:
+            term = signature_term(piece[m.end():], self.vocab)
+        except (FormalQueryError, UnknownConstant, ValueError, RecursionError):
+            return None  # `Associated (gcd a b) c` is an application, not a signature
+        score = np.zeros(self.n, dtype=np.float32)
+        score[docs] = self._name_weight(m.group(1))
+        if docs.size <= MAX_VERIFY:
+            lists = _as_lists(term)
+            for doc in docs.tolist():
+                if self._soft_bonus(doc, lists) == 1.0:
+                    score[doc] += MEMBER_TYPE_BONUS
+        return score
 
     def _piece_keys(self, term: Term) -> dict[str, float]:
         """idf weight of every key the piece names (keys the index lacks are left out)."""
@@ -336,6 +385,28 @@ class FormalIndex:
         if any(match_anywhere(term.tree, x, {}) is not None for x in [concl, *hyps]):
             return 0.5
         return 0.0
+
+
+_NO_DOCS = np.zeros(0, dtype=np.int32)
+
+
+def _docs_by_last_component(names: list[str]) -> dict[str, np.ndarray]:
+    """Last name component -> the docs that end in it."""
+    import polars as pl
+
+    df = pl.DataFrame({"last": [n.rsplit(".", 1)[-1] for n in names]}).with_row_index("doc")
+    grouped = df.group_by("last").agg(pl.col("doc"))
+    return {k: np.asarray(v, dtype=np.int32) for k, v in zip(grouped["last"].to_list(), grouped["doc"].to_list())}
+
+
+_NAME_LIST = re.compile(r"^\s*" + _IDENT_NAME + r"(?:\s*,\s*" + _IDENT_NAME + r")+\s*$")
+
+
+def _split_names(piece: str) -> list[str]:
+    """`toFun, invFun, left_inv` -> each name; any other piece as it is."""
+    if _NAME_LIST.match(piece):
+        return [x.strip() for x in piece.split(",")]
+    return [piece]
 
 
 def _symbols(t: tuple):

@@ -10,12 +10,15 @@ from mathindex.tasks import stage
 
 
 @stage(name="build_formal_index")
-def formal_index(declarations: pa.Table, dependencies: pa.Table, release_dir: Path) -> tuple[pa.Table, dict]:
-    """(formal_statements, manifest info: build seconds, bytes on disk of the table and postings)."""
+def formal_index(declarations: pa.Table, dependencies: pa.Table, release_dir: Path,
+                 cache_dir: Path | None = None) -> tuple[pa.Table, dict]:
+    """(formal_statements, manifest info: build seconds, bytes on disk of the table and postings);
+    statement facts are kept by content under `cache_dir/formal` (a root's cache) between builds."""
     from mathindex.formal import build_formal_index
     from mathindex.store import ReleaseLayout
 
     out_dir = ReleaseLayout(release_dir).formal
-    statements, info = build_formal_index(declarations, dependencies, out_dir)
+    statements, info = build_formal_index(declarations, dependencies, out_dir,
+                                          cache_dir=cache_dir / "formal" if cache_dir is not None else None)
     info["directory_bytes"] = sum(p.stat().st_size for p in out_dir.rglob("*") if p.is_file())
     return statements, info
