@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fusion_weights import grouped_scores  # noqa: E402
 from mathindex.evaluation.suites import load_suite  # noqa: E402
-from mathindex.search.engine import SearchEngine, query_kind, runs_formula_channel, weights_for  # noqa: E402
+from mathindex.search.engine import CANDIDATES, SearchEngine, query_kind, runs_formula_channel, weights_for  # noqa: E402
 from mathindex.search.fusion import GAP_PREFIX  # noqa: E402
 
 WEIGHTS = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0)
@@ -39,10 +39,15 @@ def main() -> None:
     ap.add_argument("suite", type=Path)
     ap.add_argument("runs", type=Path)
     ap.add_argument("--metric", default="ndcg@10")
+    ap.add_argument("--skip-variables", choices=("0", "1"), help="re-run the formula channel (not the pickle's "
+                    "lists) with its pieces that are one variable skipped (1) or searched (0)")
     args = ap.parse_args()
     engine = SearchEngine(args.release)
     suite = load_suite(args.suite)
     cached = pickle.loads(args.runs.read_bytes())["runs"]
+    if args.skip_variables is not None:
+        engine.formula.skip_variables = args.skip_variables == "1"
+        cached = {q.id: _rerun_formula(engine, q.text, *cached[q.id]) for q in suite.queries}
     everything = [(q, _as_now(q.text, cached[q.id][0]), cached[q.id][1]) for q in suite.queries]
     runs = [r for r in everything if "formula" in r[1]]
     styles = sorted({q.style for q, _, _ in runs})
@@ -66,6 +71,13 @@ def main() -> None:
         total = sum(n for _, n, _, _ in held)
         print(f"  two-fold CV {sum(s * n for s, n, _, _ in held) / total:.2f}, current {sum(c * n for _, n, _, c in held) / total:.2f} ({args.metric})")
     summary(engine, everything, sorted({q.style for q in suite.queries}), args.metric, suite.k)
+
+
+def _rerun_formula(engine, text: str, results: dict, resolved: list) -> tuple[dict, list]:
+    """The pickle's lists with the formula channel's searched again where it runs."""
+    if "formula" not in results and not runs_formula_channel(text):
+        return results, resolved
+    return {**results, "formula": engine.formula.search(text, CANDIDATES)}, resolved
 
 
 def _as_now(text: str, results: dict) -> dict:

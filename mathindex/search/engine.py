@@ -60,6 +60,9 @@ WEIGHTS_BY_KIND["lean"].update({"formula": 0.25, GAP_PREFIX + "formula": 1.0})
 # one channel ranks far down (bench/ranking_prior.py, release 20261201T075654Z, PageRank 1.5: nDCG@10
 # 49.1 / 50.5 / 50.6 at depth 50 / 100 / 200; both folds chose 200). Costs about 7 ms a query.
 CANDIDATES = 200
+# The formula channel skips a query's pieces that are one variable or number (`maximal p-subgroup of
+# $G$`: every formula with a G scores alike): bench/formula_fusion.py --rerun-formula.
+SKIP_FORMULA_VARIABLES = False
 _FORMULA_HINT = re.compile(r"[\\^_=<>+$]|[∀∃∑∏∫→↔∈∉⊆⊂∪∩≤≥≠∣⁻¹√ℕℤℚℝℂ×•∘]")
 
 LEXICAL_DIR, VECTOR_DIR, FORMULA_DIR = ReleaseLayout.LEXICAL, ReleaseLayout.VECTOR, ReleaseLayout.FORMULA  # store owns them
@@ -357,9 +360,12 @@ class _FormulaChannel:
             if n in name_of_node
         }
 
+    skip_variables = SKIP_FORMULA_VARIABLES
+
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
         # the raw query: the index itself searches each $…$ / backtick piece and adds their scores
-        hits = [(self.name_of[f], s) for f, s in self.index.search(query, k * 3) if f in self.name_of]
+        hits = [(self.name_of[f], s) for f, s in self.index.search(query, k * 3, skip_variables=self.skip_variables)
+                if f in self.name_of]
         return best_per_name(hits)[:k]
 
 
