@@ -116,7 +116,7 @@ def main() -> None:
     print(pl.Config.set_tbl_rows(20) and table.filter(pl.col("command").is_in(["\\binom", "φ", "‖", "∑", "ζ", "∣"])).select("command", "word", "pair_docs", "pmi"))
 
 
-NOTATION_SOURCES = ("notations", "notations+mined")
+NOTATION_SOURCES = ("mined", "notations", "notations+mined")
 NOTATION_SCOPES = (("global", "scoped"), ("global", "scoped", "local"))
 NOTATION_MODES = (("append", 1.0), ("words", 0.5), ("channel", 0.5))
 
@@ -141,14 +141,16 @@ def notation_grid(args) -> None:
             searched[text] = engine.lexical.search(text, CANDIDATES) if text else []
         return searched[text]
 
-    settings = [None] + list(itertools.product(NOTATION_SOURCES, NOTATION_SCOPES, NOTATION_MODES, (1, 3)))
+    settings = [None] + [s for s in itertools.product(NOTATION_SOURCES, NOTATION_SCOPES, NOTATION_MODES, (1, 3))
+                         if s[0] != "mined" or s[1] == NOTATION_SCOPES[0]]  # the mined map has no scopes
     scores = {}
     for s in settings:
         runs, weights_of = base, (lambda q: weights_for(query_kind(q.text)))
         if s is not None:
             source, scopes, (mode, weight), top = s
             table = notation_associations(notations, scopes)
-            smap = SymbolMap(pl.concat([table, mined]) if source == "notations+mined" else table, top_words=top)
+            chosen = {"mined": [mined], "notations": [table], "notations+mined": [table, mined]}[source]
+            smap = SymbolMap(pl.concat(chosen), top_words=top)
             runs = [(q, _with_map(res, q.text, smap, mode, lexical), rs) for q, res, rs in base]
             weights_of = (lambda q, w=weight: {**weights_for(query_kind(q.text)), "symbols": w})
         scores[s] = grouped_scores(engine, runs, weights_of, args.metric, suite.k)
