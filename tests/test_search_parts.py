@@ -162,7 +162,8 @@ def test_prose_with_a_symbol_does_not_run_the_formula_channel():
 
     assert not runs_formula_channel("DFA appending one symbol = one transition step")  # prose: no formula
     assert query_kind("DFA appending one symbol = one transition step") == "formula"  # its weights stay
-    for formula in ("x + y = y + x", "$a$ is odd and so is the rest", r"x \le y for all reals", "`a + b = b + a`"):
+    for formula in ("x + y = y + x", "$a$ is odd and so is the rest", r"x \le y for all reals", "`a + b = b + a`",
+                    "npow (m + n) a = npow m a * npow n a", "deriv (fun x => exp x * sin x) = g"):
         assert runs_formula_channel(formula), formula
     assert not runs_formula_channel("groups of prime order are cyclic")
     lean = weights_for("lean")

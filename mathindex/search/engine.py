@@ -75,7 +75,9 @@ def looks_like_formula(query: str) -> bool:
 
 
 _PROSE_WORD = re.compile(r"(?<![\\\w])[a-z]{3,}\b")
-PROSE_WORDS = 3  # a formula-like query with no TeX, no `$`/backtick piece and this many words is prose
+# prose with a symbol: no TeX, `$` or backtick, at least PROSE_WORDS distinct lowercase words and at
+# most PROSE_SYMBOLS formula characters (`npow (m + n) a = npow m a * npow n a` is a formula)
+PROSE_WORDS, PROSE_SYMBOLS = 3, 2
 
 
 def runs_formula_channel(query: str) -> bool:
@@ -86,7 +88,7 @@ def runs_formula_channel(query: str) -> bool:
         return False
     if any(c in query for c in "$`\\") or looks_like_lean(query):
         return True
-    return len(_PROSE_WORD.findall(query)) < PROSE_WORDS
+    return len(set(_PROSE_WORD.findall(query))) < PROSE_WORDS or len(_FORMULA_HINT.findall(query)) > PROSE_SYMBOLS
 
 
 def looks_like_lean(query: str) -> bool:
