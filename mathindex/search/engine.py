@@ -54,14 +54,16 @@ WEIGHTS_BY_KIND["lean"] = {**WEIGHTS_BY_KIND["formula"], "formal": FORMAL_WEIGHT
 # `gap_weights`): bench/formula_fusion.py over the whole-Mathlib release 20261201T144856Z on MathlibQR
 # dev, the 76 Lean-style queries that run the channel, nDCG@10: 65.70 at weight 1, 69.84 with the
 # channel off, 70.32 at 0.25 x gap (in-sample best 70.34 at 0.5 x gap^2); two-fold CV 69.75 (the folds
-# chose 0.25 x gap and off). Formula-like queries keep 1.0 without the gap (CV 43.33 against 45.65).
+# chose 0.25 x gap and off). Formula-like queries keep 1.0 without the gap (109 queries: CV 42.43
+# against 44.99; 40.96 with the channel off).
 WEIGHTS_BY_KIND["lean"].update({"formula": 0.25, GAP_PREFIX + "formula": 1.0})
 # Candidates per channel before fusion: 200, so that the prior can lift a well-used declaration that
 # one channel ranks far down (bench/ranking_prior.py, release 20261201T075654Z, PageRank 1.5: nDCG@10
 # 49.1 / 50.5 / 50.6 at depth 50 / 100 / 200; both folds chose 200). Costs about 7 ms a query.
 CANDIDATES = 200
 # The formula channel skips a query's pieces that are one variable or number (`maximal p-subgroup of
-# $G$`: every formula with a G scores alike): bench/formula_fusion.py --rerun-formula.
+# $G$`: every formula with a G scores alike) when True. Off: bench/formula_fusion.py --skip-variables 1
+# (the channel re-run) gives q1b_latex 47.57 against 48.03, all styles 53.28 against 53.44.
 SKIP_FORMULA_VARIABLES = False
 _FORMULA_HINT = re.compile(r"[\\^_=<>+$]|[∀∃∑∏∫→↔∈∉⊆⊂∪∩≤≥≠∣⁻¹√ℕℤℚℝℂ×•∘]")
 
