@@ -7,7 +7,7 @@ TeX or math symbols, Lean-looking), under a grid of the channel's weight and its
 formula channel's contribution per style (current weights against the channel off), the best
 setting in-sample and two-fold cross-validation by target (bench/fusion_weights.py's folds).
 
-    .venv/bin/python bench/formula_fusion.py RELEASE_DIR SUITE.json RUNS.pkl [--metric ndcg@10]
+    .venv/bin/python bench/formula_fusion.py RELEASE_DIR SUITE.json RUNS.pkl [--metric ndcg@10] [--skip-variables 0|1]
 """
 
 from __future__ import annotations
