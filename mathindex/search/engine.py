@@ -54,8 +54,8 @@ WEIGHTS_BY_KIND["lean"] = {**WEIGHTS_BY_KIND["formula"], "formal": FORMAL_WEIGHT
 # `gap_weights`): bench/formula_fusion.py over the whole-Mathlib release 20261201T144856Z on MathlibQR
 # dev, the 76 Lean-style queries that run the channel, nDCG@10: 65.70 at weight 1, 69.84 with the
 # channel off, 70.32 at 0.25 x gap (in-sample best 70.34 at 0.5 x gap^2); two-fold CV 69.75 (the folds
-# chose 0.25 x gap and off). Formula-like queries keep 1.0 without the gap (109 queries: CV 42.43
-# against 44.99; 40.96 with the channel off).
+# chose 0.25 x gap and off). Formula-like queries keep 1.0 without the gap (110 queries: CV 42.95
+# against 45.49; 41.50 with the channel off).
 WEIGHTS_BY_KIND["lean"].update({"formula": 0.25, GAP_PREFIX + "formula": 1.0})
 # Candidates per channel before fusion: 200, so that the prior can lift a well-used declaration that
 # one channel ranks far down (bench/ranking_prior.py, release 20261201T075654Z, PageRank 1.5: nDCG@10
