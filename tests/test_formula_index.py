@@ -134,3 +134,17 @@ def test_parse_formulas_survives_bad_input_in_bounded_time() -> None:
     assert statuses[2] == "partial" and statuses[3] == "ok"  # \bar without its argument; \left( closed at the end
     assert statuses[5] == "ok"
     assert errors.num_rows >= 2
+
+
+def test_pieces_that_are_one_variable_can_be_skipped(tmp_path: Path) -> None:
+    f = formulas_table(["G", "G", "H \\cong G", "a + b = b + a", "G \\times H"])
+    trees, _ = parse_formulas(f, budget_s=5.0)
+    FormulaIndex.build(trees, f, tmp_path / "fx")
+    idx = FormulaIndex.open(tmp_path / "fx")
+    ids = f.column("formula_id").to_pylist()
+    query = "a group $G$ with $a + b = b + a$"
+    assert len({s for _, s in idx.search("$G$", k=5)}) <= 2 and idx.search("$G$", k=5)  # every G alike
+    assert idx.search("$G$", k=5, skip_variables=True) == []
+    skipped = idx.search(query, k=5, skip_variables=True)
+    assert skipped[0][0] == ids[3] and ids[0] not in [i for i, _ in skipped]  # only the formula piece counts
+    assert ids[0] in [i for i, _ in idx.search(query, k=5)]  # searched, the lone G lifts the G formulas

@@ -128,3 +128,43 @@ def test_lexical_index_files_do_not_depend_on_the_hash_seed(tmp_path):
         subprocess.run([sys.executable, "-c", script, str(out)], check=True, env={**os.environ, "PYTHONHASHSEED": seed})
         digests.append({p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.iterdir())})
     assert digests[0] == digests[1]
+
+
+def test_gap_confidence_is_zero_for_a_flat_list_and_near_one_for_a_clear_head():
+    from mathindex.search.fusion import gap_confidence
+
+    flat = [(f"n{i}", 4.6) for i in range(12)]  # a one-letter formula: thousands of exact matches
+    clear = [("a", 4.6)] + [(f"n{i}", 0.46) for i in range(11)]
+    assert gap_confidence(flat) == 0.0
+    assert abs(gap_confidence(clear) - 0.9) < 1e-9
+    assert gap_confidence([]) == 0.0
+    assert gap_confidence([("a", 2.0), ("b", 1.0)]) == 0.5  # fewer than 10: the last one
+
+
+def test_gap_weights_silence_a_flat_formula_list_in_the_fusion():
+    from mathindex.search.fusion import fused_scores, gap_weights
+
+    results = {"lexical": [("good", 3.0), ("noise", 2.9)],
+               "formula": [("noise", 4.6)] + [(f"n{i}", 4.6) for i in range(12)]}
+    plain = {"lexical": 1.0, "formula": 1.0}
+    calibrated = {**plain, "gap:formula": 1.0}
+    total, _ = fused_scores(results, plain)
+    assert max(total, key=total.get) == "noise"  # the flat list's rank 1 outweighs lexical's
+    scaled = gap_weights(results, calibrated)
+    assert scaled["formula"] == 0.0 and scaled["lexical"] == 1.0
+    total, _ = fused_scores(results, scaled)
+    assert max(total, key=total.get) == "good"
+    assert gap_weights(results, plain) == plain  # no gap key: unchanged
+
+
+def test_prose_with_a_symbol_does_not_run_the_formula_channel():
+    from mathindex.search.engine import query_kind, runs_formula_channel, weights_for
+
+    assert not runs_formula_channel("DFA appending one symbol = one transition step")  # prose: no formula
+    assert query_kind("DFA appending one symbol = one transition step") == "formula"  # its weights stay
+    for formula in ("x + y = y + x", "$a$ is odd and so is the rest", r"x \le y for all reals", "`a + b = b + a`",
+                    "npow (m + n) a = npow m a * npow n a", "deriv (fun x => exp x * sin x) = g"):
+        assert runs_formula_channel(formula), formula
+    assert not runs_formula_channel("groups of prime order are cyclic")
+    lean = weights_for("lean")
+    assert lean["formula"] == 0.25 and lean["gap:formula"] == 1.0 and "gap:formula" not in weights_for("formula")

@@ -79,3 +79,53 @@ def test_engine_expands_latex_queries_only(tmp_path):
     hits = [n for n, _ in engine.channel_hits("\\binom{x}{y}")["lexical"]]
     assert "Nat.choose_symm" in hits[:3]
     assert [n for n, _ in engine.channel_hits("binom x y")["lexical"]] == ["Real.sqrt_sq"]  # words: not expanded
+
+
+_LEAN_NOTATIONS = '''/-- Euler's totient. -/
+def Nat.totient (n : ℕ) : ℕ := 0
+
+/-- docstring that says: notation "ψ" => Nat.fake, which is no command -/
+@[inherit_doc] scoped[Nat] notation "φ" => Nat.totient
+-- notation "χ" => Nat.commented
+prefix:100 "√" => Real.sqrt
+infixl:65 " +ᵥ " => HVAdd.hVAdd
+notation "‖" e "‖" => norm e
+local notation "φ" => leastExt F E
+scoped[ProbabilityTheory] notation3 X:50 " ⟂ᵢ " Y:50 =>
+  ProbabilityTheory.IndepFun X Y volume
+'''
+
+
+def test_notation_commands_are_read_from_lean_source(tmp_path):
+    from mathindex.lean.notations import extract_notations, file_notations
+
+    rows = file_notations(_LEAN_NOTATIONS)
+    assert [(r["atoms"], r["target"], r["scope"], r["kind"]) for r in rows] == [
+        (["φ"], "Nat.totient", "scoped", "notation"),
+        (["√"], "Real.sqrt", "global", "prefix"),
+        (["+ᵥ"], "HVAdd.hVAdd", "global", "infixl"),
+        (["‖", "‖"], "norm", "global", "notation"),
+        (["φ"], "leastExt", "local", "notation"),
+        (["⟂ᵢ"], "ProbabilityTheory.IndepFun", "scoped", "notation3"),
+    ]
+    assert [r["line"] for r in rows] == [5, 7, 8, 9, 10, 11]
+    (tmp_path / "A").mkdir()
+    (tmp_path / "A" / "B.lean").write_text(_LEAN_NOTATIONS, encoding="utf-8")
+    table = extract_notations(tmp_path, "lib")
+    assert table.num_rows == 6 and set(table.column("file").to_pylist()) == {"A/B.lean"}
+
+
+def test_notations_feed_the_symbol_map_through_the_grammar_symbols():
+    from mathindex.lean.notations import file_notations
+    from mathindex.search.symbols import notation_associations
+
+    notations = pl.DataFrame(file_notations(_LEAN_NOTATIONS))
+    table = notation_associations(notations)
+    assert set(table.columns) == {f.name for f in LATEX_SYMBOLS}
+    smap = SymbolMap(table)
+    assert smap.words_of("\\varphi(n) = n - 1") == ["totient"]  # \varphi -> φ by the grammar's Greek table
+    assert smap.words_of("\\phi(n)") == ["totient"]  # so does \phi (latex2mathml gives it ϕ)
+    assert smap.words_of("\\sqrt{x}") == ["sqrt"]
+    assert "norm" in smap.words_of("\\|x\\|")
+    assert "least" not in smap.words_of("\\varphi")  # local notations are left out by default
+    assert "least" in SymbolMap(notation_associations(notations, scopes=("global", "scoped", "local"))).words_of("\\varphi")

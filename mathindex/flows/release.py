@@ -89,7 +89,7 @@ def release_flow(
             with progress.stage("premises"):
                 tables = {
                     "declarations": ex.declarations, "dependencies": ex.dependencies, "descriptions": ex.descriptions,
-                    "latex_statements": ex.statements, "formulas": formulas, "formula_trees": trees,
+                    "latex_statements": ex.statements, "latex_macros": ex.macros, "formulas": formulas, "formula_trees": trees,
                     "informalisations": informal, "embedding_texts": texts, "nodes": nodes, "errors": errors,
                     "formal_statements": formal,
                 }  # fmt: skip

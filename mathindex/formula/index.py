@@ -223,10 +223,11 @@ class FormulaIndex:
 
     # -- search --------------------------------------------------------------------------------
 
-    def search(self, query_latex: str, k: int = 10) -> list[tuple[str, float]]:
-        """(formula_id, score), best first: member formula_ids of the best groups, up to k."""
+    def search(self, query_latex: str, k: int = 10, skip_variables: bool = False) -> list[tuple[str, float]]:
+        """(formula_id, score), best first: member formula_ids of the best groups, up to k. Pieces
+        of the query that are one variable or number (`$G$` in prose) are not searched with `skip_variables`."""
         out: list[tuple[str, float]] = []
-        for g, score in self.search_groups(query_latex, k):
+        for g, score in self.search_groups(query_latex, k, skip_variables=skip_variables):
             for fid in self.members[g]:
                 out.append((fid, score))
                 if len(out) >= k:
@@ -234,24 +235,26 @@ class FormulaIndex:
         return out
 
     def search_groups(self, query_latex: str, k: int = 10, use_canonical: bool = True,
-                      rescore: bool = True) -> list[tuple[int, float]]:
+                      rescore: bool = True, skip_variables: bool = False) -> list[tuple[int, float]]:
         """(group, score), best first: groups of identical formulas ranked by the full score
         (`rescore=False`: BM25 over path tokens alone, the baseline the re-score is measured by)."""
         pieces = query_pieces(query_latex)
         if not pieces or self.n_groups == 0:
             return []
         if len(pieces) == 1:
-            return self._search_piece(pieces[0][0], pieces[0][1], k, use_canonical, rescore)
+            return self._search_piece(pieces[0][0], pieces[0][1], k, use_canonical, rescore, skip_variables)
         total: dict[int, float] = {}
         for text, lean in pieces:  # a mixed query: the scores of its formulas add up
-            for g, s in self._search_piece(text, lean, max(3 * k, 30), use_canonical, rescore):
+            for g, s in self._search_piece(text, lean, max(3 * k, 30), use_canonical, rescore, skip_variables):
                 total[g] = total.get(g, 0.0) + s
         ranked = sorted(total.items(), key=lambda gs: (-gs[1], gs[0]))[:k]
         return [(g, round(s, 6)) for g, s in ranked]
 
     def _search_piece(self, text: str, lean: bool, k: int, use_canonical: bool,
-                      rescore: bool) -> list[tuple[int, float]]:
+                      rescore: bool, skip_variables: bool = False) -> list[tuple[int, float]]:
         tree, _parser, status, _reason = analyse(text, lean=lean)
+        if skip_variables and tree[0] in ("#v", "#n"):  # a lone letter matches thousands alike
+            return []
         f = features(tree)  # a partial tree's paths are searched like any other
         canon_groups: list[int] = []
         if use_canonical and status == "ok":

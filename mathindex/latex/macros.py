@@ -311,3 +311,28 @@ class MacroSet:
         if self._pattern.search(text):
             raise ExpansionError(last)
         return text
+
+
+def query_macros(rows: list[dict]) -> MacroSet | None:
+    """The macros a query is expanded with, from a release's `latex_macros` rows (LATEX_MACROS):
+    for each name the definition most document groups use (ties: the first row, the table's order);
+    None when there are none."""
+    chosen: dict[str, dict] = {}
+    for r in rows:
+        best = chosen.get(r["name"])
+        if best is None or r["documents"] > best["documents"]:
+            chosen[r["name"]] = r
+    if not chosen:
+        return None
+    return MacroSet({n: Macro(n, int(r["nargs"]), r["default_value"], r["body"], False) for n, r in chosen.items()})
+
+
+def expand_query(macros: MacroSet | None, query: str) -> str:
+    """`query` with the corpus's macros expanded (as its statements were); unchanged when there are
+    none or the expansion runs away."""
+    if macros is None:
+        return query
+    try:
+        return macros.expand(query)
+    except ExpansionError:
+        return query

@@ -12,6 +12,7 @@ import logging
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ from mathindex.latex.macros import DEFAULT_ENVS, COMMENT_ENVS_DEFAULT, FileDefs,
 from mathindex.latex.tex import DocContext, LabelResolver, extract_tex_text
 from mathindex.latex.texscan import decode_source, strip_comments
 from mathindex.schemas.common import ERRORS, error_row, table
-from mathindex.schemas.latex import FORMULAS, LATEX_STATEMENTS
+from mathindex.schemas.latex import FORMULAS, LATEX_MACROS, LATEX_STATEMENTS
 from mathindex.workers import mp_context, stop_on_sigterm
 
 log = logging.getLogger(__name__)
@@ -36,11 +37,12 @@ SERIAL_BELOW_BYTES = 1024 * 1024  # smaller corpora are extracted in-process: a 
 
 @dataclass(frozen=True)
 class LatexExtraction:
-    """The three tables of one corpus, each built against its schema."""
+    """The tables of one corpus, each built against its schema."""
 
     statements: pa.Table
     formulas: pa.Table
     errors: pa.Table
+    macros: pa.Table  # LATEX_MACROS: the user macros its documents define
 
 
 def read_tags(tags_file: Path, root: CorpusRoot | None = None) -> dict[str, str]:
@@ -326,4 +328,14 @@ def extract_latex_tree(
         statements=pa.concat_tables([table([], LATEX_STATEMENTS)] + [p[0] for p in parts]),
         formulas=pa.concat_tables([table([], FORMULAS)] + [p[1] for p in parts]),
         errors=pa.concat_tables([table(errors, ERRORS)] + [p[2] for p in parts]),
+        macros=macros_table(contexts, corpus),
     )
+
+
+def macros_table(contexts: list[DocContext], corpus: str) -> pa.Table:
+    """Each distinct macro definition of the document groups, with how many groups define it so
+    (LATEX_MACROS, sorted by name, then most documents first)."""
+    counts = Counter((m.name, m.nargs, m.default, m.body) for ctx in contexts for m in ctx.macros.values())
+    rows = [{"corpus": corpus, "name": n, "nargs": a, "default_value": d, "body": b, "documents": c}
+            for (n, a, d, b), c in sorted(counts.items(), key=lambda x: (x[0][0], -x[1], x[0][3], x[0][1]))]
+    return table(rows, LATEX_MACROS)

@@ -48,6 +48,7 @@ def table_specs() -> dict[str, TableSpec]:
         TableSpec("dependencies", lean.DEPENDENCIES, ("corpus", "full_name", "target")),
         TableSpec("descriptions", lean.DESCRIPTIONS, ("full_name", "source", "file", "line", "text")),
         TableSpec("latex_statements", latex.LATEX_STATEMENTS, ("corpus", "file", "line_start", "statement_id")),
+        TableSpec("latex_macros", latex.LATEX_MACROS, ("corpus", "name", "body", "nargs")),
         TableSpec("formulas", latex.FORMULAS, ("corpus", "file", "position", "formula_id")),
         TableSpec("formula_trees", formula.FORMULA_TREES, ("formula_id",)),
         TableSpec("informalisations", embed.INFORMALISATIONS, ("full_name", "decl_id")),

@@ -51,3 +51,16 @@ FORMULAS = described(
         column("tag", pa.string(), "its tag through the tags file"),
     ],
 )
+
+LATEX_MACROS = described(
+    "One row per simple user macro of a LaTeX corpus (\\newcommand, \\def, \\DeclareMathOperator ...), each "
+    "distinct definition once: what its statements were expanded with, so a query typed with the macros is too.",
+    [
+        column("corpus", pa.string(), "the corpus name", nullable=False),
+        column("name", pa.string(), "the control sequence without its backslash (Spec)", nullable=False),
+        column("nargs", pa.int32(), "number of arguments", nullable=False),
+        column("default_value", pa.string(), "default of the optional first argument; null when none"),
+        column("body", pa.string(), "the replacement text, #1 ... #9 for the arguments", nullable=False),
+        column("documents", pa.int32(), "document groups (files joined by \\input) defining it so", nullable=False),
+    ],
+)

@@ -60,3 +60,17 @@ DESCRIPTIONS = described(
         column("line", pa.int32(), "1-based line of a module doc bullet; null for the curated lists"),
     ],
 )
+
+NOTATIONS = described(
+    "One row per notation command of a Lean corpus (notation, notation3, prefix, infix, infixl, infixr, "
+    "postfix; global, scoped or local): the symbols it prints and the constant behind them (lean/notations.py).",
+    [
+        column("corpus", pa.string(), "the corpus name", nullable=False),
+        column("file", pa.string(), "the file, relative to the corpus root", nullable=False),
+        column("line", pa.int32(), "1-based line of the command", nullable=False),
+        column("kind", pa.string(), "notation, notation3, prefix, infix, infixl, infixr or postfix", nullable=False),
+        column("scope", pa.string(), "global, scoped or local", nullable=False),
+        column("atoms", pa.list_(pa.string()), "the quoted atoms, stripped, in order (`‖`, `‖`)", nullable=False),
+        column("target", pa.string(), "the head constant of the right-hand side as written (Nat.totient); null if none"),
+    ],
+)

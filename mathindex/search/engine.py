@@ -15,7 +15,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mathindex.embed.models import reference_path, release_root
-from mathindex.search.fusion import Hit, best_per_name, fused_scores
+from mathindex.latex.macros import expand_query
+from mathindex.search.fusion import GAP_PREFIX, Hit, best_per_name, fused_scores, gap_weights
 from mathindex.search.identifier import IdentifierResolver
 from mathindex.search.lexical import LexicalIndex
 from mathindex.search.prior import PRIOR, normalised_prior, with_prior
@@ -49,10 +50,21 @@ FORMAL_WEIGHT = 2.0
 # chose 3.0 with formal 1.0 and 2.0); the sample's Lean queries stay at 100 for any weight, while its
 # prose and formula queries fall past 1.5, which is why those kinds keep 1.5.
 WEIGHTS_BY_KIND["lean"] = {**WEIGHTS_BY_KIND["formula"], "formal": FORMAL_WEIGHT, "prior": 3.0}
+# Lean-looking queries take the formula channel at 0.25, scaled by its list's gap confidence (fusion.py
+# `gap_weights`): bench/formula_fusion.py over the whole-Mathlib release 20261201T144856Z on MathlibQR
+# dev, the 76 Lean-style queries that run the channel, nDCG@10: 65.70 at weight 1, 69.84 with the
+# channel off, 70.32 at 0.25 x gap (in-sample best 70.34 at 0.5 x gap^2); two-fold CV 69.75 (the folds
+# chose 0.25 x gap and off). Formula-like queries keep 1.0 without the gap (110 queries: CV 42.95
+# against 45.49; 41.50 with the channel off).
+WEIGHTS_BY_KIND["lean"].update({"formula": 0.25, GAP_PREFIX + "formula": 1.0})
 # Candidates per channel before fusion: 200, so that the prior can lift a well-used declaration that
 # one channel ranks far down (bench/ranking_prior.py, release 20261201T075654Z, PageRank 1.5: nDCG@10
 # 49.1 / 50.5 / 50.6 at depth 50 / 100 / 200; both folds chose 200). Costs about 7 ms a query.
 CANDIDATES = 200
+# The formula channel skips a query's pieces that are one variable or number (`maximal p-subgroup of
+# $G$`: every formula with a G scores alike) when True. Off: bench/formula_fusion.py --skip-variables 1
+# (the channel re-run) gives q1b_latex 47.57 against 48.03, all styles 53.28 against 53.44.
+SKIP_FORMULA_VARIABLES = False
 _FORMULA_HINT = re.compile(r"[\\^_=<>+$]|[∀∃∑∏∫→↔∈∉⊆⊂∪∩≤≥≠∣⁻¹√ℕℤℚℝℂ×•∘]")
 
 LEXICAL_DIR, VECTOR_DIR, FORMULA_DIR = ReleaseLayout.LEXICAL, ReleaseLayout.VECTOR, ReleaseLayout.FORMULA  # store owns them
@@ -62,6 +74,23 @@ _DOTTED_CONSTANT = re.compile(r"\b[A-Z][A-Za-z0-9]*\.[A-Za-z_]")
 
 def looks_like_formula(query: str) -> bool:
     return bool(_FORMULA_HINT.search(query))
+
+
+_PROSE_WORD = re.compile(r"(?<![\\\w])[a-z]{3,}\b")
+# prose with a symbol: no TeX, `$` or backtick, at least PROSE_WORDS distinct lowercase words and at
+# most PROSE_SYMBOLS formula characters (`npow (m + n) a = npow m a * npow n a` is a formula)
+PROSE_WORDS, PROSE_SYMBOLS = 3, 2
+
+
+def runs_formula_channel(query: str) -> bool:
+    """Formula-like and not prose with a symbol in it: the formula channel parses a query without
+    `$…$`, backtick or TeX as one formula, and `DFA appending one symbol = one transition step` is
+    none (bench/formula_fusion.py). Lean-looking queries always run it."""
+    if not looks_like_formula(query):
+        return False
+    if any(c in query for c in "$`\\") or looks_like_lean(query):
+        return True
+    return len(set(_PROSE_WORD.findall(query))) < PROSE_WORDS or len(_FORMULA_HINT.findall(query)) > PROSE_SYMBOLS
 
 
 def looks_like_lean(query: str) -> bool:
@@ -109,6 +138,8 @@ class SearchResult:
 class SearchEngine:
     """Opens a release directory once; `search` is then cheap and side-effect free."""
 
+    macros = None  # the LaTeX corpora's macros queries are expanded with (`_query_macros`), if any
+
     def __init__(self, release: Path, weights: dict[str, float] | None = None, model: str | None = None,
                  prior: str = PRIOR, verify: str = "quick", symbols: Path | None = None):
         """`model`: a model reference as a manifest records it (`models/<name>@<rev16>`, relative to
@@ -147,6 +178,7 @@ class SearchEngine:
         root = release_root(self.release)  # where the release is now: a moved or copied root finds its model
         self.vector = self._try("embedding", lambda: _VectorChannel(self.release, reference_path(model, root), RootLayout(root).cache))
         self.formula = self._try("formula", lambda: _FormulaChannel(self.release))
+        self.macros = _query_macros(self.release)
         self.formal = None  # a release built before the formal channel has none: not an error
         if ReleaseLayout(self.release).table("formal_statements").exists():
             self.formal = self._try("formal", lambda: _FormalChannel(self.release))
@@ -182,6 +214,8 @@ class SearchEngine:
     def channel_hits(self, query: str) -> dict[str, list[tuple[str, float]]]:
         """Each open channel's candidates (name, score), best first; formula only for formula-like queries."""
         results: dict[str, list[tuple[str, float]]] = {}
+        if self.macros is not None and "\\" in query:  # typed with a LaTeX corpus's macros: as its statements
+            query = expand_query(self.macros, query)
         formula = looks_like_formula(query)
         if self.lexical is not None:
             expand = self.symbols is not None and formula and not looks_like_lean(query)  # Lean queries name constants already
@@ -189,7 +223,7 @@ class SearchEngine:
             results["lexical"] = self.lexical.search(lexical_query, CANDIDATES)
         if self.vector is not None:
             results["embedding"] = self.vector.search(query, CANDIDATES)
-        if self.formula is not None and formula:
+        if self.formula is not None and runs_formula_channel(query):
             results["formula"] = self.formula.search(query, CANDIDATES)
         if self.formal is not None and looks_like_lean(query):
             results["formal"] = self.formal.search(query, CANDIDATES)
@@ -207,7 +241,7 @@ class SearchEngine:
         """Fuses channel hits (with `weights`, else the engine's), applies the reference prior and
         puts resolved identifiers first."""
         weights = weights or weights_for(query_kind(query), self.weights)
-        total, ranks = fused_scores(results, weights)
+        total, ranks = fused_scores(results, gap_weights(results, weights))
         scored = self._prior_scores(total, weights.get("prior", 0.0))
         # the k best of the rest, as fuse + apply_prior order all of them (ties by name), with Hits
         # made for those only: ordering and materialising every candidate was 1-2 ms a query
@@ -243,6 +277,17 @@ class SearchEngine:
 
     def names(self, query: str, k: int) -> list[str]:
         return [h.name for h in self.search(query, k).hits]
+
+
+def _query_macros(release: Path):
+    """The LaTeX corpora's macros (latex/macros.py `query_macros`) from the release's `latex_macros`
+    table; None for a release without one or without macros."""
+    path = ReleaseLayout(release).table("latex_macros")
+    if not path.exists():
+        return None
+    from mathindex.latex.macros import query_macros
+
+    return query_macros(pq.read_table(path).to_pylist())
 
 
 def _symbol_map(release: Path, path: Path | None):
@@ -319,9 +364,12 @@ class _FormulaChannel:
             if n in name_of_node
         }
 
+    skip_variables = SKIP_FORMULA_VARIABLES
+
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
         # the raw query: the index itself searches each $…$ / backtick piece and adds their scores
-        hits = [(self.name_of[f], s) for f, s in self.index.search(query, k * 3) if f in self.name_of]
+        hits = [(self.name_of[f], s) for f, s in self.index.search(query, k * 3, skip_variables=self.skip_variables)
+                if f in self.name_of]
         return best_per_name(hits)[:k]
 
 

@@ -2,7 +2,8 @@
 
 Each channel adds weight * factor / (K + rank) for each hit, where factor = score / score of the
 channel's rank 1, clipped to [0.5, 1]: an exact match far above the next keeps its margin. Ties
-break on the name, so the order is deterministic.
+break on the name, so the order is deterministic. A channel can be calibrated per query by how
+distinct its head is (`gap_weights`): a flat list, whose rank 1 scores as its rank 10, says nothing.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 RRF_K = 60
+GAP_PREFIX = "gap:"  # weights["gap:formula"] = p: the formula channel's weight times gap_confidence ** p
+GAP_DEPTH = 10
 
 
 @dataclass
@@ -29,6 +32,25 @@ def best_per_name(hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
         if name not in best or score > best[name]:
             best[name] = score
     return sorted(best.items(), key=lambda x: (-x[1], x[0]))
+
+
+def gap_confidence(hits: list[tuple[str, float]], depth: int = GAP_DEPTH) -> float:
+    """1 - score at rank `depth` / score at rank 1 (the last one when fewer), in [0, 1]: 0 for a
+    flat or empty list, near 1 when rank 1 stands far above the rest."""
+    if not hits or hits[0][1] <= 0:
+        return 0.0
+    return min(1.0, max(0.0, 1.0 - hits[min(depth, len(hits)) - 1][1] / hits[0][1]))
+
+
+def gap_weights(results: dict[str, list[tuple[str, float]]], weights: dict[str, float]) -> dict[str, float]:
+    """`weights` with each channel that has a `gap:<channel>` exponent p scaled by its list's
+    gap_confidence ** p (weights without such keys come back unchanged)."""
+    scaled = dict(weights)
+    for key, power in weights.items():
+        channel = key[len(GAP_PREFIX):]
+        if key.startswith(GAP_PREFIX) and power and channel in results:
+            scaled[channel] = weights.get(channel, 1.0) * gap_confidence(results[channel]) ** power
+    return scaled
 
 
 def fused_scores(results: dict[str, list[tuple[str, float]]], weights: dict[str, float],

@@ -57,15 +57,41 @@ def documents(declarations: pl.LazyFrame, descriptions: pl.LazyFrame | None = No
                     pl.concat_str([pl.col("name"), pl.col("type").fill_null(""), code], separator=" ").alias("names")))
 
 
+def _grammar_keys() -> tuple[dict[str, str], dict[str, str]]:
+    """(Greek letter name -> the letter Lean prints, command -> its Unicode symbol), from the formula
+    grammar's own tables (formula/symbols.py GREEK and UNICODE): `\\phi`, `\\varphi`, ϕ -> φ; `\\le` -> ≤."""
+    from mathindex.formula.symbols import GREEK, UNICODE
+
+    letters: dict[str, str] = {}
+    for key, name in GREEK.items():
+        if len(key) == 1 and not key.isascii():
+            letters.setdefault(name, key)
+    symbols: dict[str, str] = {}
+    for char, command in UNICODE.items():
+        if len(char) == 1 and command.startswith("\\"):
+            symbols.setdefault(command, char)
+    return letters, symbols
+
+
 def keys_of(commands: list[str]) -> dict[str, str]:
-    """command -> the key it is counted under: the Unicode character latex2mathml gives it (as
-    search/text.py does: `\\|` and `\\Vert` -> ‖, `\\varphi` -> φ), else the command itself."""
+    """command or symbol -> the key it is counted under: the symbol the formula grammar's tables
+    give it (Greek letters by name, so `\\phi`, `\\varphi`, ϕ and φ meet), else the Unicode
+    character latex2mathml gives it (as search/text.py does: `\\|` and `\\Vert` -> ‖, `\\sqrt` -> √),
+    else the command itself."""
     from latex2mathml.symbols_parser import convert_symbol
 
+    from mathindex.formula.symbols import GREEK
+
+    letters, symbols = _grammar_keys()
     out = {}
     for c in commands:
-        code = convert_symbol(c) if c.startswith("\\") else None
-        out[c] = chr(int(code, 16)) if code else c
+        if c in GREEK and GREEK[c] in letters:
+            out[c] = letters[GREEK[c]]
+        elif c in symbols:
+            out[c] = symbols[c]
+        else:
+            code = convert_symbol(c) if c.startswith("\\") else None
+            out[c] = chr(int(code, 16)) if code else c
     return out
 
 
@@ -112,6 +138,31 @@ def mine_release(release: Path, **limits) -> pl.DataFrame:
 
     docs = documents(scan("declarations", ["full_name", "type", "docstring"]), scan("descriptions", ["full_name", "text"]))
     return mine(docs, **limits)
+
+
+def notation_associations(notations: pl.DataFrame, scopes: tuple[str, ...] = ("global", "scoped")) -> pl.DataFrame:
+    """The symbol map (LATEX_SYMBOLS columns) that notation declarations state (lean/notations.py:
+    `scoped notation "φ" => Nat.totient` gives φ -> totient): each atom of a command in `scopes`
+    (local notations are mostly a proof's abbreviations) with the words of its target's last name
+    component, counted over notation commands as `mine` counts documents, every association kept."""
+    rows = (notations.filter(pl.col("scope").is_in(list(scopes)) & pl.col("target").is_not_null())
+            .with_row_index("doc")
+            .select("doc", pl.col("atoms").alias("command"),
+                    _words(pl.col("target").str.split(".").list.last()).alias("word")))
+    if rows.height == 0:
+        return pl.from_arrow(LATEX_SYMBOLS.empty_table())
+    keys = keys_of(rows["command"].explode().drop_nulls().unique().to_list())
+    pairs = (rows.explode("command").explode("word").drop_nulls()
+             .with_columns(pl.col("command").replace_strict(keys, return_dtype=pl.String)).unique())
+    n_docs = pairs["doc"].n_unique()
+    c_docs = pairs.select("doc", "command").unique().group_by("command").agg(pl.len().alias("command_docs"))
+    w_docs = pairs.select("doc", "word").unique().group_by("word").agg(pl.len().alias("word_docs"))
+    return (pairs.group_by("command", "word").agg(pl.len().alias("pair_docs"))
+            .join(c_docs, on="command").join(w_docs, on="word")
+            .with_columns((pl.lit(float(n_docs)) * pl.col("pair_docs") / (pl.col("command_docs") * pl.col("word_docs"))).log().alias("pmi"))
+            .sort(["command", "pmi", "pair_docs", "word"], descending=[False, True, True, False])
+            .select([f.name for f in LATEX_SYMBOLS])
+            .with_columns(pl.col(c).cast(pl.Int64) for c in ("pair_docs", "command_docs", "word_docs")))
 
 
 def write_symbols(table: pl.DataFrame, path: Path) -> None:

@@ -23,6 +23,7 @@ class Extraction:
     descriptions: pa.Table
     statements: pa.Table
     formulas: pa.Table
+    macros: pa.Table
     errors: pa.Table
 
 
@@ -48,5 +49,6 @@ def merge_extractions(lean: list, latex: list) -> Extraction:
         descriptions=concat([x.descriptions for x in lean], lean_schema.DESCRIPTIONS),
         statements=concat([x.statements for x in latex], latex_schema.LATEX_STATEMENTS),
         formulas=concat([x.formulas for x in latex], latex_schema.FORMULAS),
+        macros=concat([x.macros for x in latex], latex_schema.LATEX_MACROS),
         errors=concat([x.errors for x in lean + latex], ERRORS),
     )
