@@ -79,9 +79,9 @@ def release_flow(
             with progress.stage("formulas"):
                 formulas = collect_formulas(ex.formulas, ex.declarations)
                 trees, formula_errors = parse_formulas(formulas, SYMPY_BUDGET_S, cache)
-                formula_info = build_formula_index(trees, formulas, staging, cache)
+                formula_built = build_formula_index(trees, formulas, staging, cache)
             with progress.stage("formal index"):
-                formal, formal_info = formal_index(ex.declarations, ex.dependencies, staging, cache)
+                formal = formal_index(ex.declarations, ex.dependencies, staging, cache)
             with progress.stage("search index"):
                 nodes = nodes_table(ex.declarations, ex.statements, ex.dependencies)
                 lexical = lexical_index(texts, staging, cache)
@@ -91,24 +91,27 @@ def release_flow(
                     "declarations": ex.declarations, "dependencies": ex.dependencies, "descriptions": ex.descriptions,
                     "latex_statements": ex.statements, "latex_macros": ex.macros, "formulas": formulas, "formula_trees": trees,
                     "informalisations": informal, "embedding_texts": texts, "nodes": nodes, "errors": errors,
-                    "formal_statements": formal,
+                    "formal_statements": formal.table,
                 }  # fmt: skip
                 row_counts = write_tables(staging, tables)  # the search engine reads them
-                formal_info["table_bytes"] = ReleaseLayout(staging).table("formal_statements").stat().st_size
+                formal_built = formal.index.with_figures(
+                    table_bytes=ReleaseLayout(staging).table("formal_statements").stat().st_size)
                 premises = premise_index(staging, ex.declarations, ex.dependencies, embedding_model.reference, cache)
             with progress.stage("bench"):
-                metrics, bench_rows = run_benchmarks(staging, suite_specs, embedding_model.reference)
+                bench = run_benchmarks(staging, suite_specs, embedding_model.reference)
+                metrics = dict(bench.metrics)
             with progress.stage("store"):
-                row_counts |= write_tables(staging, {"bench_results": bench_rows})
+                row_counts |= write_tables(staging, {"bench_results": bench.rows})
                 write_database(staging, list(row_counts), published_release(root))
             with progress.stage("publish"):
                 baseline, baseline_from = baseline_metrics(root, [s.name for s in suite_specs])
                 verdict = gate_release(metrics, baseline, no_gate)
                 parts = ReleaseParts(
                     release_id=release_id, pins=pins, embedder=vector.embedder,
-                    vector_index=vector.manifest_entry(), formula_index=formula_info,
-                    lexical_index=lexical, formal_index=formal_info, stages=stage_report(ex, trees, errors, progress.seconds),
-                    row_counts=row_counts, errors=errors, suites=suite_pins, premises=premises,
+                    vector_index=vector.manifest_entry(), formula_index=formula_built.manifest_entry(),
+                    lexical_index=lexical.manifest_entry(), formal_index=formal_built.manifest_entry(),
+                    stages=stage_report(ex, trees, errors, progress.seconds), row_counts=row_counts, errors=errors,
+                    suites=suite_pins, premises=premises.manifest_entry(),
                 )  # fmt: skip
                 outcome = finish_release(root, staging, parts, metrics, verdict, baseline_from, before=published_release(root))
     publish_artifacts(outcome)

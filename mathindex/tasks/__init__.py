@@ -15,8 +15,14 @@ docs/architecture.md, "Retries and timeouts".
 
 from __future__ import annotations
 
+import copy
 import errno
+from dataclasses import dataclass, field
 from functools import partial
+from types import MappingProxyType
+from typing import Any, Mapping
+
+import pyarrow as pa
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
@@ -58,3 +64,39 @@ def retry_transient(task, task_run, state) -> bool:
 stage = partial(task, cache_policy=NO_CACHE, persist_result=False, timeout_seconds=HOUR_S)
 io_stage = partial(stage, timeout_seconds=None, retries=len(RETRY_DELAYS_S), retry_delay_seconds=RETRY_DELAYS_S,
                    retry_condition_fn=retry_transient)
+
+
+@dataclass(frozen=True)
+class IndexBuild:
+    """What an index task built in the release (formula, formal, lexical, premises): its figures as
+    the manifest records them, read-only, so that no later step edits what a task reported
+    (`with_figures` gives a new record)."""
+
+    kind: str
+    figures: Mapping[str, Any]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "figures", MappingProxyType(copy.deepcopy(dict(self.figures))))
+
+    def with_figures(self, **more: Any) -> "IndexBuild":
+        return IndexBuild(self.kind, {**self.figures, **more})
+
+    def manifest_entry(self) -> dict:
+        return copy.deepcopy(dict(self.figures))
+
+
+@dataclass(frozen=True)
+class TableBuild:
+    """A task's table with the index built from it (the formal stage: `formal_statements` and `formal/`)."""
+
+    table: pa.Table = field(repr=False)
+    index: IndexBuild
+
+
+@dataclass(frozen=True)
+class BenchRun:
+    """Every suite's metrics (`evaluation.bench`: suites, headline, unavailable channels) and the
+    per-query rows of `bench_results`."""
+
+    metrics: Mapping[str, Any]
+    rows: pa.Table = field(repr=False)

@@ -13,13 +13,13 @@ from mathindex.schemas.manifest import SuiteSpec
 from mathindex.search.engine import SearchEngine
 from mathindex.sources import PACKAGE_ROOT
 from mathindex.store import ReleaseLayout, published_release
-from mathindex.tasks import HOUR_S, stage
+from mathindex.tasks import HOUR_S, BenchRun, stage
 
 BASELINES = PACKAGE_ROOT / "bench" / "baselines"
 
 
 @stage(name="run_benchmarks", timeout_seconds=2 * HOUR_S)
-def run_benchmarks(release_dir: Path, suites: list[SuiteSpec], model: str | None) -> tuple[dict, object]:
+def run_benchmarks(release_dir: Path, suites: list[SuiteSpec], model: str | None) -> BenchRun:
     """Every suite through `SearchEngine` (the `mathindex search` code path), with `model` the
     reference the manifest will record (resolved against the release's root, as searches will).
     A suite that fails to run is recorded with its error and no metrics, which the gate then
@@ -36,7 +36,7 @@ def run_benchmarks(release_dir: Path, suites: list[SuiteSpec], model: str | None
         results[spec.name] = summary
         rows += suite_rows
     metrics = {"suites": results, "headline": headline(results), "channels_unavailable": engine.unavailable}
-    return metrics, table(rows, BENCH_RESULTS)
+    return BenchRun(metrics, table(rows, BENCH_RESULTS))
 
 
 def baseline_metrics(root: Path, suite_names: list[str]) -> tuple[dict[str, float], str]:

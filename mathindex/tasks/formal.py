@@ -6,14 +6,15 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from mathindex.tasks import stage
+from mathindex.tasks import IndexBuild, TableBuild, stage
 
 
 @stage(name="build_formal_index")
 def formal_index(declarations: pa.Table, dependencies: pa.Table, release_dir: Path,
-                 cache_dir: Path | None = None) -> tuple[pa.Table, dict]:
-    """(formal_statements, manifest info: build seconds, bytes on disk of the table and postings);
-    statement facts are kept by content under `cache_dir/formal` (a root's cache) between builds."""
+                 cache_dir: Path | None = None) -> TableBuild:
+    """The formal_statements table and the `formal/` postings, with the manifest's figures (build
+    seconds, bytes on disk of the postings); statement facts are kept by content under
+    `cache_dir/formal` (a root's cache) between builds."""
     from mathindex.formal import build_formal_index
     from mathindex.store import ReleaseLayout
 
@@ -21,4 +22,4 @@ def formal_index(declarations: pa.Table, dependencies: pa.Table, release_dir: Pa
     statements, info = build_formal_index(declarations, dependencies, out_dir,
                                           cache_dir=cache_dir / "formal" if cache_dir is not None else None)
     info["directory_bytes"] = sum(p.stat().st_size for p in out_dir.rglob("*") if p.is_file())
-    return statements, info
+    return TableBuild(statements, IndexBuild("formal", info))

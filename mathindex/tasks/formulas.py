@@ -9,7 +9,7 @@ import pyarrow as pa
 from mathindex.schemas.common import concat
 from mathindex.schemas.latex import FORMULAS
 from mathindex.store import ReleaseLayout
-from mathindex.tasks import HOUR_S, stage
+from mathindex.tasks import HOUR_S, IndexBuild, stage
 
 
 @stage(name="collect_formulas")
@@ -30,9 +30,9 @@ def parse_formulas(formulas: pa.Table, budget_s: float, cache_dir: Path | None =
 
 
 @stage(name="build_formula_index")
-def build_formula_index(trees: pa.Table, formulas: pa.Table, release_dir: Path, cache_dir: Path | None = None) -> dict:
+def build_formula_index(trees: pa.Table, formulas: pa.Table, release_dir: Path, cache_dir: Path | None = None) -> IndexBuild:
     """The formula index of the release; tree features of earlier releases come from `cache_dir`."""
     from mathindex.formula import FormulaIndex
 
     info = FormulaIndex.build(trees, formulas, ReleaseLayout(release_dir).formula, cache_dir=cache_dir)
-    return info if isinstance(info, dict) else {"formulas": trees.num_rows}
+    return IndexBuild("formula", info if isinstance(info, dict) else {"formulas": trees.num_rows})

@@ -9,7 +9,7 @@ import pyarrow as pa
 from mathindex.search.lexical import BM25_B, BM25_K1, build_text_index
 from mathindex.search.nodes import build_nodes
 from mathindex.store import ReleaseLayout
-from mathindex.tasks import stage
+from mathindex.tasks import IndexBuild, stage
 
 
 @stage(name="build_nodes")
@@ -18,7 +18,7 @@ def nodes_table(declarations: pa.Table, statements: pa.Table, dependencies: pa.T
 
 
 @stage(name="build_lexical_index")
-def lexical_index(texts: pa.Table, release_dir: Path, cache_dir: Path | None = None) -> dict:
+def lexical_index(texts: pa.Table, release_dir: Path, cache_dir: Path | None = None) -> IndexBuild:
     """BM25 over one document per node; texts' tokens are cached under `cache_dir` (`build_text_index`)."""
     documents = build_text_index(texts, ReleaseLayout(release_dir).lexical, cache_dir)
-    return {"documents": documents, "method": f"bm25 (bm25s, lucene, k1 {BM25_K1}, b {BM25_B})"}
+    return IndexBuild("lexical", {"documents": documents, "method": f"bm25 (bm25s, lucene, k1 {BM25_K1}, b {BM25_B})"})
