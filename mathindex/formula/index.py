@@ -338,10 +338,10 @@ def _groups(trees: pa.Table) -> pl.DataFrame:
     formula_id): key (blake2b-128 of the tree JSON), sorted members, tree, path_tokens, canonical."""
     t = pl.from_arrow(trees.select(["formula_id", "tree", "path_tokens", "canonical"])) if trees.num_rows else \
         pl.DataFrame(schema={"formula_id": pl.String, "tree": pl.String, "path_tokens": pl.List(pl.String), "canonical": pl.String})
-    t = t.sort("formula_id", maintain_order=True)
-    keys = [hashlib.blake2b(ts.encode("utf-8"), digest_size=16).hexdigest() for ts in t["tree"].to_list()]
-    return (t.with_columns(key=pl.Series(keys, dtype=pl.String)).group_by("key", maintain_order=True)
-            .agg(pl.col("formula_id").sort().alias("members"), pl.first("tree"), pl.first("path_tokens"), pl.first("canonical")))
+    g = (t.sort("formula_id", maintain_order=True).group_by("tree", maintain_order=True)
+         .agg(pl.col("formula_id").sort().alias("members"), pl.first("path_tokens"), pl.first("canonical")))
+    keys = [hashlib.blake2b(ts.encode("utf-8"), digest_size=16).hexdigest() for ts in g["tree"].to_list()]
+    return g.select(pl.Series("key", keys, dtype=pl.String), "members", "tree", "path_tokens", "canonical")
 
 
 def _group_features(groups: pl.DataFrame, cache_dir: Path | None) -> pl.DataFrame:
@@ -371,11 +371,11 @@ def _postings(groups: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     """(term, doc, tf) sorted by (term, doc), and the vocabulary: token ids in order of first
     appearance over the groups' path tokens."""
     ex = (groups.select(doc=pl.int_range(groups.height, dtype=pl.UInt32), tok="path_tokens")
-          .explode("tok").drop_nulls("tok"))
-    vocab = ex["tok"].unique(maintain_order=True)
-    ids = pl.DataFrame({"tok": vocab, "tid": pl.int_range(len(vocab), dtype=pl.UInt32, eager=True)})
-    co = (ex.join(ids, on="tok", how="left", maintain_order="left").group_by("tid", "doc").agg(tf=pl.len())
-          .sort("tid", "doc"))
+          .explode("tok").drop_nulls("tok").with_row_index("pos"))
+    co = ex.group_by("tok", "doc").agg(tf=pl.len(), pos=pl.col("pos").min())
+    ids = co.group_by("tok").agg(pl.col("pos").min()).sort("pos").with_columns(tid=pl.int_range(pl.len(), dtype=pl.UInt32))
+    vocab = ids["tok"]
+    co = co.join(ids.select("tok", "tid"), on="tok").sort("tid", "doc")
     return (co["tid"].to_numpy().astype(np.uint32), co["doc"].to_numpy().astype(np.uint32),
             co["tf"].to_numpy().astype(np.float32), vocab)
 
