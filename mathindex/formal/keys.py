@@ -160,7 +160,7 @@ class ConstantResolver:
     def constants(self, decl_name: str, symbols: set[str], named: list[str]) -> set[str]:
         out = set(named)
         spaces = _prefixes(decl_name)
-        types = {n for n in named if n[:1].isupper()}
+        types = list(dict.fromkeys(n for n in named if n[:1].isupper()))  # as named: a set's order follows PYTHONHASHSEED
         written = {n.rsplit(".", 1)[-1] for n in named}  # `sqrt` written out is not `√`
         for s in symbols:
             op_const = NOTATION.get(s)
@@ -176,7 +176,7 @@ class ConstantResolver:
                 out.add(found)
         return out
 
-    def _leaf(self, s: str, spaces: list[str], types: set[str], written: bool) -> str | None:
+    def _leaf(self, s: str, spaces: list[str], types: list[str], written: bool) -> str | None:
         for ns in spaces:
             if f"{ns}.{s}" in self.full:
                 return f"{ns}.{s}"
