@@ -99,3 +99,20 @@ def test_an_unreadable_cache_shard_is_skipped_and_rebuilt(tmp_path, caplog):
     assert "skipping unreadable shard" in caplog.text
     for f in FILES:
         assert (tmp_path / "b" / f).read_bytes() == (tmp_path / "a" / f).read_bytes()
+
+
+def test_documents_tokens_come_from_the_cache_on_a_rebuild(tmp_path, monkeypatch):
+    from mathindex.search import lexical
+
+    docs = random_documents(50, 3)
+    names = [f"n{i}" for i in range(len(docs))]
+    build_lexical_index(names, docs, tmp_path / "plain")
+    calls = []
+    monkeypatch.setattr(lexical, "tokens", lambda text: calls.append(text) or tokens(text))
+    build_lexical_index(names, docs, tmp_path / "a", tmp_path / "cache")
+    assert len(calls) == len(set(docs))
+    calls.clear()
+    build_lexical_index(names, docs[:-1] + ["a changed document about rings"], tmp_path / "b", tmp_path / "cache")
+    assert calls == ["a changed document about rings"]
+    for f in FILES:
+        assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "plain" / f).read_bytes(), f

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from pathlib import Path
 
@@ -28,11 +29,40 @@ TOKENS_VERSION = code_version(Path(__file__).with_name("text.py"), Path(__file__
 TOKEN_ROWS = pa.schema([("key", pa.string()), ("tokens", pa.string())])
 
 
-def build_lexical_index(node_names: list[str], documents: list[str], out_dir: Path) -> None:
+def build_lexical_index(node_names: list[str], documents: list[str], out_dir: Path, cache_dir: Path | None = None) -> None:
     """Indexes documents (row-aligned with node names) into out_dir; with no documents (a corpus
-    without statements) only the empty names file is written, and the index answers nothing."""
-    docs = pl.Series("tokens", [" ".join(tokens(d)) for d in documents], dtype=pl.String)
+    without statements) only the empty names file is written, and the index answers nothing. With
+    `cache_dir`, each document's tokens are kept in the token cache `build_text_index` uses (keyed
+    by the document's sha256), so a rebuild tokenises only documents it has not seen."""
+    if cache_dir is None:
+        docs = pl.Series("tokens", [" ".join(tokens(d)) for d in documents], dtype=pl.String)
+    else:
+        rows = pl.DataFrame({"key": [hashlib.sha256(d.encode("utf-8")).hexdigest() for d in documents],
+                             "text": documents}, schema={"key": pl.String, "text": pl.String})
+        docs = rows.join(_cached_tokens(rows, cache_dir, informal=None), on="key", how="left",
+                         maintain_order="left").get_column("tokens")
     _write(node_names, docs, out_dir)
+
+
+def _cached_tokens(rows: pl.DataFrame, cache_dir: Path | None, informal: pl.Series | None) -> pl.DataFrame:
+    """(key, tokens) for every distinct key of `rows` (key, text): from the token cache, the rest
+    tokenised now and added to it; `informal` marks the texts whose glosses are stripped first."""
+    from mathindex.embed.rules import without_context  # here: mathindex.embed imports this module
+
+    cache = RowCache(cache_dir, "tokens", TOKENS_VERSION, TOKEN_ROWS)
+    known = cache.load(rows.get_column("key"))
+    if informal is not None:
+        rows = rows.with_columns(informal=informal)
+    todo = rows.join(known, on="key", how="anti").unique("key", keep="first", maintain_order=True)
+    if todo.height:
+        flags = todo.get_column("informal").to_list() if informal is not None else [False] * todo.height
+        new = pl.DataFrame({"key": todo.get_column("key"), "tokens": [
+            " ".join(tokens(without_context(t) if f else t)) for t, f in zip(todo.get_column("text").to_list(), flags)]},
+            schema={"key": pl.String, "tokens": pl.String})
+        cache.add(new)
+        known = pl.concat([known, new])
+    log.info("lexical index: %d texts, %d tokenised, %d from the cache", rows.height, todo.height, rows.height - todo.height)
+    return known
 
 
 def build_text_index(texts: pa.Table, out_dir: Path, cache_dir: Path | None = None) -> int:
@@ -41,21 +71,9 @@ def build_text_index(texts: pa.Table, out_dir: Path, cache_dir: Path | None = No
     Each distinct text is tokenised once and its tokens kept in a row cache under `cache_dir`
     (`mathindex.cache.RowCache`, keyed by the text's sha256 and the tokenizer's code), so that a
     rebuild tokenises only the texts it has not seen. Returns the number of documents."""
-    from mathindex.embed.rules import without_context  # here: mathindex.embed imports this module
-
     rows = pl.from_arrow(texts.select(["name", "facet", "text", "sha256"])).with_columns(
         key=pl.col("sha256") + pl.when(pl.col("facet") == "informal").then(pl.lit(":informal")).otherwise(pl.lit("")))
-    cache = RowCache(cache_dir, "tokens", TOKENS_VERSION, TOKEN_ROWS)
-    known = cache.load(rows.get_column("key"))
-    todo = rows.join(known, on="key", how="anti").unique("key", keep="first", maintain_order=True)
-    if todo.height:
-        new = pl.DataFrame({"key": todo.get_column("key"), "tokens": [
-            " ".join(tokens(without_context(t) if f == "informal" else t))
-            for t, f in zip(todo.get_column("text").to_list(), todo.get_column("facet").to_list())]},
-            schema={"key": pl.String, "tokens": pl.String})
-        cache.add(new)
-        known = pl.concat([known, new])
-    log.info("lexical index: %d texts, %d tokenised, %d from the cache", rows.height, todo.height, rows.height - todo.height)
+    known = _cached_tokens(rows.select("key", "text"), cache_dir, informal=rows.get_column("facet") == "informal")
     docs = (rows.join(known, on="key", how="left").sort(["name", "facet"])
             .group_by("name", maintain_order=True)
             .agg(pl.col("tokens").filter(pl.col("tokens") != "").str.join(" ")))
