@@ -340,8 +340,19 @@ def _groups(trees: pa.Table) -> pl.DataFrame:
         pl.DataFrame(schema={"formula_id": pl.String, "tree": pl.String, "path_tokens": pl.List(pl.String), "canonical": pl.String})
     g = (t.sort("formula_id", maintain_order=True).group_by("tree", maintain_order=True)
          .agg(pl.col("formula_id").sort().alias("members"), pl.first("path_tokens"), pl.first("canonical")))
-    keys = [hashlib.blake2b(ts.encode("utf-8"), digest_size=16).hexdigest() for ts in g["tree"].to_list()]
-    return g.select(pl.Series("key", keys, dtype=pl.String), "members", "tree", "path_tokens", "canonical")
+    return g.select(pl.Series("key", _digests(g["tree"]), dtype=pl.String), "members", "tree", "path_tokens", "canonical")
+
+
+def _digests(texts: pl.Series) -> list[str]:
+    """blake2b-128 hex of each (non-null) string's UTF-8 bytes, hashed from the Arrow buffer
+    (no Python string per row)."""
+    arr = texts.rechunk().to_arrow().cast(pa.large_string())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    bounds = np.frombuffer(arr.buffers()[1], dtype=np.int64)[arr.offset: arr.offset + len(arr) + 1].tolist()
+    data = memoryview(arr.buffers()[2]) if len(arr) else memoryview(b"")
+    b2 = hashlib.blake2b
+    return [b2(data[a:b], digest_size=16).hexdigest() for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def _group_features(groups: pl.DataFrame, cache_dir: Path | None) -> pl.DataFrame:
