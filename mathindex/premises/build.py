@@ -47,19 +47,21 @@ def cached_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.
     if info is not None:
         log.info("premises: inputs unchanged (key %s): files and figures from the cache", key[:16])
     else:
-        info = build_premises(release_dir, declarations, dependencies, open_engine(), seed)
+        info = build_premises(release_dir, declarations, dependencies, open_engine(), seed, token_cache=cache_dir)
         info.pop("seconds")
         cache.store(entries, key, Path(release_dir) / PREMISES_DIR, info)
     return {**info, "seconds": round(time.perf_counter() - t0, 1)}
 
 
-def build_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.Table, engine, seed: int = SEED) -> dict:
+def build_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.Table, engine, seed: int = SEED,
+                   token_cache: Path | None = None) -> dict:
     """Writes premises/ (priors, statement index, suite.json, weights.json, metrics.json) and
-    returns the figures: the ranker and both baselines on the held-out suite, in points."""
+    returns the figures: the ranker and both baselines on the held-out suite, in points.
+    `token_cache`: the root's cache, where the statement index keeps each document's tokens."""
     t0 = time.perf_counter()
     out = Path(release_dir) / PREMISES_DIR
     parts = split_files(declarations.column("file").to_pylist(), seed)
-    index = write_premise_index(declarations, dependencies, parts, out)
+    index = write_premise_index(declarations, dependencies, parts, out, token_cache)
     suite = build_suite(declarations, dependencies, seed, TEST, name="premises-held-out")
     write_suite(suite, out / SUITE_FILE)
     tune = build_suite(declarations, dependencies, seed, TUNE)["queries"]

@@ -63,15 +63,17 @@ def build_priors(declarations: pa.Table, dependencies: pa.Table, parts: dict[str
     return out.select(pl.col("full_name").alias("name"), "kind", "file", "part", "usage", "proof").to_arrow().cast(PRIORS)
 
 
-def write_premise_index(declarations: pa.Table, dependencies: pa.Table, parts: dict[str, str], out_dir: Path) -> dict:
-    """`out_dir/priors.parquet` and the statements' BM25 index `out_dir/statements/`; returns counts."""
+def write_premise_index(declarations: pa.Table, dependencies: pa.Table, parts: dict[str, str], out_dir: Path,
+                        token_cache: Path | None = None) -> dict:
+    """`out_dir/priors.parquet` and the statements' BM25 index `out_dir/statements/` (documents'
+    tokens kept in `token_cache`, `search.lexical.build_lexical_index`); returns counts."""
     priors = build_priors(declarations, dependencies, parts)
     out_dir.mkdir(parents=True, exist_ok=True)
     pq.write_table(priors, out_dir / PRIORS_FILE, compression="zstd")
     decls = unique_declarations(declarations)
     names = decls.column("full_name").to_pylist()
     docs = [statement_document(n, s) for n, s in zip(names, decls.column("signature").to_pylist())]
-    build_lexical_index(names, docs, out_dir / STATEMENTS_DIR)
+    build_lexical_index(names, docs, out_dir / STATEMENTS_DIR, token_cache)
     proof_lengths = np.diff(priors.column("proof").combine_chunks().offsets.to_numpy())
     return {"declarations": priors.num_rows, "training_proofs": int((proof_lengths > 0).sum()),
             "training_premise_uses": int(proof_lengths.sum())}
