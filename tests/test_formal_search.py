@@ -131,3 +131,27 @@ def test_cli_formal_output_and_bad_input(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == "mathindex search: unknown constant Real.sqr; did you mean Real.sqrt?"
     assert main(["search", str(tmp_path), "--formal", "_ * (_ ^ _"]) == 2
     assert "position 5" in capsys.readouterr().err
+
+
+def test_soft_scores_do_not_depend_on_the_hash_seed(tmp_path):
+    """A soft piece's key weights are summed in key order: in a set's order (PYTHONHASHSEED) the
+    float sums, and which candidates reached the bonus, differed between processes."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    build(tmp_path)
+    script = ("import sys; from pathlib import Path; from mathindex.formal.search import FormalIndex\n"
+              "ix = FormalIndex(Path(sys.argv[1]))\n"
+              "print(repr(ix.soft('the lemma `√x * √x = x` for `0 ≤ x` and `a + b ≤ c`', 10)))\n")
+    root = Path(__file__).resolve().parents[1]
+    outs = {subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)}).stdout
+            for seed in ("1", "2", "3", "4", "5")}
+    assert len(outs) == 1, outs
+    index = FormalIndex(tmp_path)
+    from mathindex.formal.query import pattern_term
+
+    keys = list(index._piece_keys(pattern_term("a + b ≤ c * d", 0, index.vocab, strict=False)))
+    assert keys == sorted(keys) and len(keys) > 1

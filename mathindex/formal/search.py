@@ -372,7 +372,9 @@ class FormalIndex:
         for alts in term.constants:
             if len(alts) <= 20:
                 keys.update("c:" + c for c in alts)
-        return {key: self.idf(key) for key in keys if self.df(key)}
+        # in key order: the scores are float sums over these weights, and a set's order follows
+        # PYTHONHASHSEED (the sums, and which candidates reach the bonus, moved between processes)
+        return {key: self.idf(key) for key in sorted(keys) if self.df(key)}
 
     def _soft_bonus(self, doc: int, term: Term) -> float:
         """0.5 when the piece matches somewhere, 1.0 at the conclusion (hypotheses in any order)."""
