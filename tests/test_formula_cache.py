@@ -17,6 +17,7 @@ import pytest
 import mathindex.formula.api as api
 from mathindex.formula import FormulaIndex, lean_formulas, parse_formulas
 from mathindex.formula.cache import ParseCache, code_version, content_key
+from mathindex.textfold import PY_WHITESPACE
 
 LATEX = [
     r"(a+b)^2 = a^2 + 2ab + b^2",  # a canonical form
@@ -132,7 +133,7 @@ def test_index_from_cached_rows_is_byte_identical(tmp_path, uncached, monkeypatc
 def test_lean_formulas_folds_whitespace_as_str_split() -> None:
     chars = pl.Series([chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF])
     spaces = "".join(c for c in chars if c.isspace())
-    assert chars.str.contains(f"^{api._PY_SPACE}$").to_list() == [c.isspace() for c in chars]
+    assert chars.str.contains(f"^{PY_WHITESPACE}$").to_list() == [c.isspace() for c in chars]
     decls = pa.Table.from_pylist([
         {"full_name": "A.b", "type": f"{spaces}a{spaces}= b\x1c\u3000", "corpus": "c", "file": "A.lean", "line_start": 3},
         {"full_name": "A.c", "type": "\u2003Type\u00a0u", "corpus": "c", "file": "A.lean", "line_start": 4},

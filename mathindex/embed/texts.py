@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 
 from mathindex.embed.rules import name_words, strip_header
 from mathindex.schemas.embed import EMBEDDING_TEXTS
+from mathindex.textfold import folded
 from mathindex.search.nodes import hit_name
 
 log = logging.getLogger(__name__)
@@ -46,11 +47,6 @@ def _clean(value) -> str:
     return " ".join(str(value).split())
 
 
-# `_clean` as a polars expression: runs of what Python's str.split() splits on (Unicode White_Space
-# and the separators U+001C..U+001F, which str.isspace() counts too) become one space, ends trimmed
-_SPACE = r"[\s\x1c-\x1f]+"
-
-
 def _col(table: pa.Table | None, name: str) -> list:
     if table is None or name not in table.column_names:
         return [None] * (0 if table is None else table.num_rows)
@@ -58,7 +54,8 @@ def _col(table: pa.Table | None, name: str) -> list:
 
 
 def _clean_expr(col: str) -> pl.Expr:
-    return pl.col(col).fill_null("").str.replace_all(_SPACE, " ").str.strip_chars(" ")
+    """`_clean` as a polars expression (`textfold.folded`)."""
+    return folded(pl.col(col))
 
 
 def embedded_texts(texts: pa.Table) -> pa.Table:

@@ -28,6 +28,7 @@ from mathindex.formula.grammar import (
 )
 from mathindex.formula.mathml import mathml_tree, token_row
 from mathindex.formula.paths import path_tokens
+from mathindex.textfold import folded
 from mathindex.schemas.common import ERRORS, error_row, table
 from mathindex.schemas.formula import FORMULA_TREES
 
@@ -38,7 +39,6 @@ CANONICAL_BATCH = 2_000
 _SORT_ONLY = re.compile(r"^(?:Prop|Sort\*?|Type\*?|Type _|(?:Type|Sort) [\w.+ ()]+)$")
 _LEAN_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_']*\.[A-Za-z_]|[A-Za-z]{4,}")
 _LEAN_HINT = frozenset("∀∃∑∏→↔∧∨¬ℕℤℚℝℂ∣⁻")
-_PY_SPACE = r"[\s\x1c-\x1f]+"  # what str.split() splits on: Unicode White_Space plus \x1c-\x1f
 
 
 def analyse(text: str, lean: bool = False) -> tuple[tuple, str, str, str | None]:
@@ -236,7 +236,7 @@ def lean_formulas(declarations: pa.Table) -> pa.Table:
     d = pl.from_arrow(declarations.select(present)) if declarations.num_rows else pl.DataFrame(schema=cols)
     d = d.with_columns(pl.lit(None, dtype=t).alias(c) for c, t in cols.items() if c not in d.columns)
     d = d.with_columns(
-        text=pl.col("type").fill_null("").str.replace_all(_PY_SPACE, " ").str.strip_chars(" "),
+        text=folded(pl.col("type")),
         corpus=pl.col("corpus").fill_null(""), file=pl.col("file").fill_null(""),
         name=pl.col("full_name").cast(pl.String).fill_null("None"),
     ).filter(pl.col("text") != "")
