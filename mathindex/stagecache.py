@@ -22,6 +22,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from mathindex import cache
+
 log = logging.getLogger(__name__)
 KEEP = 3  # entries per stage: today's, yesterday's and one more (a rollback)
 PACKAGE = Path(__file__).resolve().parent
@@ -29,11 +31,8 @@ PACKAGE = Path(__file__).resolve().parent
 
 @lru_cache(maxsize=1)
 def code_version() -> str:
-    """sha256 (16 hex) over every Python source file of the package, in path order."""
-    h = hashlib.sha256()
-    for f in sorted(PACKAGE.rglob("*.py")):
-        h.update(f.relative_to(PACKAGE).as_posix().encode() + b"\0" + f.read_bytes())
-    return h.hexdigest()[:16]
+    """`cache.code_version` over every Python source file of the package, in path order."""
+    return cache.code_version(*sorted(PACKAGE.rglob("*.py")))
 
 
 def table_digest(table: pa.Table | None) -> str:

@@ -175,7 +175,7 @@ class VectorIndex:
         prev_side = json.loads((Path(previous) / SIDECAR_FILE).read_text())
         sidecar = {
             **{k: prev_side[k] for k in ("embedder", "metric", "normalised", "factory", "M", "ef_construction")},
-            "ef_search": chosen, "count": int(len(ids)), "rows": int(rows), "deleted": int(deleted.sum() + 0),
+            "ef_search": chosen, "count": int(len(ids)), "rows": int(rows), "deleted": int(deleted.sum()),
             "recall_at_10": recall, "recall_by_ef_search": tried, "recall_queries": int(min(recall_queries, len(ids))),
             "recall_seed": seed, "flat_float32_bytes": int(vectors.nbytes), "content_key": content_key,
             "update": {"from": prev_side.get("content_key"), "appended": int(len(appended)),
