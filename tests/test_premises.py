@@ -90,6 +90,15 @@ def build_release(tmp: Path, **corpus) -> tuple[Path, object]:
     return rel, ex
 
 
+def reextract(src: Path, rel: Path):
+    """The corpus extracted again, with the release's formal index rebuilt from it."""
+    ex = extract_lean_tree(src, "tiny")
+    shutil.rmtree(rel / "formal", ignore_errors=True)
+    statements, _ = build_formal_index(ex.declarations, ex.dependencies, rel / "formal")
+    write_table(statements, table_specs()["formal_statements"], rel)
+    return ex
+
+
 def ranker_of(rel: Path) -> PremiseRanker:
     engine = SimpleNamespace(formal=SimpleNamespace(index=FormalIndex(rel)), vector=None)
     return PremiseRanker(rel, engine=engine, weights={"lexical": 1.0, "knn": 1.0, "formal": 1.0, "cooc": 1.0})
@@ -249,3 +258,49 @@ def test_ordered_sorts_only_the_rows_at_or_above_the_kth_score_and_keeps_the_ful
             got, got_scores = ordered(cand, weight_vector(weights), k)
             assert got.tolist() == full.tolist() and np.array_equal(got_scores, scores)
             assert ordered(cand, weights, k)[0].tolist() == full.tolist()
+
+
+def test_a_small_training_change_carries_weights_and_figures_and_says_so(tmp_path):
+    """A change to `train` files only, under the carry share, rebuilds the priors and carries the
+    measured build's weights and figures, labelled; a held-out change, or one over the share,
+    measures anew; the carried share counts from the measured build, not the last carried one."""
+    from mathindex.evaluation.notes import premise_section
+    from mathindex.premises.build import cached_premises
+
+    rel, ex = build_release(tmp_path)
+    opened = []
+
+    def open_engine():
+        opened.append(1)
+        return SimpleNamespace(formal=SimpleNamespace(index=FormalIndex(rel)), vector=None)
+
+    cache = tmp_path / "cache"
+    first = cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache, carry_share=0.5)
+    weights = (rel / PREMISES_DIR / "weights.json").read_bytes()
+    parts = _parts()
+    filler = next(f for f in FILES if parts[f] == TRAIN and "filler" in (tmp_path / "src" / f).read_text())
+    (tmp_path / "src" / filler).write_text("theorem Tiny.filler_new : 1 = 1 := rfl\n", encoding="utf-8")
+    ex2 = reextract(tmp_path / "src", rel)
+    shutil.rmtree(rel / PREMISES_DIR)
+    carried = cached_premises(rel, ex2.declarations, ex2.dependencies, open_engine, cache, carry_share=0.5)
+    assert opened == [1], "a carried stage opened the search engine"
+    assert carried["figures"] == first["figures"] and carried["weights"] == first["weights"]
+    c = carried["carried"]
+    assert c["changed_files"] == 1 and c["carried"] == ["weights", "figures"] and 0 < c["share"] <= 0.5
+    assert (rel / PREMISES_DIR / "weights.json").read_bytes() == weights
+    priors = pq.read_table(rel / PREMISES_DIR / PRIORS_FILE).column("name").to_pylist()
+    assert "Tiny.filler_new" in priors, "the priors are not today's"
+    assert json.loads((rel / PREMISES_DIR / "metrics.json").read_text())["carried"] == c
+    assert any("Carried, not measured" in line for line in premise_section(carried))
+    assert not any("Carried" in line for line in premise_section(first))
+    # the held-out file changes: measured anew
+    held = next(f for f in FILES if parts[f] == TEST)
+    (tmp_path / "src" / held).write_text(HELD_OUT.format(lemma="Tiny.double_add"), encoding="utf-8")
+    ex3 = reextract(tmp_path / "src", rel)
+    third = cached_premises(rel, ex3.declarations, ex3.dependencies, open_engine, cache, carry_share=0.5)
+    assert opened == [1, 1] and "carried" not in third
+    # over the share: measured anew
+    (tmp_path / "src" / filler).write_text("theorem Tiny.filler_other : 2 = 2 := rfl\n", encoding="utf-8")
+    ex4 = reextract(tmp_path / "src", rel)
+    cached_premises(rel, ex4.declarations, ex4.dependencies, open_engine, cache, carry_share=0.0)
+    assert opened == [1, 1, 1]

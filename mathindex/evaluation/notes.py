@@ -172,6 +172,11 @@ def premise_section(p: dict) -> list[str]:
            + (f" files; weights fitted on {p['tune_queries']} tune theorems: " if p.get("fitted")
               else f" files; default weights ({p['tune_queries']} tune theorems, too few to fit): ")
            + ", ".join(f"{k} {v:g}" for k, v in p["weights"].items()) + ".", ""]
+    if c := p.get("carried"):
+        out += [f"**Carried, not measured in this release**: the weights and figures are those of premise build "
+                f"{c['measured_build']}, with the same code, model and seed; since it, {c['changed_files']} training "
+                f"files holding {c['changed_declarations']} of {c['declarations']} declarations ({100 * c['share']:.2f} %) "
+                f"changed, and no held-out or tune theorem. The priors and the statement index are this release's.", ""]
     if not p.get("figures"):
         return out + ["No held-out theorem with a gold set."]
     out += ["| method | R@10 | R@32 | MRR@32 |", "|---|---:|---:|---:|"]

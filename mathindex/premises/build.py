@@ -6,18 +6,22 @@ SearchEngine of the same directory) and returns what the manifest and the notes 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import polars as pl
 import pyarrow as pa
 
 from mathindex.premises import cache
 from mathindex.premises.fit import FIT_QUERIES, collect, fit_weights, sample_queries, score
 from mathindex.premises.priors import PREMISES_DIR, write_premise_index
 from mathindex.premises.ranker import DEFAULT_WEIGHTS, WEIGHTS_FILE, PremiseRanker
-from mathindex.premises.split import HELD_OUT, SEED, TEST, TUNE, TUNE_SHARE, split_files
+from mathindex.premises.split import HELD_OUT, SEED, TEST, TRAIN, TUNE, TUNE_SHARE, split_files
 from mathindex.premises.suite import build_suite, write_suite
 from mathindex.store import write_json
 
@@ -30,14 +34,22 @@ MIN_FIT_QUERIES = 30  # fewer tune queries than this: the default weights, not a
 # Mathlib holds about 4,400; scoring them all and fitting on 1,500 took the stage 37 min on a loaded
 # 2-core machine, and a 600-goal sample moved R@10 by 2 points against the whole suite.
 EVAL_QUERIES = 1000
+SUITE_NAMES = {TEST: "premises-held-out", TUNE: "premises"}
+# A rebuild whose changed files hold at most this share of the declarations (since the build that
+# measured the figures), all in `train` files, carries the weights and figures instead of fitting and
+# scoring again (about 100 s on whole Mathlib): such a change moves the priors of a few proofs.
+CARRY_SHARE = 0.01
 BASELINES = {"bm25 over statements": {"lexical": 1.0}, "embedding channel alone": {"embedding": 1.0}}
 
 
 def cached_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.Table, open_engine: Callable[[], object],
-                    cache_dir: Path | None, model: str | None = None, seed: int = SEED) -> dict:
+                    cache_dir: Path | None, model: str | None = None, seed: int = SEED,
+                    carry_share: float = CARRY_SHARE) -> dict:
     """`build_premises` behind the content-keyed cache (premises.cache) under `cache_dir` (a root's
     cache directory; None: no cache): when the inputs match an entry, its files are linked into
-    `premises/` and its figures returned, and the search engine (`open_engine()`) is never opened."""
+    `premises/` and its figures returned, and the search engine (`open_engine()`) is never opened.
+    When they moved by at most `carry_share` of the declarations since a measured entry of the same
+    code, model and seed, the figures are carried (`carried_premises`)."""
     t0 = time.perf_counter()
     if cache_dir is None:
         return build_premises(release_dir, declarations, dependencies, open_engine(), seed)
@@ -46,25 +58,97 @@ def cached_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.
     info = cache.load(entries, key, Path(release_dir) / PREMISES_DIR)
     if info is not None:
         log.info("premises: inputs unchanged (key %s): files and figures from the cache", key[:16])
+        return {**info, "seconds": round(time.perf_counter() - t0, 1)}
+    carry_key = cache.carry_key(model, seed)
+    parts = split_files(declarations.column("file").to_pylist(), seed)
+    files = cache.file_digests(declarations, dependencies, parts)
+    suites = build_suites(declarations, dependencies, seed)
+    digests = {part: _suite_digest(s) for part, s in suites.items()}
+    got = carried_premises(release_dir, declarations, dependencies, entries, carry_key, parts, files, suites, digests,
+                           token_cache=cache_dir, carry_share=carry_share)
+    if got is not None:
+        info, measured = got
+        cache.store(entries, key, Path(release_dir) / PREMISES_DIR, info, measured[2], measured[1])
     else:
-        info = build_premises(release_dir, declarations, dependencies, open_engine(), seed, token_cache=cache_dir)
+        info = build_premises(release_dir, declarations, dependencies, open_engine(), seed, token_cache=cache_dir,
+                              suites=suites)
         info.pop("seconds")
-        cache.store(entries, key, Path(release_dir) / PREMISES_DIR, info)
+        cache.store(entries, key, Path(release_dir) / PREMISES_DIR, info, files,
+                    {"carry_key": carry_key, "measured": key, "suites": digests})
     return {**info, "seconds": round(time.perf_counter() - t0, 1)}
 
 
+def build_suites(declarations: pa.Table, dependencies: pa.Table, seed: int) -> dict[str, dict]:
+    """The held-out (TEST) and TUNE suites."""
+    return {part: build_suite(declarations, dependencies, seed, part, name=SUITE_NAMES[part]) for part in (TEST, TUNE)}
+
+
+def _suite_digest(suite: dict) -> str:
+    return hashlib.sha256(json.dumps(suite, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def carried_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.Table, entries: Path,
+                     carry_key: str, parts: dict[str, str], files: pl.DataFrame, suites: dict[str, dict],
+                     digests: dict[str, str], token_cache: Path | None, carry_share: float = CARRY_SHARE) -> tuple[dict, tuple] | None:
+    """The stage without fitting or scoring, when that would measure (almost) the same thing again:
+    a measured entry of the same carry key exists, at most `carry_share` of the declarations lie in
+    files that changed since it, every changed (added, removed) file is a `train` file (held-out and
+    tune files, and every file's part, unchanged) and both suites are the ones it measured. Then the priors and the
+    statement index are built from today's tables, the suite is today's (identical), the weights
+    are the entry's, and its figures are carried under `carried` (which build measured them, what
+    changed since). Returns (info, the measured entry) or None (and says why) when the rule fails."""
+    found = cache.measured_entry(entries, carry_key)
+    if found is None:
+        return None
+    entry, carry, before = found
+    changed = cache.changed_files(before, files)
+    total = max(int(files["declarations"].sum()), 1)
+    moved = int(changed["declarations"].sum())
+    share = moved / total
+    why = (f"{moved} of {total} declarations ({100 * share:.2f} %) in changed files, more than {100 * carry_share:g} %"
+           if share > carry_share else
+           "a held-out or tune file changed" if changed.filter(
+               (pl.col("part_before").fill_null(TRAIN) != TRAIN) | (pl.col("part_now").fill_null(TRAIN) != TRAIN)).height
+           else "the held-out or tune suite changed" if carry.get("suites") != digests else None)
+    if why is not None:
+        log.info("premises: measured anew (%s)", why)
+        return None
+    t0 = time.perf_counter()
+    out = Path(release_dir) / PREMISES_DIR
+    index = write_premise_index(declarations, dependencies, parts, out, token_cache)
+    write_suite(suites[TEST], out / SUITE_FILE)
+    shutil.copyfile(entry / WEIGHTS_FILE, out / WEIGHTS_FILE)
+    measured = json.loads((entry / cache.INFO_FILE).read_text(encoding="utf-8"))
+    carried = {"measured_build": carry["measured"][:16], "changed_files": changed.height,
+               "changed_declarations": moved, "declarations": total, "share": round(share, 6),
+               "carried": ["weights", "figures"]}
+    info = {**measured, "split": {**measured["split"], "files": part_counts(parts)}, **index,
+            "carried": carried}
+    write_json(out / METRICS_FILE, info)
+    log.info("premises: %d files (%d declarations, %.2f %%) changed since build %s: priors and statement index rebuilt "
+             "in %.1f s, weights and figures carried", changed.height, moved, 100 * share, carried["measured_build"],
+             time.perf_counter() - t0)
+    return info, (entry, carry, before)
+
+
+def part_counts(parts: dict[str, str]) -> dict[str, int]:
+    """Split part -> number of files."""
+    return {p: sum(1 for v in parts.values() if v == p) for p in sorted(set(parts.values()))}
+
+
 def build_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.Table, engine, seed: int = SEED,
-                   token_cache: Path | None = None) -> dict:
+                   token_cache: Path | None = None, suites: dict[str, dict] | None = None) -> dict:
     """Writes premises/ (priors, statement index, suite.json, weights.json, metrics.json) and
     returns the figures: the ranker and both baselines on the held-out suite, in points.
-    `token_cache`: the root's cache, where the statement index keeps each document's tokens."""
+    `token_cache`: the root's cache, where the statement index keeps each document's tokens;
+    `suites`: the TEST and TUNE suites when the caller built them already."""
     t0 = time.perf_counter()
     out = Path(release_dir) / PREMISES_DIR
     parts = split_files(declarations.column("file").to_pylist(), seed)
     index = write_premise_index(declarations, dependencies, parts, out, token_cache)
-    suite = build_suite(declarations, dependencies, seed, TEST, name="premises-held-out")
+    suites = suites or build_suites(declarations, dependencies, seed)
+    suite, tune = suites[TEST], suites[TUNE]["queries"]
     write_suite(suite, out / SUITE_FILE)
-    tune = build_suite(declarations, dependencies, seed, TUNE)["queries"]
     ranker = PremiseRanker(release_dir, engine=engine, weights=dict(DEFAULT_WEIGHTS))
     fit_runs = collect(ranker, sample_queries(tune, FIT_QUERIES, seed))
     if len(fit_runs) >= MIN_FIT_QUERIES:
@@ -75,7 +159,7 @@ def build_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.T
                                     "split": {"held_out": HELD_OUT, "tune": TUNE_SHARE}})
     evaluated = sample_queries(suite["queries"], EVAL_QUERIES, seed)
     figures = evaluate(ranker, evaluated, weights)
-    info = {"split": {"seed": seed, "files": {p: sum(1 for v in parts.values() if v == p) for p in sorted(set(parts.values()))}},
+    info = {"split": {"seed": seed, "files": part_counts(parts)},
             "suite": {"queries": len(suite["queries"]), "files": suite["files"], "rejected_goals": suite["rejected_goals"],
                       "evaluated": len(evaluated)}, "tune_queries": len(fit_runs),
             "fitted": "reason" not in how,
