@@ -26,7 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from mathindex.embed.index import VectorIndex, exact_neighbours, recall_at_k  # noqa: E402
+from mathindex.embed.index import VectorIndex, recall_at_k  # noqa: E402
+from mathindex.embed.truth import exact_neighbours  # noqa: E402
 
 VECTORS = Path(__file__).resolve().parents[1] / "build" / "bench" / "embed_mathlib_vectors.npy"
 INFO = {"name": "sentence-transformers/all-MiniLM-L6-v2", "revision": "bench", "dim": 384}
@@ -50,7 +51,7 @@ def anchored_like(real: np.ndarray, n: int, seed: int) -> tuple[np.ndarray, floa
     """`n` unit vectors near random real anchors, at the real median nearest-neighbour cosine."""
     rng = np.random.default_rng(seed)
     sample = rng.choice(len(real), size=min(1000, len(real)), replace=False)
-    nn = exact_neighbours(real, real[sample], 2)[:, 1]
+    nn = exact_neighbours(real, real[sample], 2)[1][:, 1]
     c_nn = float(np.median((real[sample] * real[nn]).sum(axis=1)))
     centred = real - real.mean(axis=0)
     cov = np.cov(centred, rowvar=False) + 1e-6 * np.eye(real.shape[1])
@@ -119,7 +120,7 @@ def main() -> None:
         del built
         # recall with real vectors as queries, at the chosen efSearch
         q_rows = np.random.default_rng(1).choice(len(real), size=min(args.queries, len(real)), replace=False)
-        exact = ids[exact_neighbours(vectors, real[q_rows], 11)]
+        exact = ids[exact_neighbours(vectors, real[q_rows], 11)[1]]
         loaded_mb = load_rss_mb(Path(tmp))
         index = VectorIndex.open(Path(tmp), INFO, mmap=False)
         t0 = time.perf_counter()

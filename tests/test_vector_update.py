@@ -120,3 +120,23 @@ def test_embed_and_index_updates_the_previous_index_when_few_texts_changed(tmp_p
     _, cold = embed_and_index(texts_table(many), Fake(), tmp_path / "cache", tmp_path / "e")
     assert not rebuilt.index_updated and not cold.index_updated
     assert (tmp_path / "d" / INDEX_FILE).read_bytes() == (tmp_path / "e" / INDEX_FILE).read_bytes()
+
+
+def test_an_update_carries_the_recall_truth_and_it_equals_an_exact_search(base, tmp_path):
+    """The recall figure's exact neighbours are carried through an update (only the queries a change
+    touches are searched again), and what is carried is what exact search over the new rows gives."""
+    from mathindex.embed.truth import TRUTH_FILE, exact_truth, recall_sample
+
+    x, ids, shas = base
+    x2, ids2, shas2 = changed(x, ids, shas)
+    updated = VectorIndex.update(tmp_path / "a", x2, ids2, shas2, INFO, tmp_path / "b", recall_queries=200)
+    searched = updated.sidecar["update"]["recall_queries_searched"]
+    assert 0 <= searched < 20, "the update searched most recall queries again"
+    carried = pq.read_table(tmp_path / "b" / TRUTH_FILE)
+    fresh = exact_truth(x2, ids2, shas2, recall_sample(ids2, shas2, 200, 0))
+    assert carried.column("text_id").to_pylist() == fresh.column("text_id").to_pylist()
+    for got, want in zip(carried.column("neighbours").to_pylist(), fresh.column("neighbours").to_pylist()):
+        assert len(got) >= 11 and got[:11] == want[:11]
+    # the sample is chosen by content: the first build's queries are today's, but for the change
+    before = set(pq.read_table(tmp_path / "a" / TRUTH_FILE).column("text_id").to_pylist())
+    assert len(before ^ set(carried.column("text_id").to_pylist())) <= 4

@@ -20,11 +20,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from mathindex.embed import truth as recall_truth
 from mathindex.schemas.embed import VECTOR_IDS
 
 log = logging.getLogger(__name__)
 
 INDEX_FILE, IDS_FILE, SIDECAR_FILE = "vector.index", "vector_ids.parquet", "vector.json"
+TRUTH_FILE = recall_truth.TRUTH_FILE  # the recall figure's exact neighbours (embed.truth), carried by updates
+INDEX_FILES = (INDEX_FILE, IDS_FILE, TRUTH_FILE, SIDECAR_FILE)  # an index directory's files, the sidecar last
 EF_SEARCH_LADDER = (16, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 PLATEAU = 0.002  # when no efSearch reaches the target, recall within this of the best counts as the best
 
@@ -46,15 +49,6 @@ def _hnsw(index):
     return faiss.downcast_index(faiss.downcast_index(index).index)
 
 
-def exact_neighbours(vectors: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
-    """Row numbers of the exact top-k inner-product neighbours (`IndexFlatIP`)."""
-    import faiss
-
-    flat = faiss.IndexFlatIP(vectors.shape[1])
-    flat.add(vectors)
-    return flat.search(queries, k)[1]
-
-
 def recall_at_k(approx_ids: np.ndarray, exact_ids: np.ndarray, self_ids: np.ndarray, k: int) -> float:
     """Mean |approx ∩ exact| / k over queries, each query's own id removed from both lists."""
     total = 0.0
@@ -69,6 +63,7 @@ def recall_at_k(approx_ids: np.ndarray, exact_ids: np.ndarray, self_ids: np.ndar
 # appended since its last full build stay within this share of its live rows; past it, a nightly
 # rebuilds the graph, so that tombstones and late insertions never make up much of it.
 UPDATE_LIMIT = 0.05
+RECALL_K = 10  # the sidecar's recall@10
 
 
 @dataclass
@@ -114,7 +109,9 @@ class VectorIndex:
             index.add_with_ids(vectors, ids)
         build_s = time.perf_counter() - t0
         built = cls(Path(out_dir), {}, index)
-        recall, chosen, tried = built._measure(vectors, ids, ef_search, target_recall, recall_queries, seed)
+        sample = recall_truth.recall_sample(ids, shas, recall_queries, seed)
+        truth = recall_truth.exact_truth(vectors, ids, shas, sample)
+        recall, chosen, tried = built._measure(vectors[sample], ids[sample], truth, ef_search, target_recall)
         log.info("built %s vectors in %.1f s; recall@10 %.4f at efSearch %d", len(ids), build_s, recall, chosen)
         ids_table = pa.table({"row": np.arange(len(ids), dtype=np.int64), "text_id": ids, "sha256": shas,
                               "deleted": np.zeros(len(ids), dtype=bool)}, schema=VECTOR_IDS)
@@ -127,7 +124,7 @@ class VectorIndex:
         }  # fmt: skip
         if recall < target_recall:
             log.warning("recall@10 %.4f is below the target %.2f at every efSearch tried", recall, target_recall)
-        return built._save(ids_table, sidecar)
+        return built._save(ids_table, sidecar, truth)
 
     @classmethod
     def update(
@@ -169,7 +166,10 @@ class VectorIndex:
                      schema=VECTOR_IDS),
         ]).combine_chunks()  # fmt: skip
         updated = cls(Path(out_dir), {}, index, _LiveRows.of(ids_table))
-        recall, chosen, tried = updated._measure(vectors, ids, ef_search, target_recall, recall_queries, seed)
+        sample = recall_truth.recall_sample(ids, shas, recall_queries, seed)
+        left = set(old.column("text_id").to_numpy()[removed].tolist())
+        truth, searched = recall_truth.carried_truth(previous, vectors, ids, shas, sample, appended, left, RECALL_K)
+        recall, chosen, tried = updated._measure(vectors[sample], ids[sample], truth, ef_search, target_recall)
         log.info("updated the index of %s in %.1f s: %d vectors appended, %d deleted; recall@10 %.4f at efSearch %d",
                  previous, time.perf_counter() - t0, len(appended), len(removed), recall, chosen)
         prev_side = json.loads((Path(previous) / SIDECAR_FILE).read_text())
@@ -179,14 +179,15 @@ class VectorIndex:
             "recall_at_10": recall, "recall_by_ef_search": tried, "recall_queries": int(min(recall_queries, len(ids))),
             "recall_seed": seed, "flat_float32_bytes": int(vectors.nbytes), "content_key": content_key,
             "update": {"from": prev_side.get("content_key"), "appended": int(len(appended)),
-                       "deleted": int(len(removed)), "changed_since_build": int(since_build), "limit": limit},
+                       "deleted": int(len(removed)), "changed_since_build": int(since_build), "limit": limit,
+                       "recall_queries_searched": int(searched)},
         }  # fmt: skip
-        return updated._save(ids_table, sidecar)
+        return updated._save(ids_table, sidecar, truth)
 
-    def _save(self, ids_table: pa.Table, sidecar: dict) -> "VectorIndex":
-        """Writes the index, its ids and the sidecar: every file to a temporary first, renames last,
-        the sidecar (what `open` reads) last of all. No wall-clock time goes into the files, so
-        rebuilds compare equal."""
+    def _save(self, ids_table: pa.Table, sidecar: dict, truth: pa.Table) -> "VectorIndex":
+        """Writes the index, its ids, the recall truth and the sidecar: every file to a temporary
+        first, renames last, the sidecar (what `open` reads) last of all. No wall-clock time goes
+        into the files, so rebuilds compare equal."""
         import faiss
 
         _hnsw(self._index).hnsw.efSearch = int(sidecar["ef_search"])
@@ -200,31 +201,31 @@ class VectorIndex:
         pq.write_table(ids_table, tmp_ids)
         tmp_index = out_dir / f".{INDEX_FILE}.tmp"
         tmp_index.write_bytes(data)
+        tmp_truth = out_dir / f".{TRUTH_FILE}.tmp"
+        recall_truth.write_truth(truth, tmp_truth)
         tmp_side = out_dir / f".{SIDECAR_FILE}.tmp"
         tmp_side.write_text(json.dumps(sidecar, indent=2, sort_keys=True) + "\n")
         os.replace(tmp_index, out_dir / INDEX_FILE)
         os.replace(tmp_ids, out_dir / IDS_FILE)
+        os.replace(tmp_truth, out_dir / TRUTH_FILE)
         os.replace(tmp_side, out_dir / SIDECAR_FILE)
         self.sidecar = sidecar
         return self
 
-    def _measure(self, vectors, ids, ef_search, target, n_queries, seed) -> tuple[float, int, dict]:
-        """(recall@10, chosen efSearch, {efSearch: recall}) on a seeded sample of the live vectors
-        (`vectors`, row-aligned with `ids`), exact inner-product search over them as the truth."""
-        if len(vectors) < 2:
+    def _measure(self, queries, query_ids, truth: pa.Table, ef_search, target) -> tuple[float, int, dict]:
+        """(recall@10, chosen efSearch, {efSearch: recall}) of the sample's query vectors against
+        their exact neighbours (`truth`, embed.truth), each query's own row left out."""
+        if truth.num_rows == 0 or len(truth.column("neighbours")[0]) < 2:
             return 1.0, ef_search or EF_SEARCH_LADDER[0], {}
-        rng = np.random.default_rng(seed)
-        sample = np.sort(rng.choice(len(vectors), size=min(n_queries, len(vectors)), replace=False))
-        queries = vectors[sample]
-        k = min(10, len(vectors) - 1)
-        exact = ids[exact_neighbours(vectors, queries, k + 1)]
+        k = min(RECALL_K, len(truth.column("neighbours")[0]) - 1)
+        exact = recall_truth.neighbour_matrix(truth, k)
         tried: dict[str, float] = {}
         ladder = [ef_search] if ef_search else list(EF_SEARCH_LADDER)
         chosen = ladder[-1]
         for ef in ladder:
             _hnsw(self._index).hnsw.efSearch = ef
             approx = self._search(queries, k + 1, ef)[0]
-            tried[str(ef)] = round(recall_at_k(approx, exact, ids[sample], k), 5)
+            tried[str(ef)] = round(recall_at_k(approx, exact, query_ids, k), 5)
             if tried[str(ef)] >= target:
                 chosen = ef
                 break
@@ -381,7 +382,7 @@ def reuse_index(previous: Path, key: str, out_dir: Path) -> bool:
         return False
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    for name in (INDEX_FILE, IDS_FILE, SIDECAR_FILE):  # the sidecar (what `open` reads) last
+    for name in (f for f in INDEX_FILES if (Path(previous) / f).is_file()):  # the sidecar (what `open` reads) last
         tmp = out_dir / f".{name}.tmp"
         tmp.unlink(missing_ok=True)
         try:

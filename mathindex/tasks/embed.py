@@ -79,12 +79,14 @@ def reusable_index(previous: Path | None) -> Path | None:
     release, and the run's log names the bad files."""
     from prefect.logging import get_run_logger
 
-    from mathindex.embed.index import IDS_FILE, INDEX_FILE, SIDECAR_FILE
+    from mathindex.embed.index import INDEX_FILES, TRUTH_FILE
     from mathindex.store import verify_release
 
     if previous is None:
         return None
-    problems = verify_release(previous, only=[f"{ReleaseLayout.VECTOR}/{n}" for n in (INDEX_FILE, IDS_FILE, SIDECAR_FILE)])
+    vector = ReleaseLayout(previous).vector
+    names = [n for n in INDEX_FILES if n != TRUTH_FILE or (vector / n).is_file()]  # older releases have no truth file
+    problems = verify_release(previous, only=[f"{ReleaseLayout.VECTOR}/{n}" for n in names])
     if problems:
         get_run_logger().warning("not reusing the vector index of release %s (rebuilding it): %s",
                                  previous.name, "; ".join(problems))
