@@ -53,14 +53,18 @@ def lay_out(sources: Path, work: Path) -> Path:
     return out
 
 
-def change_one_file(corpus: Path, rel: str) -> None:
-    """Appends a declaration to one file, or takes it out again when it is there: a new inode (write,
-    then rename), the original untouched."""
+def change_one_file(corpus: Path, rel: str, variant: int = 0) -> None:
+    """Appends a declaration to one file (`variant` > 0: another name, so each run's corpus is new
+    and no cache keyed by content hits by chance), in place of one appended before: a new inode
+    (write, then rename), the original untouched."""
     path = corpus / rel
     text = path.read_text(encoding="utf-8")
-    text = text[: -len(ADDED)] if text.endswith(ADDED) else text + ADDED
+    marker = ADDED[: ADDED.index(" -/")]  # the appended docstring, which no Mathlib file has
+    if marker in text:
+        text = text[: text.index(marker)]
+    added = ADDED if not variant else ADDED.replace("mathindex_bench_add_zero'", f"mathindex_bench_add_zero_{variant}'")
     tmp = path.with_suffix(".lean.tmp")
-    tmp.write_text(text, encoding="utf-8")
+    tmp.write_text(text + added, encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -91,8 +95,8 @@ def main() -> None:
     ap.add_argument("--again", type=float, metavar="COLD_SECONDS",
                     help="reuse WORK as an earlier run left it (no lay-out, no cold run): one release after "
                          "the code changed (caches keyed by the code refill), one with nothing changed, then "
-                         "two with one file changed (the declaration taken out, then put back: the second is "
-                         "a nightly's steady state, with the first one's caches); ratios against the earlier "
+                         "two with one file changed (each time a declaration of a new name: the second is a "
+                         "nightly's steady state, with the first one's caches); ratios against the earlier "
                          "cold run's COLD_SECONDS")
     args = ap.parse_args()
     work = args.work.resolve()
@@ -125,7 +129,7 @@ def again(work: Path, cold: float) -> None:
     runs = {"after a code change": release(sources, root, [], work / "after-code-change.log"),
             "no change": release(sources, root, [], work / "no-change-again.log")}
     for n in (1, 2):
-        change_one_file(work / "corpus", CHANGED_FILE)
+        change_one_file(work / "corpus", CHANGED_FILE, variant=int(time.time()) * 10 + n)
         runs[f"one file changed ({n})"] = release(sources, root, [], work / f"one-file-again-{n}.log")
     print(f"root {root}; the cold run beside it: {cold:.1f} s")
     report(runs, cold)
