@@ -6,7 +6,6 @@ SearchEngine of the same directory) and returns what the manifest and the notes 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import shutil
@@ -22,7 +21,7 @@ from mathindex.premises.fit import FIT_QUERIES, collect, fit_weights, sample_que
 from mathindex.premises.priors import PREMISES_DIR, write_premise_index
 from mathindex.premises.ranker import DEFAULT_WEIGHTS, WEIGHTS_FILE, PremiseRanker
 from mathindex.premises.split import HELD_OUT, SEED, TEST, TRAIN, TUNE, TUNE_SHARE, split_files
-from mathindex.premises.suite import build_suite, write_suite
+from mathindex.premises.suite import build_suite, proof_premises, suite_rows, write_suite
 from mathindex.store import write_json
 
 log = logging.getLogger(__name__)
@@ -62,34 +61,25 @@ def cached_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.
     carry_key = cache.carry_key(model, seed)
     parts = split_files(declarations.column("file").to_pylist(), seed)
     files = cache.file_digests(declarations, dependencies, parts)
-    suites = build_suites(declarations, dependencies, seed)
-    digests = {part: _suite_digest(s) for part, s in suites.items()}
-    got = carried_premises(release_dir, declarations, dependencies, entries, carry_key, parts, files, suites, digests,
+    used = proof_premises(declarations, dependencies)
+    digests = {part: cache.table_digest(suite_rows(declarations, dependencies, parts, part, used).to_arrow())
+               for part in (TEST, TUNE)}
+    got = carried_premises(release_dir, declarations, dependencies, entries, carry_key, parts, files, digests,
                            token_cache=cache_dir, carry_share=carry_share)
     if got is not None:
         info, measured = got
         cache.store(entries, key, Path(release_dir) / PREMISES_DIR, info, measured[2], measured[1])
     else:
-        info = build_premises(release_dir, declarations, dependencies, open_engine(), seed, token_cache=cache_dir,
-                              suites=suites)
+        info = build_premises(release_dir, declarations, dependencies, open_engine(), seed, token_cache=cache_dir)
         info.pop("seconds")
         cache.store(entries, key, Path(release_dir) / PREMISES_DIR, info, files,
                     {"carry_key": carry_key, "measured": key, "suites": digests})
     return {**info, "seconds": round(time.perf_counter() - t0, 1)}
 
 
-def build_suites(declarations: pa.Table, dependencies: pa.Table, seed: int) -> dict[str, dict]:
-    """The held-out (TEST) and TUNE suites."""
-    return {part: build_suite(declarations, dependencies, seed, part, name=SUITE_NAMES[part]) for part in (TEST, TUNE)}
-
-
-def _suite_digest(suite: dict) -> str:
-    return hashlib.sha256(json.dumps(suite, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-
-
 def carried_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.Table, entries: Path,
-                     carry_key: str, parts: dict[str, str], files: pl.DataFrame, suites: dict[str, dict],
-                     digests: dict[str, str], token_cache: Path | None, carry_share: float = CARRY_SHARE) -> tuple[dict, tuple] | None:
+                     carry_key: str, parts: dict[str, str], files: pl.DataFrame, digests: dict[str, str],
+                     token_cache: Path | None, carry_share: float = CARRY_SHARE) -> tuple[dict, tuple] | None:
     """The stage without fitting or scoring, when that would measure (almost) the same thing again:
     a measured entry of the same carry key exists, at most `carry_share` of the declarations lie in
     files that changed since it, every changed (added, removed) file is a `train` file (held-out and
@@ -116,8 +106,8 @@ def carried_premises(release_dir: Path, declarations: pa.Table, dependencies: pa
     t0 = time.perf_counter()
     out = Path(release_dir) / PREMISES_DIR
     index = write_premise_index(declarations, dependencies, parts, out, token_cache)
-    write_suite(suites[TEST], out / SUITE_FILE)
-    shutil.copyfile(entry / WEIGHTS_FILE, out / WEIGHTS_FILE)
+    for name in (SUITE_FILE, WEIGHTS_FILE):
+        shutil.copyfile(entry / name, out / name)
     measured = json.loads((entry / cache.INFO_FILE).read_text(encoding="utf-8"))
     carried = {"measured_build": carry["measured"][:16], "changed_files": changed.height,
                "changed_declarations": moved, "declarations": total, "share": round(share, 6),
@@ -137,18 +127,17 @@ def part_counts(parts: dict[str, str]) -> dict[str, int]:
 
 
 def build_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.Table, engine, seed: int = SEED,
-                   token_cache: Path | None = None, suites: dict[str, dict] | None = None) -> dict:
+                   token_cache: Path | None = None) -> dict:
     """Writes premises/ (priors, statement index, suite.json, weights.json, metrics.json) and
     returns the figures: the ranker and both baselines on the held-out suite, in points.
-    `token_cache`: the root's cache, where the statement index keeps each document's tokens;
-    `suites`: the TEST and TUNE suites when the caller built them already."""
+    `token_cache`: the root's cache, where the statement index keeps each document's tokens."""
     t0 = time.perf_counter()
     out = Path(release_dir) / PREMISES_DIR
     parts = split_files(declarations.column("file").to_pylist(), seed)
     index = write_premise_index(declarations, dependencies, parts, out, token_cache)
-    suites = suites or build_suites(declarations, dependencies, seed)
-    suite, tune = suites[TEST], suites[TUNE]["queries"]
+    suite = build_suite(declarations, dependencies, seed, TEST, name=SUITE_NAMES[TEST])
     write_suite(suite, out / SUITE_FILE)
+    tune = build_suite(declarations, dependencies, seed, TUNE, name=SUITE_NAMES[TUNE])["queries"]
     ranker = PremiseRanker(release_dir, engine=engine, weights=dict(DEFAULT_WEIGHTS))
     fit_runs = collect(ranker, sample_queries(tune, FIT_QUERIES, seed))
     if len(fit_runs) >= MIN_FIT_QUERIES:

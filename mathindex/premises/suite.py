@@ -52,14 +52,23 @@ def theorem_goals(declarations: pa.Table, parts: dict[str, str], part: str) -> p
         ["full_name", "file", "line_start", "goal", "context"]).sort(["file", "line_start", "full_name"])
 
 
+def suite_rows(declarations: pa.Table, dependencies: pa.Table, parts: dict[str, str], part: str,
+               premises: pl.DataFrame | None = None) -> pl.DataFrame:
+    """(full_name, file, line_start, goal, context, premises) of `part`'s theorems with a non-empty
+    gold set, by name: everything a suite is made of (`build_suite` drops the goals the grammar
+    refuses). `premises`: proof_premises of the same tables, when the caller has it."""
+    premises = proof_premises(declarations, dependencies) if premises is None else premises
+    # sorted: a polars join keeps no row order, and the suite file must be byte-identical between builds
+    return theorem_goals(declarations, parts, part).join(premises, on="full_name").sort("full_name")
+
+
 def build_suite(declarations: pa.Table, dependencies: pa.Table, seed: int = SEED, part: str = TEST,
                 name: str = "premises") -> dict:
     """The suite (a JSON-ready dict) of `part`'s theorems with a non-empty gold set."""
     from mathindex.premises.ranker import GoalError, check_goal  # the ranker reads this module
 
     parts = split_files(declarations.column("file").to_pylist(), seed)
-    # sorted: a polars join keeps no row order, and the suite file must be byte-identical between builds
-    goals = theorem_goals(declarations, parts, part).join(proof_premises(declarations, dependencies), on="full_name").sort("full_name")
+    goals = suite_rows(declarations, dependencies, parts, part)
     queries, rejected = [], 0
     for r in goals.iter_rows(named=True):
         try:  # a goal `mathindex premises` refuses (the grammar lacks `⋂₀`, `⋃₀`) is no benchmark query
