@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 import pytest
 
 from mathindex.formal.query import FormalQueryError, UnknownConstant
@@ -155,3 +157,56 @@ def test_soft_scores_do_not_depend_on_the_hash_seed(tmp_path):
 
     keys = list(index._piece_keys(pattern_term("a + b ≤ c * d", 0, index.vocab, strict=False)))
     assert keys == sorted(keys) and len(keys) > 1
+
+
+def test_soft_mode_looks_for_no_suggestions(index, monkeypatch):
+    """The fused channel drops a Loogle query's UnknownConstant: the close spellings (difflib over
+    the vocabulary, 350 ms for one dev query on whole Mathlib) are looked for only when read."""
+    from mathindex.formal.query import Vocabulary
+
+    calls = []
+    real = Vocabulary.suggest
+    monkeypatch.setattr(Vocabulary, "suggest", lambda self, name, n=3: calls.append(name) or real(self, name, n))
+    index.soft("Real.sqr, Real.pi", 5)
+    assert calls == []
+    with pytest.raises(UnknownConstant) as exc:
+        index.loogle("Real.sqr, Real.pi", 10)
+    assert exc.value.suggestions == ["Real.sqrt"] and calls == ["Real.sqr"]
+    assert str(exc.value) == "unknown constant Real.sqr; did you mean Real.sqrt?" and calls == ["Real.sqr"]
+
+
+SOFT_PIECES = ["√x * √x = x", "0 ≤ x", "a + b ≤ c", "∑' x, c * g x = c * ∑' x, g x", "a * b = b * a", "_ * (_ ^ _)",
+               "f ≤ g → tsum f ≤ tsum g", "a⁻¹ * a = 1", "Real.sqrt x"]
+
+
+def test_key_filter_never_drops_a_match(index):
+    """`_may_match` is False only where the bonus is 0: a pattern's keys are in every statement it matches."""
+    from mathindex.formal.query import pattern_term
+    from mathindex.formal.search import _as_lists
+
+    docs = np.arange(index.n, dtype=np.int32)
+    matched = dropped = 0
+    for piece in SOFT_PIECES:
+        term = _as_lists(pattern_term(piece, 0, index.vocab, strict=False))
+        may = index._may_match(docs, term)
+        bonus = np.array([index._soft_bonus(int(d), term) for d in docs])
+        assert not (bonus[~may] > 0).any(), piece
+        matched += int((bonus > 0).sum())
+        dropped += int((~may).sum())
+    assert matched >= 8 and dropped > index.n
+
+
+def test_soft_mode_reads_the_trees_of_possible_matches_only(index, monkeypatch):
+    """A candidate lacking the piece's keys is not read (its trees are not decoded), and the scores
+    stay those of checking every candidate."""
+    query = "the lemma `√x * √x = x` for `0 ≤ x` and `a * b ^ n ≤ a * c`"
+    read = []
+    real = FormalIndex.telescope
+    monkeypatch.setattr(FormalIndex, "telescope", lambda self, doc: read.append(doc) or real(self, doc))
+    monkeypatch.setattr(FormalIndex, "_may_match", lambda self, docs, term: np.ones(docs.size, dtype=bool))
+    every, read_every = index.soft(query, 20), set(read)
+    monkeypatch.undo()
+    monkeypatch.setattr(FormalIndex, "telescope", lambda self, doc: read.append(doc) or real(self, doc))
+    read.clear()
+    assert index.soft(query, 20) == every
+    assert set(read) < read_every and index.names.index("Real.sqrt_mul_self'") in read

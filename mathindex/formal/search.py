@@ -324,9 +324,9 @@ class FormalIndex:
         shape = self.docs("e:" + shape_hash(term.conclusion))
         score[shape] += 1.0
         top = np.argpartition(-score, min(SOFT_VERIFY, self.n - 1))[:SOFT_VERIFY]
-        for doc in top.tolist():
-            if score[doc] > 0:
-                score[doc] += self._soft_bonus(int(doc), lists)
+        top = top[score[top] > 0]
+        for doc in top[self._may_match(top, lists)].tolist():
+            score[doc] += self._soft_bonus(int(doc), lists)
         symbols = sum(1 for x in [term.tree] for s in _symbols(x))
         return score * min(1.0, symbols / SOFT_FULL_SYMBOLS)
 
@@ -357,7 +357,7 @@ class FormalIndex:
         score[docs] = self._name_weight(m.group(1))
         if docs.size <= MAX_VERIFY:
             lists = _as_lists(term)
-            for doc in docs.tolist():
+            for doc in docs[self._may_match(docs, lists)].tolist():
                 if self._soft_bonus(doc, lists) == 1.0:
                     score[doc] += MEMBER_TYPE_BONUS
         return score
@@ -375,6 +375,25 @@ class FormalIndex:
         # in key order: the scores are float sums over these weights, and a set's order follows
         # PYTHONHASHSEED (the sums, and which candidates reach the bonus, moved between processes)
         return {key: self.idf(key) for key in sorted(keys) if self.df(key)}
+
+    def _may_match(self, docs: np.ndarray, term: Term) -> np.ndarray:
+        """Per doc, False when `_soft_bonus` must be 0: a pattern matches (at the root or anywhere)
+        only statements having all its s: and p: keys (`pattern_keys`), so a doc lacking one of
+        the whole piece's keys and one of its telescope's cannot match; the posting lists say so
+        without reading its trees (most of the soft channel's CPU on a cold tree cache)."""
+        tele = set().union(*(pattern_keys(x) for x in [term.conclusion, *term.hypotheses]))
+        return self._has_keys(docs, pattern_keys(term.tree)) | self._has_keys(docs, tele)
+
+    def _has_keys(self, docs: np.ndarray, keys: set[str]) -> np.ndarray:
+        """Per doc, whether it has every key (postings are ascending doc ids)."""
+        ok = np.ones(docs.size, dtype=bool)
+        for key in keys:
+            posting = self.docs(key)
+            if posting.size == 0:
+                return np.zeros(docs.size, dtype=bool)
+            at = np.searchsorted(posting, docs)
+            ok &= posting[np.minimum(at, posting.size - 1)] == docs
+        return ok
 
     def _soft_bonus(self, doc: int, term: Term) -> float:
         """0.5 when the piece matches somewhere, 1.0 at the conclusion (hypotheses in any order)."""
