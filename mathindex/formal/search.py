@@ -89,7 +89,7 @@ class FormalIndex:
         keys = pq.read_table(release / FORMAL_DIR / "keys.parquet")
         self.keys = dict(zip(keys.column("key").to_pylist(),
                              zip(keys.column("start").to_pylist(), keys.column("count").to_pylist())))
-        self.postings = np.load(release / FORMAL_DIR / "postings.npy", mmap_mode="r")
+        self.postings = np.asarray(np.load(release / FORMAL_DIR / "postings.npy", mmap_mode="r"))  # mapped; no memmap __getitem__
         self.vocab = Vocabulary(pq.read_table(release / FORMAL_DIR / "vocabulary.parquet").column("name").to_pylist())
         self._fields, self._parents = self._field_parents(st.column("kind").to_pylist() if "kind" in st.column_names else None)
         self._members = np.zeros(self.n, dtype=bool)
