@@ -201,12 +201,25 @@ def test_soft_mode_reads_the_trees_of_possible_matches_only(index, monkeypatch):
     stay those of checking every candidate."""
     query = "the lemma `√x * √x = x` for `0 ≤ x` and `a * b ^ n ≤ a * c`"
     read = []
-    real = FormalIndex.telescope
-    monkeypatch.setattr(FormalIndex, "telescope", lambda self, doc: read.append(doc) or real(self, doc))
+    real = FormalIndex.conclusion
+    monkeypatch.setattr(FormalIndex, "conclusion", lambda self, doc: read.append(doc) or real(self, doc))
     monkeypatch.setattr(FormalIndex, "_may_match", lambda self, docs, term: np.ones(docs.size, dtype=bool))
     every, read_every = index.soft(query, 20), set(read)
     monkeypatch.undo()
-    monkeypatch.setattr(FormalIndex, "telescope", lambda self, doc: read.append(doc) or real(self, doc))
+    monkeypatch.setattr(FormalIndex, "conclusion", lambda self, doc: read.append(doc) or real(self, doc))
     read.clear()
     assert index.soft(query, 20) == every
     assert set(read) < read_every and index.names.index("Real.sqrt_mul_self'") in read
+
+
+def test_a_match_at_the_conclusion_does_not_decode_the_hypotheses(tmp_path, monkeypatch):
+    """The bonus of a piece matching the conclusion at its root needs no hypotheses: they are
+    decoded only when the conclusion does not decide (here for the piece that matches elsewhere)."""
+    build(tmp_path)
+    fresh = FormalIndex(tmp_path)
+    decoded = []
+    real = FormalIndex.hypotheses
+    monkeypatch.setattr(FormalIndex, "hypotheses", lambda self, doc: decoded.append(self.names[doc]) or real(self, doc))
+    got = dict(fresh.soft("`√x * √x = x`", 5))
+    assert got and "Real.sqrt_mul_self'" in got and "Real.sqrt_mul_self'" not in decoded
+    assert fresh.telescope(fresh.names.index("Real.sqrt_mul_self'"))[0]  # its hypothesis (0 ≤ x) is there

@@ -85,7 +85,8 @@ class FormalIndex:
         self._st = st
         self._concl = st.column("conclusion").combine_chunks()
         self._hyps = st.column("hypotheses").combine_chunks()
-        self._trees: dict[int, tuple] = {}
+        self._concls: dict[int, list | None] = {}  # decoded trees, by doc (cleared past TREE_CACHE)
+        self._hyp_lists: dict[int, list] = {}
         keys = pq.read_table(release / FORMAL_DIR / "keys.parquet")
         self.keys = dict(zip(keys.column("key").to_pylist(),
                              zip(keys.column("start").to_pylist(), keys.column("count").to_pylist())))
@@ -139,13 +140,24 @@ class FormalIndex:
     def telescope(self, doc: int) -> tuple[list, list | None]:
         """(hypotheses, conclusion) of a declaration as JSON lists (match() takes lists or tuples
         alike; patterns are turned into lists too, so that leaves compare equal)."""
-        got = self._trees.get(doc)
-        if got is None:
+        return self.hypotheses(doc), self.conclusion(doc)
+
+    def conclusion(self, doc: int) -> list | None:
+        """The conclusion's tree (None when the statement did not parse), decoded once."""
+        got = self._concls.get(doc, _UNREAD)
+        if got is _UNREAD:
             c = self._concl[doc].as_py()
-            got = (json.loads(self._hyps[doc].as_py()), json.loads(c) if c else None)
-            if len(self._trees) > 50_000:
-                self._trees.clear()
-            self._trees[doc] = got
+            got = json.loads(c) if c else None
+            _remember(self._concls, doc, got)
+        return got
+
+    def hypotheses(self, doc: int) -> list:
+        """The hypotheses' trees, decoded once, apart from the conclusion: the soft bonus often
+        decides on the conclusion alone, and decoding is most of its cost."""
+        got = self._hyp_lists.get(doc)
+        if got is None:
+            got = json.loads(self._hyps[doc].as_py())
+            _remember(self._hyp_lists, doc, got)
         return got
 
     def describe_name(self, name: str) -> dict:
@@ -397,18 +409,27 @@ class FormalIndex:
 
     def _soft_bonus(self, doc: int, term: Term) -> float:
         """0.5 when the piece matches somewhere, 1.0 at the conclusion (hypotheses in any order)."""
-        hyps, concl = self.telescope(doc)
+        concl = self.conclusion(doc)
         if concl is None:
             return 0.0
         if match(term.conclusion, concl, {}) is not None and (
-                not term.hypotheses or match_hypotheses(term.hypotheses, hyps, {}) is not None):
+                not term.hypotheses or match_hypotheses(term.hypotheses, self.hypotheses(doc), {}) is not None):
             return 1.0
-        if any(match_anywhere(term.tree, x, {}) is not None for x in [concl, *hyps]):
+        if match_anywhere(term.tree, concl, {}) is not None or any(
+                match_anywhere(term.tree, x, {}) is not None for x in self.hypotheses(doc)):
             return 0.5
         return 0.0
 
 
 _NO_DOCS = np.zeros(0, dtype=np.int32)
+_UNREAD = object()
+TREE_CACHE = 50_000  # decoded trees kept per cache: a few hundred MB at most over whole Mathlib
+
+
+def _remember(cache: dict, doc: int, value) -> None:
+    if len(cache) > TREE_CACHE:
+        cache.clear()
+    cache[doc] = value
 
 
 def _docs_by_last_component(names: list[str]) -> dict[str, np.ndarray]:
