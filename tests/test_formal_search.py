@@ -223,3 +223,25 @@ def test_a_match_at_the_conclusion_does_not_decode_the_hypotheses(tmp_path, monk
     got = dict(fresh.soft("`√x * √x = x`", 5))
     assert got and "Real.sqrt_mul_self'" in got and "Real.sqrt_mul_self'" not in decoded
     assert fresh.telescope(fresh.names.index("Real.sqrt_mul_self'"))[0]  # its hypothesis (0 ≤ x) is there
+
+
+def test_a_structure_scores_as_its_best_field(tmp_path):
+    """`_lift_structures` gives what np.maximum.at over the fields gave, and the same array when no
+    field scored."""
+    build(tmp_path)
+    ix = FormalIndex(tmp_path)
+    fields, parents = np.array([3, 1, 7, 8, 12, 2], np.int32), np.array([5, 5, 0, 19, 5, 0], np.int32)
+    ix._set_fields(fields, parents)
+    rng = np.random.default_rng(0)
+    for trial in range(50):
+        score = (rng.random(ix.n) * (rng.random(ix.n) < 0.4)).astype(np.float32)
+        if trial % 5 == 0:
+            score[fields] = 0
+        want = np.zeros_like(score)
+        np.maximum.at(want, parents, score[fields])
+        want = np.maximum(score, want)
+        got = ix._lift_structures(score)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+        if not score[fields].any():
+            assert got is score
+    assert ix._members.sum() == 6 and ix._members[[1, 2, 3, 7, 8, 12]].all()

@@ -92,12 +92,20 @@ class FormalIndex:
                              zip(keys.column("start").to_pylist(), keys.column("count").to_pylist())))
         self.postings = np.asarray(np.load(release / FORMAL_DIR / "postings.npy", mmap_mode="r"))  # mapped; no memmap __getitem__
         self.vocab = Vocabulary(pq.read_table(release / FORMAL_DIR / "vocabulary.parquet").column("name").to_pylist())
-        self._fields, self._parents = self._field_parents(st.column("kind").to_pylist() if "kind" in st.column_names else None)
-        self._members = np.zeros(self.n, dtype=bool)
-        self._members[self._fields] = True
+        self._set_fields(*self._field_parents(st.column("kind").to_pylist() if "kind" in st.column_names else None))
         self._by_last = _docs_by_last_component(self.names)
         self._blob = "\n".join(self.names) + "\n"
         self._line_starts = np.cumsum([0] + [len(x) + 1 for x in self.names[:-1]])
+
+    def _set_fields(self, fields: np.ndarray, parents: np.ndarray) -> None:
+        """The member docs (fields, constructors) and their structures' docs; grouped by structure
+        for `_lift_structures`."""
+        self._fields, self._parents = fields, parents
+        self._members = np.zeros(self.n, dtype=bool)
+        self._members[fields] = True
+        by_parent = np.argsort(parents, kind="stable")
+        self._grouped_fields = fields[by_parent]
+        self._structures, self._group_starts = np.unique(parents[by_parent], return_index=True)
 
     def _field_parents(self, kinds: list[str] | None) -> tuple[np.ndarray, np.ndarray]:
         """(field docs, their structure's doc): a structure is found by its fields' statements."""
@@ -294,14 +302,22 @@ class FormalIndex:
                 log.debug("formal soft piece failed: %r", piece, exc_info=True)
                 continue
             if score is not None:
-                if self._fields.size:  # a structure scores as its best field
-                    parent = np.zeros_like(score)
-                    np.maximum.at(parent, self._parents, score[self._fields])
-                    score = np.maximum(score, parent)
+                score = self._lift_structures(score)
                 total += score
         keep = np.flatnonzero(total >= SOFT_MIN_SCORE)
         top = keep[np.lexsort((keep, -total[keep]))][:k]
         return [(self.names[i], float(total[i])) for i in top]
+
+    def _lift_structures(self, score: np.ndarray) -> np.ndarray:
+        """A structure scores as its best field (and at least its own score): the fields' maxima per
+        structure by one reduceat over the fields grouped by structure; nothing to do (the same
+        array) when no field scored, as for most pieces."""
+        fields = score[self._grouped_fields]
+        if not fields.any():
+            return score
+        parent = np.zeros_like(score)
+        parent[self._structures] = np.maximum(np.maximum.reduceat(fields, self._group_starts), 0)
+        return np.maximum(score, parent)
 
     def _score_piece(self, piece: str) -> np.ndarray | None:
         """One backtick piece's scores: a constant's declarations get 0.5, and a field or
