@@ -205,8 +205,9 @@ def _source_page(corpus: str, file: str, text: str) -> str:
 
 def http_stack() -> dict[str, str]:
     """uvicorn's HTTP parser and event loop: httptools and uvloop (C: they hold the GIL the query
-    threads need for less time; a cached answer cost the server 0.28 ms of CPU against 0.56-0.66 ms
-    with h11 and asyncio, bench/serve_http.py on whole Mathlib), else h11 and asyncio, with a warning."""
+    threads need for less time; a cached answer cost the server 0.28-0.45 ms of CPU against
+    0.56-0.66 ms with h11 and asyncio, bench/serve_http.py on whole Mathlib), else h11 and asyncio,
+    with a warning."""
     from importlib.util import find_spec
 
     stack = {"http": "httptools" if find_spec("httptools") else "h11",
