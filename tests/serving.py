@@ -62,9 +62,11 @@ class ServerThread:
     def __init__(self, app):
         import uvicorn
 
+        from mathindex.serve.app import http_stack
+
         self.port = free_port()
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                                    access_log=False))
+                                                    access_log=False, **http_stack()))  # as `mathindex serve` runs
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     @property

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 import pytest
 
 from mathindex.formal.query import FormalQueryError, UnknownConstant
@@ -155,3 +157,91 @@ def test_soft_scores_do_not_depend_on_the_hash_seed(tmp_path):
 
     keys = list(index._piece_keys(pattern_term("a + b ≤ c * d", 0, index.vocab, strict=False)))
     assert keys == sorted(keys) and len(keys) > 1
+
+
+def test_soft_mode_looks_for_no_suggestions(index, monkeypatch):
+    """The fused channel drops a Loogle query's UnknownConstant: the close spellings (difflib over
+    the vocabulary, 350 ms for one dev query on whole Mathlib) are looked for only when read."""
+    from mathindex.formal.query import Vocabulary
+
+    calls = []
+    real = Vocabulary.suggest
+    monkeypatch.setattr(Vocabulary, "suggest", lambda self, name, n=3: calls.append(name) or real(self, name, n))
+    index.soft("Real.sqr, Real.pi", 5)
+    assert calls == []
+    with pytest.raises(UnknownConstant) as exc:
+        index.loogle("Real.sqr, Real.pi", 10)
+    assert exc.value.suggestions == ["Real.sqrt"] and calls == ["Real.sqr"]
+    assert str(exc.value) == "unknown constant Real.sqr; did you mean Real.sqrt?" and calls == ["Real.sqr"]
+
+
+SOFT_PIECES = ["√x * √x = x", "0 ≤ x", "a + b ≤ c", "∑' x, c * g x = c * ∑' x, g x", "a * b = b * a", "_ * (_ ^ _)",
+               "f ≤ g → tsum f ≤ tsum g", "a⁻¹ * a = 1", "Real.sqrt x"]
+
+
+def test_key_filter_never_drops_a_match(index):
+    """`_may_match` is False only where the bonus is 0: a pattern's keys are in every statement it matches."""
+    from mathindex.formal.query import pattern_term
+    from mathindex.formal.search import _as_lists
+
+    docs = np.arange(index.n, dtype=np.int32)
+    matched = dropped = 0
+    for piece in SOFT_PIECES:
+        term = _as_lists(pattern_term(piece, 0, index.vocab, strict=False))
+        may = index._may_match(docs, term)
+        bonus = np.array([index._soft_bonus(int(d), term) for d in docs])
+        assert not (bonus[~may] > 0).any(), piece
+        matched += int((bonus > 0).sum())
+        dropped += int((~may).sum())
+    assert matched >= 8 and dropped > index.n
+
+
+def test_soft_mode_reads_the_trees_of_possible_matches_only(index, monkeypatch):
+    """A candidate lacking the piece's keys is not read (its trees are not decoded), and the scores
+    stay those of checking every candidate."""
+    query = "the lemma `√x * √x = x` for `0 ≤ x` and `a * b ^ n ≤ a * c`"
+    read = []
+    real = FormalIndex.conclusion
+    monkeypatch.setattr(FormalIndex, "conclusion", lambda self, doc: read.append(doc) or real(self, doc))
+    monkeypatch.setattr(FormalIndex, "_may_match", lambda self, docs, term: np.ones(docs.size, dtype=bool))
+    every, read_every = index.soft(query, 20), set(read)
+    monkeypatch.undo()
+    monkeypatch.setattr(FormalIndex, "conclusion", lambda self, doc: read.append(doc) or real(self, doc))
+    read.clear()
+    assert index.soft(query, 20) == every
+    assert set(read) < read_every and index.names.index("Real.sqrt_mul_self'") in read
+
+
+def test_a_match_at_the_conclusion_does_not_decode_the_hypotheses(tmp_path, monkeypatch):
+    """The bonus of a piece matching the conclusion at its root needs no hypotheses: they are
+    decoded only when the conclusion does not decide (here for the piece that matches elsewhere)."""
+    build(tmp_path)
+    fresh = FormalIndex(tmp_path)
+    decoded = []
+    real = FormalIndex.hypotheses
+    monkeypatch.setattr(FormalIndex, "hypotheses", lambda self, doc: decoded.append(self.names[doc]) or real(self, doc))
+    got = dict(fresh.soft("`√x * √x = x`", 5))
+    assert got and "Real.sqrt_mul_self'" in got and "Real.sqrt_mul_self'" not in decoded
+    assert fresh.telescope(fresh.names.index("Real.sqrt_mul_self'"))[0]  # its hypothesis (0 ≤ x) is there
+
+
+def test_a_structure_scores_as_its_best_field(tmp_path):
+    """`_lift_structures` gives what np.maximum.at over the fields gave, and the same array when no
+    field scored."""
+    build(tmp_path)
+    ix = FormalIndex(tmp_path)
+    fields, parents = np.array([3, 1, 7, 8, 12, 2], np.int32), np.array([5, 5, 0, 19, 5, 0], np.int32)
+    ix._set_fields(fields, parents)
+    rng = np.random.default_rng(0)
+    for trial in range(50):
+        score = (rng.random(ix.n) * (rng.random(ix.n) < 0.4)).astype(np.float32)
+        if trial % 5 == 0:
+            score[fields] = 0
+        want = np.zeros_like(score)
+        np.maximum.at(want, parents, score[fields])
+        want = np.maximum(score, want)
+        got = ix._lift_structures(score)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+        if not score[fields].any():
+            assert got is score
+    assert ix._members.sum() == 6 and ix._members[[1, 2, 3, 7, 8, 12]].all()

@@ -148,3 +148,29 @@ def test_pieces_that_are_one_variable_can_be_skipped(tmp_path: Path) -> None:
     skipped = idx.search(query, k=5, skip_variables=True)
     assert skipped[0][0] == ids[3] and ids[0] not in [i for i, _ in skipped]  # only the formula piece counts
     assert ids[0] in [i for i, _ in idx.search(query, k=5)]  # searched, the lone G lifts the G formulas
+
+
+def test_postings_name_each_group_once_so_indexed_adds_sum_as_before(parsed, tmp_path: Path) -> None:
+    """The BM25 scores are summed per posting with np.add.at, which adds a repeated index twice; a
+    fancy-index `+=` (what the scores were) adds it once. They agree because a token's posting
+    lists each group once, ascending: checked here, and the scores against the `+=` sums."""
+    import numpy as np
+
+    from mathindex.formula.index import features
+
+    f, trees, _ = parsed
+    FormulaIndex.build(trees, f, tmp_path / "fx")
+    idx = FormulaIndex.open(tmp_path / "fx")
+    for tid in range(len(idx.vocab)):
+        docs = idx.post_doc[idx.post_ptr[tid]:idx.post_ptr[tid + 1]]
+        assert docs.size and (np.diff(docs.astype(np.int64)) > 0).all()
+    for query in (r"a^2 + b^2 + a^2 = c^2", r"\frac{x}{y} + z + \frac{x}{y}", r"2x + 4y = 6"):
+        tokens = features(parse_latex(query)).tokens
+        want = np.zeros(idx.n_groups, dtype=np.float32)
+        for tok in dict.fromkeys(tokens):
+            if tok in idx.vocab:
+                tid = idx.vocab[tok]
+                a, b = idx.post_ptr[tid], idx.post_ptr[tid + 1]
+                want[idx.post_doc[a:b]] += idx.post_w[a:b] * tokens.count(tok)
+        got = dict(idx.search_groups(query, k=idx.n_groups, rescore=False))
+        assert got == {g: round(float(want[g]), 6) for g in np.flatnonzero(want > 0).tolist()}

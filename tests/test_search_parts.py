@@ -31,6 +31,19 @@ def test_fusion_weights_and_score_factor():
     assert hits[0].channels == {"embedding": 2, "lexical": 1}
 
 
+def test_fusion_score_factor_is_clipped_to_half_and_one_on_any_score():
+    """The factor is min(1, max(0.5, score / top)): above the top, at the edges, negative, NaN."""
+    from mathindex.search.fusion import fused_scores
+
+    scores = [2.0, 3.0, 1.0, 0.5, 0.25, 0.0, -1.0, float("nan"), float("inf"), 1.5, 0.999]
+    hits = [(f"n{i}", s) for i, s in enumerate(scores)]
+    total, ranks = fused_scores({"lexical": hits}, {"lexical": 2.0})
+    want = {f"n{i}": 2.0 * min(1.0, max(0.5, s / 2.0)) / (60 + i + 1) for i, s in enumerate(scores)}
+    assert total == want and ranks["n7"] == {"lexical": 8}
+    flat, _ = fused_scores({"lexical": [("a", 0.0), ("b", -2.0)]}, {})
+    assert flat == {"a": 0.5 / 61, "b": 0.5 / 62}
+
+
 def test_fusion_ties_break_by_name():
     hits = fuse({"lexical": [("b", 1.0)], "formula": [("a", 1.0)]}, {})
     assert [h.name for h in hits] == ["a", "b"]

