@@ -355,6 +355,7 @@ def informalise(
     for src, dst in statement_edges(dependencies):
         if dst in known and dst != src:
             deps_of.setdefault(src, []).append(dst)
+    glossed = {n for targets in deps_of.values() for n in targets}  # only these are ever another's context
     order = sorted(range(len(names)), key=lambda i: (levels[i], names[i], decl_ids[i]))
     cache = InformalCache(cache_dir, informaliser.backend, informaliser.model, informaliser.prompt_version)
     gloss: dict[str, str] = {}
@@ -388,7 +389,8 @@ def informalise(
                 cache.put(keys[pos], res.text)
         for pos, i in enumerate(level_idx):
             res = results[pos] or Rendering("", "empty", "no rendering")
-            gloss.setdefault(names[i], first_sentence(docs[i]) if docs[i].strip() else first_sentence(res.text))
+            if names[i] in glossed and names[i] not in gloss:
+                gloss[names[i]] = first_sentence(docs[i]) if docs[i].strip() else first_sentence(res.text)
             row = {
                 "decl_id": decl_ids[i], "full_name": names[i], "text": res.text,
                 "backend": informaliser.backend, "model": informaliser.model,
