@@ -202,26 +202,61 @@ def write_duckdb(directory: Path, names: list[str], previous: Path | None = None
     if previous is not None and _reuse_duckdb(directory, names, Path(previous), tmp):
         os.replace(tmp, path)
         return path
-    con = duckdb.connect(str(tmp))
+    _fill_duckdb(tmp, directory, names, [])
+    os.replace(tmp, path)
+    return path
+
+
+def start_duckdb(directory: Path, names: list[str], previous: Path | None = None) -> Path | None:
+    """The first part of `write_duckdb` while a release's last tables are still being made (the flow
+    runs it beside the benchmarks: DuckDB works without the GIL): when release `previous` cannot
+    lend its database because one of these tables differs from its, they are loaded now into a
+    temporary database, whose path is returned for `finish_duckdb`; None when the database may yet
+    be linked, which only the last tables decide."""
+    if previous is not None and _same_tables(directory, names, Path(previous)):
+        return None
+    part = ReleaseLayout(directory).duckdb.with_name(ReleaseLayout.DUCKDB + ".part")
+    part.unlink(missing_ok=True)
+    _fill_duckdb(part, directory, sorted(names), [])
+    return part
+
+
+def finish_duckdb(directory: Path, names: list[str], previous: Path | None, part: Path | None,
+                  first: list[str]) -> Path:
+    """`search.duckdb` over `names`: `write_duckdb` when `start_duckdb` gave no database (`part`
+    None), else `part` (holding the tables `first`) with the other tables, and the views that read
+    them, added. The catalog is the one `write_duckdb` makes (test)."""
+    if part is None:
+        return write_duckdb(directory, sorted(names), previous)
+    _fill_duckdb(part, directory, sorted(set(names) - set(first)), sorted(first))
+    path = ReleaseLayout(directory).duckdb
+    os.replace(part, path)
+    return path
+
+
+def _fill_duckdb(db: Path, directory: Path, names: list[str], present: list[str]) -> None:
+    """Adds tables `names` (schema first, then the Parquet rows) to database `db`, which holds the
+    tables `present`, and the views whose tables are now all there and were not before."""
+    con = duckdb.connect(str(db))
     try:
-        _create_catalog(con, names, specs)
+        _create_catalog(con, names, table_specs(), present)
         for name in names:
             src = _sql_string(ReleaseLayout(directory).table(name).as_posix())
             con.execute(f'INSERT INTO "{name}" BY NAME SELECT * FROM read_parquet({src})')
         con.execute("CHECKPOINT")
     finally:
         con.close()
-    os.replace(tmp, path)
-    return path
 
 
-def _create_catalog(con: duckdb.DuckDBPyConnection, names: list[str], specs: dict) -> None:
-    """The empty tables (with comments), then the views and macros whose tables are all there."""
+def _create_catalog(con: duckdb.DuckDBPyConnection, names: list[str], specs: dict, present: list[str] = ()) -> None:
+    """The empty tables (with comments), then the views and macros whose tables are all there
+    (with the tables `present` that the database holds already) and were not before."""
     for name in names:
         for statement in table_ddl(specs[name]):
             con.execute(statement)
+    now, before = set(names) | set(present), set(present)
     for view in VIEWS:
-        if set(view.tables) <= set(names):
+        if set(view.tables) <= now and not set(view.tables) <= before:
             write_view(con, view, [specs[t].schema for t in view.tables])
 
 
@@ -239,18 +274,30 @@ def _catalog(con: duckdb.DuckDBPyConnection) -> list:
     return [con.execute(q).fetchall() for q in queries]
 
 
+def _same_tables(directory: Path, names: list[str], previous: Path, files: dict | None = None) -> bool:
+    """Whether each table's Parquet file has the sha256 that release `previous`'s manifest records
+    for it (`files`: that manifest's hashes, when the caller has read them)."""
+    layout = ReleaseLayout(directory)
+    if files is None:
+        try:
+            files = load_manifest(previous).get("files", {})
+        except (FileNotFoundError, IntegrityError, ValueError):
+            return False
+    wanted = {layout.table(n).relative_to(directory).as_posix(): layout.table(n) for n in names}
+    return all(rel in files for rel in wanted) and all(sha256_file(p) == files[rel] for rel, p in wanted.items())
+
+
 def _reuse_duckdb(directory: Path, names: list[str], previous: Path, tmp: Path) -> bool:
     """Links `previous`'s database to `tmp` when it holds exactly these tables' bytes and catalog."""
-    layout, before = ReleaseLayout(directory), ReleaseLayout(previous)
+    before = ReleaseLayout(previous)
     try:
         files = load_manifest(previous).get("files", {})
     except (FileNotFoundError, IntegrityError, ValueError):
         return False
     db_name = before.duckdb.relative_to(previous).as_posix()
-    wanted = {layout.table(n).relative_to(directory).as_posix(): layout.table(n) for n in names}
-    if db_name not in files or any(rel not in files for rel in wanted):
+    if db_name not in files or not _same_tables(directory, names, previous, files):
         return False
-    if any(sha256_file(p) != files[rel] for rel, p in wanted.items()) or sha256_file(before.duckdb) != files[db_name]:
+    if sha256_file(before.duckdb) != files[db_name]:
         return False
     con = duckdb.connect(":memory:")
     try:

@@ -58,3 +58,37 @@ def test_the_previous_database_is_linked_only_for_the_same_tables_and_catalog(tm
 
 
 _ddl = store.table_ddl
+
+
+def _contents(path) -> list:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        rows = [con.execute(f'SELECT * FROM "{t}" ORDER BY ALL').fetchall() for t in ("errors", "nodes", "bench_results")]
+        return [store._catalog(con), rows]
+    finally:
+        con.close()
+
+
+def test_a_database_started_beside_the_benchmarks_equals_one_built_at_once(tmp_path):
+    """start_duckdb loads the first tables while the last (bench_results) is still being made;
+    finish_duckdb adds it and the views that read it: the same catalog and rows as write_duckdb.
+    When the first tables equal the previous release's, nothing is started and the database can
+    still be linked."""
+    specs = table_specs()
+    names = ["bench_results", "errors", "nodes"]
+    once = release_dir(tmp_path / "once", ["x", "y"])
+    write_table(specs["bench_results"].schema.empty_table(), specs["bench_results"], once)
+    write_duckdb(once, names)
+    two = release_dir(tmp_path / "two", ["x", "y"])
+    part = store.start_duckdb(two, ["errors", "nodes"])
+    assert part is not None and part.is_file() and not ReleaseLayout(two).duckdb.exists()
+    write_table(specs["bench_results"].schema.empty_table(), specs["bench_results"], two)
+    store.finish_duckdb(two, names, None, part, ["errors", "nodes"])
+    assert not part.exists() and _contents(ReleaseLayout(two).duckdb) == _contents(ReleaseLayout(once).duckdb)
+    # the same first tables as a published release: nothing started, the database linked at the end
+    (once / "manifest.json").write_text(json.dumps({"files": file_hashes(once)}))
+    three = release_dir(tmp_path / "three", ["x", "y"])
+    assert store.start_duckdb(three, ["errors", "nodes"], previous=once) is None
+    write_table(specs["bench_results"].schema.empty_table(), specs["bench_results"], three)
+    store.finish_duckdb(three, names, once, None, ["errors", "nodes"])
+    assert ReleaseLayout(three).duckdb.stat().st_ino == ReleaseLayout(once).duckdb.stat().st_ino

@@ -28,7 +28,7 @@ from mathindex.tasks.formulas import build_formula_index, collect_formulas, pars
 from mathindex.tasks.informalise import informalise_declarations
 from mathindex.tasks.premises import premise_index
 from mathindex.tasks.search_index import lexical_index, nodes_table
-from mathindex.tasks.store import write_database, write_tables
+from mathindex.tasks.store import database_started, write_database, write_tables
 
 SYMPY_BUDGET_S = 2.0
 STAGES = ["pin", "extract", "informalise", "embed", "formulas", "formal index", "search index", "premises", "bench",
@@ -97,12 +97,13 @@ def release_flow(
                 formal_built = formal.index.with_figures(
                     table_bytes=ReleaseLayout(staging).table("formal_statements").stat().st_size)
                 premises = premise_index(staging, ex.declarations, ex.dependencies, embedding_model.reference, cache)
-            with progress.stage("bench"):
+            with progress.stage("bench"), database_started(staging, list(row_counts), published_release(root)) as db:
                 bench = run_benchmarks(staging, suite_specs, embedding_model.reference)
                 metrics = dict(bench.metrics)
             with progress.stage("store"):
+                first = list(row_counts)
                 row_counts |= write_tables(staging, {"bench_results": bench.rows})
-                write_database(staging, list(row_counts), published_release(root))
+                write_database(staging, list(row_counts), published_release(root), (db.result(), first))
             with progress.stage("publish"):
                 baseline, baseline_from = baseline_metrics(root, [s.name for s in suite_specs])
                 verdict = gate_release(metrics, baseline, no_gate)
