@@ -18,7 +18,9 @@ from mathindex.embed.models import reference_path, release_root
 from mathindex.latex.macros import expand_query
 from mathindex.search.fusion import GAP_PREFIX, Hit, best_per_name, fused_scores, gap_weights
 from mathindex.search.identifier import IdentifierResolver
+from mathindex.search.latexquery import unicode_math
 from mathindex.search.lexical import LexicalIndex
+from mathindex.search.parents import PARENT_DEPTH, parent_hits
 from mathindex.search.prior import PRIOR, normalised_prior, with_prior
 from mathindex.store import IntegrityError, ReleaseLayout, RootLayout, check_release, integrity_message, load_manifest, verify_release
 
@@ -65,6 +67,13 @@ CANDIDATES = 200
 # $G$`: every formula with a G scores alike) when True. Off: bench/formula_fusion.py --skip-variables 1
 # (the channel re-run) gives q1b_latex 47.57 against 48.03, all styles 53.28 against 53.44.
 SKIP_FORMULA_VARIABLES = False
+# What the lexical channel sees of a formula-like query: its math pieces as the Unicode Mathlib prints
+# (search/latexquery.py `unicode_math`: `\mathrm{Sylow}_p(G) \ne \emptyset` -> Sylow_p(G) ≠ ∅, s_1 -> s₁),
+# or "raw", the text as typed. bench/latex_queries.py on the whole-Mathlib release 20261201T182722Z,
+# MathlibQR dev nDCG@10: q1b_latex 48.46 -> 49.88 (without subscripts; 50.70 with them on the 120
+# formula-like queries' re-fusion), both folds chose it; the embedding channel keeps the text as typed
+# (unicode or english renderings lowered it: 47.64 / 48.29).
+LEXICAL_TEXT = "unicode"
 _FORMULA_HINT = re.compile(r"[\\^_=<>+$]|[∀∃∑∏∫→↔∈∉⊆⊂∪∩≤≥≠∣⁻¹√ℕℤℚℝℂ×•∘]")
 
 LEXICAL_DIR, VECTOR_DIR, FORMULA_DIR = ReleaseLayout.LEXICAL, ReleaseLayout.VECTOR, ReleaseLayout.FORMULA  # store owns them
@@ -91,6 +100,11 @@ def runs_formula_channel(query: str) -> bool:
     if any(c in query for c in "$`\\") or looks_like_lean(query):
         return True
     return len(set(_PROSE_WORD.findall(query))) < PROSE_WORDS or len(_FORMULA_HINT.findall(query)) > PROSE_SYMBOLS
+
+
+def lexical_text(query: str) -> str:
+    """The text the lexical channel searches for a formula-like query (LEXICAL_TEXT)."""
+    return unicode_math(query) if LEXICAL_TEXT == "unicode" else query
 
 
 def looks_like_lean(query: str) -> bool:
@@ -172,6 +186,7 @@ class SearchEngine:
         self.nodes = pq.read_table(ReleaseLayout(self.release).table("nodes"), columns=["name", "aliases", "kind", "title", "file", "line"])
         self.prior = self._read_prior(prior)
         self.resolver = IdentifierResolver(self.nodes.column("name").to_pylist(), self.nodes.column("aliases").to_pylist())
+        self.known = frozenset(self.nodes.column("name").to_pylist())  # the parent channel's declarations
         self.lexical = self._try("lexical", lambda: LexicalIndex(self.release / LEXICAL_DIR))
         if model is None and self.manifest is not None:
             model = self.manifest["vector_index"].get("model")  # None: the bundled default
@@ -216,10 +231,11 @@ class SearchEngine:
         results: dict[str, list[tuple[str, float]]] = {}
         if self.macros is not None and "\\" in query:  # typed with a LaTeX corpus's macros: as its statements
             query = expand_query(self.macros, query)
-        formula = looks_like_formula(query)
+        latex = looks_like_formula(query) and not looks_like_lean(query)  # Lean queries name constants already
         if self.lexical is not None:
-            expand = self.symbols is not None and formula and not looks_like_lean(query)  # Lean queries name constants already
-            lexical_query = self.symbols.expand(query) if expand else query
+            lexical_query = lexical_text(query) if latex else query
+            words = self.symbols.words_of(query) if self.symbols is not None and latex else []  # of the commands typed
+            lexical_query = " ".join([lexical_query, *words])
             results["lexical"] = self.lexical.search(lexical_query, CANDIDATES)
         if self.vector is not None:
             results["embedding"] = self.vector.search(query, CANDIDATES)
@@ -241,6 +257,7 @@ class SearchEngine:
         """Fuses channel hits (with `weights`, else the engine's), applies the reference prior and
         puts resolved identifiers first."""
         weights = weights or weights_for(query_kind(query), self.weights)
+        results = self._with_parents(results, weights)
         total, ranks = fused_scores(results, gap_weights(results, weights))
         scored = self._prior_scores(total, weights.get("prior", 0.0))
         # the k best of the rest, as fuse + apply_prior order all of them (ties by name), with Hits
@@ -260,6 +277,16 @@ class SearchEngine:
         taken = set(resolved)
         hits = head + [hit(n, s) for n, s in best if n not in taken]
         return SearchResult(query=query, hits=hits[:k], resolved=resolved, unavailable=dict(self.unavailable))
+
+    def _with_parents(self, results: dict[str, list[tuple[str, float]]], weights: dict[str, float]) -> dict:
+        """`results` with the parent channel (search/parents.py) over their fused head, when the
+        kind's weights give it a weight; else `results` unchanged."""
+        if not weights.get("parent"):
+            return results
+        depth = int(weights.get("parent_depth", PARENT_DEPTH))
+        total, _ = fused_scores(results, gap_weights(results, weights))
+        head = heapq.nsmallest(depth, total.items(), key=lambda x: (-x[1], x[0]))
+        return {**results, "parent": parent_hits([n for n, _ in head], self.known, depth)}
 
     def _prior_scores(self, total: dict[str, float], weight: float) -> list[tuple[str, float]]:
         """(name, score): the prior applied to the fused score rounded to 8 places, as `apply_prior`
