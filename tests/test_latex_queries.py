@@ -47,20 +47,22 @@ def test_lexical_channel_meets_lean_subscripts_and_drops_font_commands(tmp_path)
     assert engine.channel_hits("`s_1 ∪ s_2`")["lexical"] == index.search("`s_1 ∪ s_2`", 200)  # Lean: as typed
 
 
-def test_parent_channel_lifts_the_declaration_whose_members_are_found():
+def test_parent_channel_lifts_the_structure_whose_fields_are_found():
     known = {"Encodable", "Encodable.encode", "Encodable.encodek", "Nat.succ", "Nat"}
-    head = ["Encodable.encode", "Nat.succ", "Encodable.encodek", "Other.thing", "Encodable"]
+    fields = {"Encodable.encode", "Encodable.encodek"}  # a field states what its structure is
+    head = [("Encodable.encode", 0.5), ("Nat.succ", 0.4), ("Encodable.encodek", 0.25), ("Other.thing", 0.2)]
     assert parent_of("Encodable.encodek") == "Encodable" and parent_of("Nat") is None
-    hits = parent_hits(head, known, depth=4)
-    assert [n for n, _ in hits] == ["Encodable", "Nat"]  # `Other` is no declaration; depth 4 stops before rank 5
-    assert hits[0][1] == 1 / 11 + 1 / 13
+    assert parent_hits(head, known, fields, others=0.0) == [("Encodable", 0.75)]  # `Other` is no declaration
+    assert parent_hits(head, known, fields, others=0.5) == [("Encodable", 0.75), ("Nat", 0.2)]
 
     engine = SearchEngine.__new__(SearchEngine)
-    engine.known, engine.prior, engine.unavailable = frozenset(known), {}, {}
+    engine.known, engine.fields, engine.prior, engine.unavailable = frozenset(known), frozenset(fields), {}, {}
     results = {"lexical": [("Encodable.encode", 3.0), ("Encodable.encodek", 2.9), ("Nat.succ", 2.8), ("Encodable", 1.0)],
                "embedding": [("Nat.succ", 0.9), ("Encodable.encode", 0.8), ("Encodable.encodek", 0.7)]}
     plain = {"lexical": 1.0, "embedding": 1.0}
     without = [h.name for h in engine.rank("q", results, [], 4, plain).hits]
     assert without.index("Encodable") == 3
-    lifted = engine.rank("q", results, [], 4, {**plain, "parent": 2.0, "parent_depth": 3})
+    lifted = engine.rank("q", results, [], 4, {**plain, "parent": 1.0, "parent_depth": 3, "parent_others": 0.0})
     assert lifted.hits[0].name == "Encodable" and lifted.hits[0].channels["parent"] == 1
+    shallow = engine.rank("q", results, [], 4, {**plain, "parent": 1.0, "parent_depth": 1, "parent_others": 0.0})
+    assert [h.name for h in shallow.hits].index("Encodable") == 3  # the head (Nat.succ) holds none of its fields

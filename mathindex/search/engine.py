@@ -20,7 +20,7 @@ from mathindex.search.fusion import GAP_PREFIX, Hit, best_per_name, fused_scores
 from mathindex.search.identifier import IdentifierResolver
 from mathindex.search.latexquery import unicode_math
 from mathindex.search.lexical import LexicalIndex
-from mathindex.search.parents import PARENT_DEPTH, parent_hits
+from mathindex.search.parents import MEMBER_KINDS, PARENT_DEPTH, parent_hits
 from mathindex.search.prior import PRIOR, normalised_prior, with_prior
 from mathindex.store import IntegrityError, ReleaseLayout, RootLayout, check_release, integrity_message, load_manifest, verify_release
 
@@ -59,6 +59,17 @@ WEIGHTS_BY_KIND["lean"] = {**WEIGHTS_BY_KIND["formula"], "formal": FORMAL_WEIGHT
 # chose 0.25 x gap and off). Formula-like queries keep 1.0 without the gap (110 queries: CV 42.95
 # against 45.49; 41.50 with the channel off).
 WEIGHTS_BY_KIND["lean"].update({"formula": 0.25, GAP_PREFIX + "formula": 1.0})
+# The parent channel (search/parents.py: a structure gains a share of its fields' scores in the head),
+# per kind as (weight, depth, what a member that is no field counts): bench/parent_channel.py on the
+# whole-Mathlib release 20261201T182722Z, MathlibQR dev nDCG@10, with the lexical text above. Uncapped,
+# formula-like queries would take 0.5 (48.19 -> 52.03 in-sample, two-fold CV 50.66), but the bundled
+# sample (a small corpus whose few structures' fields rank high for every lemma about them) falls
+# 86.96 -> 85.12 there, near the release gate; so formula-like and word queries are capped at 0.25
+# (`--cap formula=0.25 --cap words=0.25`, sample 86.42) and Lean-looking ones, which cost the sample
+# nothing, take the CV choice. Figures of each choice: docs/progress.md, issue 15 part four.
+PARENT_SETTINGS = {"formula": (0.25, 10, 0.0), "lean": (0.5, 20, 0.0), "words": (0.25, 10, 0.0)}
+for _kind, (_weight, _depth, _others) in PARENT_SETTINGS.items():
+    WEIGHTS_BY_KIND[_kind].update({"parent": _weight, "parent_depth": _depth, "parent_others": _others})
 # Candidates per channel before fusion: 200, so that the prior can lift a well-used declaration that
 # one channel ranks far down (bench/ranking_prior.py, release 20261201T075654Z, PageRank 1.5: nDCG@10
 # 49.1 / 50.5 / 50.6 at depth 50 / 100 / 200; both folds chose 200). Costs about 7 ms a query.
@@ -187,6 +198,8 @@ class SearchEngine:
         self.prior = self._read_prior(prior)
         self.resolver = IdentifierResolver(self.nodes.column("name").to_pylist(), self.nodes.column("aliases").to_pylist())
         self.known = frozenset(self.nodes.column("name").to_pylist())  # the parent channel's declarations
+        kinds = self.nodes.column("kind").to_pylist()
+        self.fields = frozenset(n for n, k in zip(self.nodes.column("name").to_pylist(), kinds) if k in MEMBER_KINDS)
         self.lexical = self._try("lexical", lambda: LexicalIndex(self.release / LEXICAL_DIR))
         if model is None and self.manifest is not None:
             model = self.manifest["vector_index"].get("model")  # None: the bundled default
@@ -257,9 +270,8 @@ class SearchEngine:
         """Fuses channel hits (with `weights`, else the engine's), applies the reference prior and
         puts resolved identifiers first."""
         weights = weights or weights_for(query_kind(query), self.weights)
-        results = self._with_parents(results, weights)
         total, ranks = fused_scores(results, gap_weights(results, weights))
-        scored = self._prior_scores(total, weights.get("prior", 0.0))
+        scored = self._with_parents(self._prior_scores(total, weights.get("prior", 0.0)), ranks, weights)
         # the k best of the rest, as fuse + apply_prior order all of them (ties by name), with Hits
         # made for those only: ordering and materialising every candidate was 1-2 ms a query
         best = heapq.nsmallest(k + len(resolved), scored, key=lambda x: (-x[1], x[0]))
@@ -269,7 +281,7 @@ class SearchEngine:
 
         head = []
         if resolved:
-            score_of = dict(scored) if any(n in total for n in resolved) else {}
+            score_of = dict(scored) if any(n in ranks for n in resolved) else {}
             for i, n in enumerate(resolved, 1):
                 h = hit(n, score_of[n]) if n in score_of else Hit(name=n, score=0.0)
                 h.channels = {"identifier": i, **h.channels}
@@ -278,15 +290,24 @@ class SearchEngine:
         hits = head + [hit(n, s) for n, s in best if n not in taken]
         return SearchResult(query=query, hits=hits[:k], resolved=resolved, unavailable=dict(self.unavailable))
 
-    def _with_parents(self, results: dict[str, list[tuple[str, float]]], weights: dict[str, float]) -> dict:
-        """`results` with the parent channel (search/parents.py) over their fused head, when the
-        kind's weights give it a weight; else `results` unchanged."""
-        if not weights.get("parent"):
-            return results
-        depth = int(weights.get("parent_depth", PARENT_DEPTH))
-        total, _ = fused_scores(results, gap_weights(results, weights))
-        head = heapq.nsmallest(depth, total.items(), key=lambda x: (-x[1], x[0]))
-        return {**results, "parent": parent_hits([n for n, _ in head], self.known, depth)}
+    def _with_parents(self, scored: list[tuple[str, float]], ranks: dict[str, dict[str, int]],
+                      weights: dict[str, float]) -> list[tuple[str, float]]:
+        """`scored` (name, score after the prior) with the parent channel (search/parents.py)
+        added, and its ranks in `ranks`, when the kind's weights give it a weight: a parent gains
+        `parent` times its fields' scores there, after the prior, so a well-used structure is not
+        lifted by its own prior on its fields' evidence."""
+        weight = weights.get("parent", 0.0)
+        if not weight:
+            return scored
+        head = heapq.nsmallest(int(weights.get("parent_depth", PARENT_DEPTH)), scored, key=lambda x: (-x[1], x[0]))
+        hits = parent_hits(head, self.known, self.fields, weights.get("parent_others", 1.0))
+        if not hits:
+            return scored
+        total = dict(scored)
+        for rank, (parent, score) in enumerate(hits, start=1):
+            total[parent] = total.get(parent, 0.0) + weight * score
+            ranks.setdefault(parent, {})["parent"] = rank
+        return list(total.items())
 
     def _prior_scores(self, total: dict[str, float], weight: float) -> list[tuple[str, float]]:
         """(name, score): the prior applied to the fused score rounded to 8 places, as `apply_prior`
