@@ -1,5 +1,6 @@
 """Query-time search over a built release: identifier resolver, then lexical, embedding, formula
-and (for Lean-looking queries) formal channels fused by weighted reciprocal rank, then the reference prior (search/prior.py).
+and (for Lean-looking queries) formal channels fused by weighted reciprocal rank, then the reference prior (search/prior.py)
+and the parent channel (search/parents.py).
 Each hit reports its channels and ranks."""
 
 from __future__ import annotations
