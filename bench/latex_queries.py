@@ -10,6 +10,7 @@ and by two-fold cross-validation by target (bench/fusion_weights.py's folds; tie
 setting). Other kinds keep the pickle's lists and the engine's weights.
 
     .venv/bin/python bench/latex_queries.py RELEASE_DIR SUITE.json RUNS.pkl [--style q1b_latex] [--metric ndcg@10]
+        [--texts-only]
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ def main() -> None:
     ap.add_argument("runs", type=Path)
     ap.add_argument("--style", default="q1b_latex")
     ap.add_argument("--metric", default="ndcg@10")
+    ap.add_argument("--texts-only", action="store_true", help="the grid of texts alone, at today's weights")
     args = ap.parse_args()
     engine = SearchEngine(args.release)
     suite = load_suite(args.suite)
@@ -81,8 +83,9 @@ def main() -> None:
     print(f"{len(formula_like)} formula-like queries, {len(lists) // 2} texts through lexical and embedding "
           f"in {time.perf_counter() - t0:.0f} s")
     today = weights_for("formula")
-    grid = list(itertools.product(TEXTS, TEXTS, EMBEDDING_WEIGHTS, FORMULA_WEIGHTS))
     current = ("raw", "raw", today["embedding"], today["formula"])
+    grid = list(itertools.product(TEXTS, TEXTS, *(([today["embedding"]], [today["formula"]]) if args.texts_only
+                                                   else (EMBEDDING_WEIGHTS, FORMULA_WEIGHTS))))
     scores = {}
     for setting in grid:
         lex, emb, we, wf = setting
