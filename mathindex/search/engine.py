@@ -65,7 +65,8 @@ WEIGHTS_BY_KIND["lean"].update({"formula": 0.25, GAP_PREFIX + "formula": 1.0})
 # whole-Mathlib release 20261201T182722Z, MathlibQR dev nDCG@10, with the lexical text above. Uncapped,
 # formula-like queries would take 0.5 (48.19 -> 52.03 in-sample, two-fold CV 50.66), but the bundled
 # sample (a small corpus whose few structures' fields rank high for every lemma about them) falls
-# 86.96 -> 85.12 there (before the \\frac rule of latexquery.py), near the release gate; so formula-like and word queries are capped at 0.25
+# 86.96 -> 85.12 (before the `\frac` rule of latexquery.py), near the release gate; so formula-like and
+# word queries are capped at 0.25
 # (`--cap formula=0.25 --cap words=0.25`; sample 87.18 -> 86.63 now) and Lean-looking ones, which cost the sample
 # nothing, take the CV choice. Figures of each choice: docs/progress.md, issue 15 part four.
 PARENT_SETTINGS = {"formula": (0.25, 10, 0.0), "lean": (0.5, 20, 0.0), "words": (0.25, 10, 0.0)}
