@@ -1,5 +1,6 @@
 """Query-time search over a built release: identifier resolver, then lexical, embedding, formula
-and (for Lean-looking queries) formal channels fused by weighted reciprocal rank, then the reference prior (search/prior.py).
+and (for Lean-looking queries) formal channels fused by weighted reciprocal rank, then the reference prior (search/prior.py)
+and the parent channel (search/parents.py).
 Each hit reports its channels and ranks."""
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from mathindex.embed.models import reference_path, release_root
 from mathindex.latex.macros import expand_query
 from mathindex.search.fusion import GAP_PREFIX, Hit, best_per_name, fused_scores, gap_weights
 from mathindex.search.identifier import IdentifierResolver
+from mathindex.search.latexquery import unicode_math
 from mathindex.search.lexical import LexicalIndex
+from mathindex.search.parents import MEMBER_KINDS, PARENT_DEPTH, parent_hits
 from mathindex.search.prior import PRIOR, normalised_prior, with_prior
 from mathindex.store import IntegrityError, ReleaseLayout, RootLayout, check_release, integrity_message, load_manifest, verify_release
 
@@ -57,6 +60,18 @@ WEIGHTS_BY_KIND["lean"] = {**WEIGHTS_BY_KIND["formula"], "formal": FORMAL_WEIGHT
 # chose 0.25 x gap and off). Formula-like queries keep 1.0 without the gap (110 queries: CV 42.95
 # against 45.49; 41.50 with the channel off).
 WEIGHTS_BY_KIND["lean"].update({"formula": 0.25, GAP_PREFIX + "formula": 1.0})
+# The parent channel (search/parents.py: a structure gains a share of its fields' scores in the head),
+# per kind as (weight, depth, what a member that is no field counts): bench/parent_channel.py on the
+# whole-Mathlib release 20261201T182722Z, MathlibQR dev nDCG@10, with the lexical text above. Uncapped,
+# formula-like queries would take 0.5 (48.19 -> 52.03 in-sample, two-fold CV 50.66), but the bundled
+# sample (a small corpus whose few structures' fields rank high for every lemma about them) falls
+# 86.96 -> 85.12 (before the `\frac` rule of latexquery.py), near the release gate; so formula-like and
+# word queries are capped at 0.25
+# (`--cap formula=0.25 --cap words=0.25`; sample 87.18 -> 86.63 now) and Lean-looking ones, which cost the sample
+# nothing, take the CV choice. Figures of each choice: docs/progress.md, issue 15 part four.
+PARENT_SETTINGS = {"formula": (0.25, 10, 0.0), "lean": (0.5, 20, 0.0), "words": (0.25, 10, 0.0)}
+for _kind, (_weight, _depth, _others) in PARENT_SETTINGS.items():
+    WEIGHTS_BY_KIND[_kind].update({"parent": _weight, "parent_depth": _depth, "parent_others": _others})
 # Candidates per channel before fusion: 200, so that the prior can lift a well-used declaration that
 # one channel ranks far down (bench/ranking_prior.py, release 20261201T075654Z, PageRank 1.5: nDCG@10
 # 49.1 / 50.5 / 50.6 at depth 50 / 100 / 200; both folds chose 200). Costs about 7 ms a query.
@@ -65,6 +80,13 @@ CANDIDATES = 200
 # $G$`: every formula with a G scores alike) when True. Off: bench/formula_fusion.py --skip-variables 1
 # (the channel re-run) gives q1b_latex 47.57 against 48.03, all styles 53.28 against 53.44.
 SKIP_FORMULA_VARIABLES = False
+# What the lexical channel sees of a formula-like query: its math pieces as the Unicode Mathlib prints
+# (search/latexquery.py `unicode_math`: `\mathrm{Sylow}_p(G) \ne \emptyset` -> Sylow_p(G) ≠ ∅, s_1 -> s₁),
+# or "raw", the text as typed. bench/latex_queries.py on the whole-Mathlib release 20261201T182722Z,
+# MathlibQR dev nDCG@10: q1b_latex 48.46 -> 49.88 (without subscripts; 50.70 with them on the 120
+# formula-like queries' re-fusion), both folds chose it; the embedding channel keeps the text as typed
+# (unicode or english renderings lowered it: 47.64 / 48.29).
+LEXICAL_TEXT = "unicode"
 _FORMULA_HINT = re.compile(r"[\\^_=<>+$]|[∀∃∑∏∫→↔∈∉⊆⊂∪∩≤≥≠∣⁻¹√ℕℤℚℝℂ×•∘]")
 
 LEXICAL_DIR, VECTOR_DIR, FORMULA_DIR = ReleaseLayout.LEXICAL, ReleaseLayout.VECTOR, ReleaseLayout.FORMULA  # store owns them
@@ -91,6 +113,11 @@ def runs_formula_channel(query: str) -> bool:
     if any(c in query for c in "$`\\") or looks_like_lean(query):
         return True
     return len(set(_PROSE_WORD.findall(query))) < PROSE_WORDS or len(_FORMULA_HINT.findall(query)) > PROSE_SYMBOLS
+
+
+def lexical_text(query: str) -> str:
+    """The text the lexical channel searches for a formula-like query (LEXICAL_TEXT)."""
+    return unicode_math(query) if LEXICAL_TEXT == "unicode" else query
 
 
 def looks_like_lean(query: str) -> bool:
@@ -172,6 +199,9 @@ class SearchEngine:
         self.nodes = pq.read_table(ReleaseLayout(self.release).table("nodes"), columns=["name", "aliases", "kind", "title", "file", "line"])
         self.prior = self._read_prior(prior)
         self.resolver = IdentifierResolver(self.nodes.column("name").to_pylist(), self.nodes.column("aliases").to_pylist())
+        self.known = frozenset(self.nodes.column("name").to_pylist())  # the parent channel's declarations
+        kinds = self.nodes.column("kind").to_pylist()
+        self.fields = frozenset(n for n, k in zip(self.nodes.column("name").to_pylist(), kinds) if k in MEMBER_KINDS)
         self.lexical = self._try("lexical", lambda: LexicalIndex(self.release / LEXICAL_DIR))
         if model is None and self.manifest is not None:
             model = self.manifest["vector_index"].get("model")  # None: the bundled default
@@ -216,10 +246,11 @@ class SearchEngine:
         results: dict[str, list[tuple[str, float]]] = {}
         if self.macros is not None and "\\" in query:  # typed with a LaTeX corpus's macros: as its statements
             query = expand_query(self.macros, query)
-        formula = looks_like_formula(query)
+        latex = looks_like_formula(query) and not looks_like_lean(query)  # Lean queries name constants already
         if self.lexical is not None:
-            expand = self.symbols is not None and formula and not looks_like_lean(query)  # Lean queries name constants already
-            lexical_query = self.symbols.expand(query) if expand else query
+            lexical_query = lexical_text(query) if latex else query
+            words = self.symbols.words_of(query) if self.symbols is not None and latex else []  # of the commands typed
+            lexical_query = " ".join([lexical_query, *words])
             results["lexical"] = self.lexical.search(lexical_query, CANDIDATES)
         if self.vector is not None:
             results["embedding"] = self.vector.search(query, CANDIDATES)
@@ -242,7 +273,7 @@ class SearchEngine:
         puts resolved identifiers first."""
         weights = weights or weights_for(query_kind(query), self.weights)
         total, ranks = fused_scores(results, gap_weights(results, weights))
-        scored = self._prior_scores(total, weights.get("prior", 0.0))
+        scored = self._with_parents(self._prior_scores(total, weights.get("prior", 0.0)), ranks, weights)
         # the k best of the rest, as fuse + apply_prior order all of them (ties by name), with Hits
         # made for those only: ordering and materialising every candidate was 1-2 ms a query
         best = heapq.nsmallest(k + len(resolved), scored, key=lambda x: (-x[1], x[0]))
@@ -252,7 +283,7 @@ class SearchEngine:
 
         head = []
         if resolved:
-            score_of = dict(scored) if any(n in total for n in resolved) else {}
+            score_of = dict(scored) if any(n in ranks for n in resolved) else {}
             for i, n in enumerate(resolved, 1):
                 h = hit(n, score_of[n]) if n in score_of else Hit(name=n, score=0.0)
                 h.channels = {"identifier": i, **h.channels}
@@ -260,6 +291,25 @@ class SearchEngine:
         taken = set(resolved)
         hits = head + [hit(n, s) for n, s in best if n not in taken]
         return SearchResult(query=query, hits=hits[:k], resolved=resolved, unavailable=dict(self.unavailable))
+
+    def _with_parents(self, scored: list[tuple[str, float]], ranks: dict[str, dict[str, int]],
+                      weights: dict[str, float]) -> list[tuple[str, float]]:
+        """`scored` (name, score after the prior) with the parent channel (search/parents.py)
+        added, and its ranks in `ranks`, when the kind's weights give it a weight: a parent gains
+        `parent` times its fields' scores there, after the prior, so a well-used structure is not
+        lifted by its own prior on its fields' evidence."""
+        weight = weights.get("parent", 0.0)
+        if not weight:
+            return scored
+        head = heapq.nsmallest(int(weights.get("parent_depth", PARENT_DEPTH)), scored, key=lambda x: (-x[1], x[0]))
+        hits = parent_hits(head, self.known, self.fields, weights.get("parent_others", 1.0))
+        if not hits:
+            return scored
+        total = dict(scored)
+        for rank, (parent, score) in enumerate(hits, start=1):
+            total[parent] = total.get(parent, 0.0) + weight * score
+            ranks.setdefault(parent, {})["parent"] = rank
+        return list(total.items())
 
     def _prior_scores(self, total: dict[str, float], weight: float) -> list[tuple[str, float]]:
         """(name, score): the prior applied to the fused score rounded to 8 places, as `apply_prior`

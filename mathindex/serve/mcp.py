@@ -45,7 +45,7 @@ def build_mcp(holder: ReleaseHolder) -> MCPServer:
     @_answers
     def search(query: str, k: int = 10) -> SearchResponse:
         """Ranked declarations and statements for a query, each with kind, title, file:line and its
-        rank in every channel (identifier, lexical, embedding, formula)."""
+        rank in every channel (identifier, lexical, embedding, formula, formal, parent)."""
         return holder.current.search(checked_text(query, "query"), checked_k(k))
 
     @server.tool()

@@ -40,7 +40,7 @@ class SearchHit(Node):
     rank: int = Field(description="1-based position in the answer")
     score: float = Field(description="fused score (weighted reciprocal rank, then the reference prior)")
     channels: dict[str, int] = Field(description="the hit's rank in each channel that found it "
-                                                 "(identifier, lexical, embedding, formula)")
+                                                 "(identifier, lexical, embedding, formula, formal, parent)")
 
 
 class SearchResponse(_Model):

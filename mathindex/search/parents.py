@@ -1,0 +1,38 @@
+"""The parent channel: a declaration whose members the other channels find.
+
+A query asking for a structure or class by its defining formulas (`$F(\\mathrm{id}_X) =
+\\mathrm{id}_{F X}$` for `CategoryTheory.Functor`, `$\\mathrm{encode} : \\alpha \\to \\mathbb{N}$` for
+`Encodable`) matches its fields and lemmas (`Encodable.encode`, `Encodable.encodek`) better than
+the declaration itself, whose statement holds none of those formulas. The channel ranks the
+namespace parents of the fused head (its first `parent_depth` names) that are declarations
+themselves, and adds to each `parent` times the fused scores of its members there (a member that is
+no field or constructor counts `parent_others` times): a structure inherits from its fields, so a
+weak field far down lifts it little and a field at rank 1 lifts it to its field's place.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+PARENT_DEPTH = 20  # members counted: the fused head's first PARENT_DEPTH names
+MEMBER_KINDS = frozenset({"field", "constructor"})  # node kinds that state what their parent is
+
+
+def parent_of(name: str) -> str | None:
+    """`Encodable.encodek` -> Encodable; None for a name without a namespace."""
+    head, dot, _ = name.rpartition(".")
+    return head if dot and head else None
+
+
+def parent_hits(head: list[tuple[str, float]], known, fields=frozenset(), others: float = 1.0) -> list[tuple[str, float]]:
+    """(parent, score), best first (ties by name): the parents in `known` (a set of declaration
+    names) of the members in `head` (name, fused score), each scored by the sum of its members'
+    fused scores; a member not in `fields` (a structure's fields and constructors, its defining
+    statements) counts `others` times."""
+    score: dict[str, float] = defaultdict(float)
+    for name, value in head:
+        parent = parent_of(name)
+        weight = 1.0 if name in fields else others
+        if parent is not None and weight and parent in known:
+            score[parent] += weight * value
+    return sorted(score.items(), key=lambda x: (-x[1], x[0]))
