@@ -98,7 +98,7 @@ def release_flow(
                     table_bytes=ReleaseLayout(staging).table("formal_statements").stat().st_size)
                 premises = premise_index(staging, ex.declarations, ex.dependencies, embedding_model.reference, cache)
             with progress.stage("bench"), database_started(staging, list(row_counts), published_release(root)) as db:
-                bench = run_benchmarks(staging, suite_specs, embedding_model.reference)
+                bench = run_benchmarks(staging, suite_specs, embedding_model.reference, cache)
                 metrics = dict(bench.metrics)
             with progress.stage("store"):
                 first = list(row_counts)

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
+import os
+import shutil
 from pathlib import Path
+
+import pyarrow.parquet as pq
 
 from mathindex.evaluation.bench import headline, run_suite
 from mathindex.evaluation.gate import GateReport, gate_metrics
@@ -12,18 +18,74 @@ from mathindex.schemas.common import BENCH_RESULTS, table
 from mathindex.schemas.manifest import SuiteSpec
 from mathindex.search.engine import SearchEngine
 from mathindex.sources import PACKAGE_ROOT
-from mathindex.store import ReleaseLayout, published_release
+from mathindex.store import ReleaseLayout, published_release, sha256_file
 from mathindex.tasks import HOUR_S, BenchRun, stage
 
 BASELINES = PACKAGE_ROOT / "bench" / "baselines"
+BENCH_CACHE = "bench"  # under the root's cache directory: the runs of the last few inputs
+KEEP = 3
+log = logging.getLogger(__name__)
 
 
 @stage(name="run_benchmarks", timeout_seconds=2 * HOUR_S)
-def run_benchmarks(release_dir: Path, suites: list[SuiteSpec], model: str | None) -> BenchRun:
+def run_benchmarks(release_dir: Path, suites: list[SuiteSpec], model: str | None,
+                   cache_dir: Path | None = None) -> BenchRun:
     """Every suite through `SearchEngine` (the `mathindex search` code path), with `model` the
     reference the manifest will record (resolved against the release's root, as searches will).
     A suite that fails to run is recorded with its error and no metrics, which the gate then
-    treats as a failure."""
+    treats as a failure. With `cache_dir` (the root's cache), a release whose every file, suite,
+    model and line of code is that of an earlier run gets that run's results (`bench_key`): the
+    engine is a function of them (the no-change rebuild's `bench_results` were byte-identical)."""
+    if cache_dir is None:
+        return _run_suites(release_dir, suites, model)
+    key = bench_key(release_dir, suites, model)
+    entry = Path(cache_dir) / BENCH_CACHE / key
+    if (entry / "metrics.json").is_file():
+        log.info("benchmarks: every input unchanged (key %s): results of the earlier run", key[:16])
+        return BenchRun(json.loads((entry / "metrics.json").read_text(encoding="utf-8")),
+                        pq.read_table(entry / "rows.parquet"))
+    run = _run_suites(release_dir, suites, model)
+    _store(entry, run)
+    return run
+
+
+def bench_key(release_dir: Path, suites: list[SuiteSpec], model: str | None) -> str:
+    """sha256 of what a benchmark run reads: every file of the release so far (its database, being
+    written beside the run, and bench/ left out), the suites' bytes, the model reference and the
+    package's source files."""
+    from mathindex.stagecache import code_version
+
+    release_dir = Path(release_dir)
+    h = hashlib.sha256(json.dumps({"code": code_version(), "model": model,
+                                   "suites": [(s.name, _file_sha(Path(s.path))) for s in suites]}).encode())
+    for p in sorted(release_dir.rglob("*")):
+        rel = p.relative_to(release_dir).as_posix()
+        if p.is_file() and not rel.startswith((ReleaseLayout.DUCKDB, ReleaseLayout.BENCH + "/")):
+            h.update(f"\0{rel}\0{sha256_file(p)}".encode())
+    return h.hexdigest()
+
+
+def _file_sha(path: Path) -> str:
+    return sha256_file(path) if path.is_file() else "missing"
+
+
+def _store(entry: Path, run: BenchRun) -> None:
+    """The run's metrics and rows under `entry`, renamed into place whole; the newest KEEP kept."""
+    tmp = entry.with_name(f".tmp-{entry.name}-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    (tmp / "metrics.json").write_text(json.dumps(dict(run.metrics)), encoding="utf-8")
+    pq.write_table(run.rows, tmp / "rows.parquet")
+    shutil.rmtree(entry, ignore_errors=True)
+    os.replace(tmp, entry)
+    entries = sorted((p for p in entry.parent.iterdir() if p.is_dir() and not p.name.startswith(".")),
+                     key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in entries[KEEP:]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _run_suites(release_dir: Path, suites: list[SuiteSpec], model: str | None) -> BenchRun:
+    """The suites through a SearchEngine of the release (see `run_benchmarks`)."""
     engine = SearchEngine(release_dir, model=model)
     results, rows = {}, []
     for spec in suites:
