@@ -205,6 +205,17 @@ def test_cli_premises_json_and_bad_goal(sample_release, capsys):
     assert out["fallback"] is None and out["premises"] and all("signals" in p and "score" in p for p in out["premises"])
 
 
+def counting_engine(rel: Path):
+    """(a list that grows by one each time the engine is opened, the opener) for cached_premises."""
+    opened = []
+
+    def open_engine():
+        opened.append(1)
+        return SimpleNamespace(formal=SimpleNamespace(index=FormalIndex(rel)), vector=None)
+
+    return opened, open_engine
+
+
 def _stage_files(rel: Path) -> dict[str, bytes]:
     base = rel / PREMISES_DIR
     return {p.relative_to(base).as_posix(): p.read_bytes() for p in sorted(base.rglob("*")) if p.is_file()}
@@ -214,11 +225,7 @@ def test_unchanged_inputs_reuse_the_cached_stage_and_never_open_the_engine(tmp_p
     from mathindex.premises.build import cached_premises
 
     rel, ex = build_release(tmp_path)
-    opened = []
-
-    def open_engine():
-        opened.append(1)
-        return SimpleNamespace(formal=SimpleNamespace(index=FormalIndex(rel)), vector=None)
+    opened, open_engine = counting_engine(rel)
 
     cache = tmp_path / "cache"
     first = cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache)
@@ -263,16 +270,12 @@ def test_ordered_sorts_only_the_rows_at_or_above_the_kth_score_and_keeps_the_ful
 def test_a_small_training_change_carries_weights_and_figures_and_says_so(tmp_path):
     """A change to `train` files only, under the carry share, rebuilds the priors and carries the
     measured build's weights and figures, labelled; a held-out change, or one over the share,
-    measures anew; the carried share counts from the measured build, not the last carried one."""
+    measures anew."""
     from mathindex.evaluation.notes import premise_section
     from mathindex.premises.build import cached_premises
 
     rel, ex = build_release(tmp_path)
-    opened = []
-
-    def open_engine():
-        opened.append(1)
-        return SimpleNamespace(formal=SimpleNamespace(index=FormalIndex(rel)), vector=None)
+    opened, open_engine = counting_engine(rel)
 
     cache = tmp_path / "cache"
     first = cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache, carry_share=0.5)
