@@ -167,3 +167,20 @@ def test_operator_walkthrough(operator):
     messages = [entry["message"] for entry in logs]
     assert any(m.startswith("release: 4/11 embed ") for m in messages)  # stage timings in the flow run's logs
     assert any(m.startswith("release: 11/11 publish ") for m in messages)
+
+    # A gate failure under the worker: the published release's headline raised past what the sample
+    # reaches (a new file renamed over the old one), the nightly triggered again: a Failed flow run
+    # whose message names the metric and its drop, and nothing published.
+    metrics_file = release / "bench" / "metrics.json"
+    metrics = json.loads(metrics_file.read_text())
+    metrics["headline"] = {k: min(100.0, v + 10.0) for k, v in metrics["headline"].items()}
+    (release / "bench" / "metrics.json.new").write_text(json.dumps(metrics))
+    os.replace(release / "bench" / "metrics.json.new", metrics_file)
+    failed = op.run("deployment", "run", "release/nightly-release", "--watch", "--watch-timeout",
+                    str(int(op.left(900))), cap=900)
+    assert failed.returncode != 0, failed.stdout[-3000:]
+    runs = httpx.post(f"{op.api}/flow_runs/filter", json={}, timeout=30).json()
+    bad = [r for r in runs if r["deployment_id"] == nightly["id"] and r["state_type"] == "FAILED"]
+    assert len(bad) == 1, [r["state_type"] for r in runs]
+    assert "sample/ndcg@10 fell" in bad[0]["state"]["message"], bad[0]["state"]["message"]
+    assert json.loads((op.root / "published.json").read_text())["release_id"] == published
