@@ -57,6 +57,13 @@ WEIGHTS_BY_KIND["lean"] = {**WEIGHTS_BY_KIND["formula"], "formal": FORMAL_WEIGHT
 # chose 0.25 x gap and off). Formula-like queries keep 1.0 without the gap (110 queries: CV 42.95
 # against 45.49; 41.50 with the channel off).
 WEIGHTS_BY_KIND["lean"].update({"formula": 0.25, GAP_PREFIX + "formula": 1.0})
+# Prose queries (`words`) take one more list, `informal` (search/informal.py): their first
+# INFORMAL_DEPTH fused candidates by the cosine of their informal renderings to the query.
+# bench/informal_rerank.py over the whole-Mathlib release 20261201T182722Z on MathlibQR dev, nDCG@10
+# all / natural / slogan: 54.66 / 50.37 / 43.19 without it; weight 1.0 at depth 30: 56.36 / 52.47 /
+# 47.58 (two-fold CV 56.15, the folds chose 1.0 and 0.75); depth 10 and 20 lower (55.42, 56.02).
+WEIGHTS_BY_KIND["words"]["informal"] = 1.0
+INFORMAL_DEPTH = 30
 # Candidates per channel before fusion: 200, so that the prior can lift a well-used declaration that
 # one channel ranks far down (bench/ranking_prior.py, release 20261201T075654Z, PageRank 1.5: nDCG@10
 # 49.1 / 50.5 / 50.6 at depth 50 / 100 / 200; both folds chose 200). Costs about 7 ms a query.
@@ -139,6 +146,7 @@ class SearchEngine:
     """Opens a release directory once; `search` is then cheap and side-effect free."""
 
     macros = None  # the LaTeX corpora's macros queries are expanded with (`_query_macros`), if any
+    informal = None  # the informal re-ranker (search/informal.py), if the release has renderings
 
     def __init__(self, release: Path, weights: dict[str, float] | None = None, model: str | None = None,
                  prior: str = PRIOR, verify: str = "quick", symbols: Path | None = None):
@@ -179,6 +187,9 @@ class SearchEngine:
         self.vector = self._try("embedding", lambda: _VectorChannel(self.release, reference_path(model, root), RootLayout(root).cache))
         self.formula = self._try("formula", lambda: _FormulaChannel(self.release))
         self.macros = _query_macros(self.release)
+        self.informal = None  # needs the embedder and informal renderings (a sample without them has none)
+        if self.vector is not None:
+            self.informal = self._try("informal", lambda: _informal_channel(self.release, self.vector.embedder))
         self.formal = None  # a release built before the formal channel has none: not an error
         if ReleaseLayout(self.release).table("formal_statements").exists():
             self.formal = self._try("formal", lambda: _FormalChannel(self.release))
@@ -221,12 +232,17 @@ class SearchEngine:
             expand = self.symbols is not None and formula and not looks_like_lean(query)  # Lean queries name constants already
             lexical_query = self.symbols.expand(query) if expand else query
             results["lexical"] = self.lexical.search(lexical_query, CANDIDATES)
+        vector = None
         if self.vector is not None:
-            results["embedding"] = self.vector.search(query, CANDIDATES)
+            vector = self.vector.encode(query)
+            results["embedding"] = self.vector.search(query, CANDIDATES, vector)
         if self.formula is not None and runs_formula_channel(query):
             results["formula"] = self.formula.search(query, CANDIDATES)
         if self.formal is not None and looks_like_lean(query):
             results["formal"] = self.formal.search(query, CANDIDATES)
+        if self.informal is not None and vector is not None and query_kind(query) == "words":
+            head = self.rank(query, results, self.resolver.resolve(query), INFORMAL_DEPTH).hits
+            results["informal"] = self.informal.rerank(vector[0], [h.name for h in head])
         return results
 
     def search(self, query: str, k: int = 10) -> SearchResult:
@@ -279,6 +295,14 @@ class SearchEngine:
         return [h.name for h in self.search(query, k).hits]
 
 
+def _informal_channel(release: Path, embedder):
+    """The informal re-ranker over the release's informal renderings; None without any."""
+    from mathindex.search.informal import InformalReranker
+
+    reranker = InformalReranker(ReleaseLayout(release).table("embedding_texts"), embedder)
+    return reranker if len(reranker) else None
+
+
 def _query_macros(release: Path):
     """The LaTeX corpora's macros (latex/macros.py `query_macros`) from the release's `latex_macros`
     table; None for a release without one or without macros."""
@@ -328,8 +352,12 @@ class _VectorChannel:
         texts = pq.read_table(ReleaseLayout(release).table("embedding_texts"), columns=["text_id", "name"])
         self.name_of = dict(zip(texts.column("text_id").to_pylist(), texts.column("name").to_pylist()))
 
-    def search(self, query: str, k: int) -> list[tuple[str, float]]:
-        vec = _encode_one(self.embedder, query)
+    def encode(self, query: str):
+        return _encode_one(self.embedder, query)
+
+    def search(self, query: str, k: int, vec=None) -> list[tuple[str, float]]:
+        """Nodes by their best facet's cosine to the query (`vec`: its vector, if encoded already)."""
+        vec = self.encode(query) if vec is None else vec
         ids, scores = self.index.search(vec, k * 3)
         hits = [(self.name_of[int(i)], float(s)) for i, s in zip(ids[0], scores[0]) if int(i) in self.name_of]
         return best_per_name(hits)[:k]
