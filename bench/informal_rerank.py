@@ -5,6 +5,8 @@ the lexical index only: issue 10, third session). This script takes each prose q
 DEPTH fused candidates, embeds their informal renderings (without the glosses of used constants)
 with the release's model, and fuses the cosine order as one more channel, `informal`, under a grid
 of weights; two-fold CV by target as bench/fusion_weights.py. The vectors are kept in VECS.pkl.
+Lists cached by the engine itself (bench/cache_runs.py with the channel on: RUNS.pkl has `informal`
+lists) are scored as they are, with `-` for VECS.pkl.
 
     .venv/bin/python bench/informal_rerank.py RELEASE_DIR SUITE.json RUNS.pkl VECS.pkl [--depth 30]
 """
@@ -65,10 +67,14 @@ def main() -> None:
     ap.add_argument("runs", type=Path)
     ap.add_argument("vecs", type=Path)
     ap.add_argument("--depth", type=int, default=30, help="candidates embedded (the vectors kept)")
+    ap.add_argument("--metric", default="ndcg@10")
     ap.add_argument("--rerank", type=int, default=None, help="candidates re-ranked (at most --depth; default --depth)")
     args = ap.parse_args()
     engine = ranking_engine(args.release)
     runs = load_runs(args.runs, args.suite)
+    if any("informal" in res for _, res, _ in runs):  # the engine's own lists
+        lists = {q.id: res.pop("informal") for q, res, _ in runs if "informal" in res}
+        return report(engine, runs, lists, args.metric)
     cands = candidates(engine, runs, args.depth)
     if args.vecs.exists():
         store = pickle.loads(args.vecs.read_bytes())
@@ -90,6 +96,11 @@ def main() -> None:
             continue
         sims = np.stack([store["names"][n] for n in have]) @ store["queries"][qid]
         lists[qid] = sorted(zip(have, sims.tolist()), key=lambda x: (-x[1], x[0]))
+    report(engine, runs, lists, args.metric)
+
+
+def report(engine, runs, lists, metric: str = "ndcg@10") -> None:
+    """The gold's rank in the informal lists (natural), the grid of weights, two-fold CV."""
     gold_rank = [next((i for i, (n, _) in enumerate(lists.get(q.id, []), 1) if n in q.gold), None)
                  for q, _, _ in runs if q.style == "q1c_natural"]
     buckets = {"1": 0, "2-10": 0, ">10": 0, "none": 0}
@@ -99,7 +110,7 @@ def main() -> None:
     grid = {}
     for w in WEIGHTS:
         aug = [(q, {**res, "informal": lists[q.id]} if w and q.id in lists else res, rsv) for q, res, rsv in runs]
-        grid[w] = table(engine, aug, lambda q, w=w: dict(weights_for(query_kind(q.text)), informal=w))
+        grid[w] = table(engine, aug, lambda q, w=w: dict(weights_for(query_kind(q.text)), informal=w), metric)
         r = grid[w]
         print(f"informal weight {w:4.2f}: all {r['all']:6.2f} fair {r['fair']:6.2f} " + " ".join(f"{s} {r[s]:6.2f}" for s in STYLES))
     cv = 0.0
@@ -108,9 +119,9 @@ def main() -> None:
         w = max(WEIGHTS, key=lambda w: (grid[w][train], -w))
         n = sum(1 for q, _, _ in runs if fold_of(q.id) == f)
         cv += grid[w][test] * n
-        print(f"{test}: chosen on {train}: weight {w}; {grid[w][test]:.2f} (today {grid[0.0][test]:.2f}); "
-              f"natural {grid[w]['q1c_natural/' + test]:.2f} (today {grid[0.0]['q1c_natural/' + test]:.2f})")
-    print(f"two-fold CV: {cv / len(runs):.2f} against {grid[0.0]['all']:.2f}")
+        print(f"{test}: chosen on {train}: weight {w}; {grid[w][test]:.2f} (without {grid[0.0][test]:.2f}); "
+              f"natural {grid[w]['q1c_natural/' + test]:.2f} (without {grid[0.0]['q1c_natural/' + test]:.2f})")
+    print(f"two-fold CV ({metric}): {cv / len(runs):.2f} against {grid[0.0]['all']:.2f}")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from prose_common import load_runs, rank_of, ranking_engine  # noqa: E402
 from mathindex.evaluation.metrics import metric_value  # noqa: E402
 from mathindex.search.engine import query_kind, weights_for  # noqa: E402
 
-CHANNELS = ("lexical", "embedding", "formula", "formal")
+CHANNELS = ("lexical", "embedding", "formula", "formal", "informal")
 _QUESTION = re.compile(r"^(what|which|how|is|are|does|do|can|why|when)\b|\?\s*$", re.I)
 _BOILER = re.compile(r"^(prove|show|the (theorem|lemma|fact|statement|result)|theorem|lemma)\b|\bif\b.*\bthen\b", re.I)
 

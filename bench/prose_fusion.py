@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from fusion_weights import fold_of  # noqa: E402
 from prose_common import load_runs, ranking_engine, table  # noqa: E402
 
-import mathindex.search.fusion as fusion_mod  # noqa: E402
 from mathindex.search.engine import query_kind, weights_for  # noqa: E402
 
 STYLES = ("q1a_lean", "q1b_latex", "q1c_natural", "q2_slogan", "q3_nickname")
@@ -63,7 +63,7 @@ def main() -> None:
     for f in (0, 1):
         train, test = f"fold{1 - f}", f"fold{f}"
         s, r = max(scored, key=lambda x: x[1][train])
-        count = sum(1 for q, _, _ in runs if f"fold{_fold(q.id)}" == test)
+        count = sum(1 for q, _, _ in runs if fold_of(q.id) == f)
         cv += r[test] * count
         n += count
         print(f"fold {test}: chosen on {train}: {s}; {test} {r[test]:.2f} (today {base[test]:.2f}); "
@@ -71,12 +71,5 @@ def main() -> None:
     print(f"two-fold CV ({args.metric}): {cv / n:.2f} against {base['all']:.2f} today")
 
 
-def _fold(query_id: str) -> int:
-    from fusion_weights import fold_of
-
-    return fold_of(query_id)
-
-
 if __name__ == "__main__":
-    _ = fusion_mod
     main()

@@ -51,7 +51,7 @@ def _texts(tmp_path):
 
 def test_candidates_come_back_by_the_cosine_of_their_informal_rendering(tmp_path):
     emb = WordsEmbedder()
-    reranker = InformalReranker(_texts(tmp_path), emb)
+    reranker = InformalReranker(_texts(tmp_path), emb.encode)
     query = emb.encode(["multiplication commutes"])[0]
     ranked = reranker.rerank(query, ["Set.inter", "Ring.zero", "Lonely", "Group.comm"])
     assert [n for n, _ in ranked] == ["Group.comm", "Ring.zero", "Set.inter"]  # Lonely has no rendering
@@ -64,7 +64,7 @@ def test_candidates_come_back_by_the_cosine_of_their_informal_rendering(tmp_path
 
 def test_renderings_are_embedded_once_and_kept(tmp_path):
     emb = WordsEmbedder()
-    reranker = InformalReranker(_texts(tmp_path), emb, cache_size=2)
+    reranker = InformalReranker(_texts(tmp_path), emb.encode, cache_size=2)
     query = emb.encode(["intersection of sets"])[0]
     emb.encoded.clear()
     first = reranker.rerank(query, ["Group.comm", "Set.inter"])
@@ -100,7 +100,7 @@ def _engine(tmp_path):
     engine.resolver = IdentifierResolver(names, [[] for _ in names])
     engine.lexical = _Lists([("Set.inter", 1.0), ("Group.comm", 1.0), ("Ring.zero", 1.0)])
     engine.vector = _Lists([("Ring.zero", 0.9), ("Set.inter", 0.9), ("Group.comm", 0.9)], emb)
-    engine.informal = InformalReranker(_texts(tmp_path), emb)
+    engine.informal = InformalReranker(_texts(tmp_path), emb.encode)
     return engine
 
 

@@ -1,6 +1,6 @@
-"""Query-time search over a built release: identifier resolver, then lexical, embedding, formula
-and (for Lean-looking queries) formal channels fused by weighted reciprocal rank, then the reference prior (search/prior.py).
-Each hit reports its channels and ranks."""
+"""Query-time search over a built release: identifier resolver, then lexical, embedding, formula,
+(for Lean-looking queries) formal and (for prose) informal channels fused by weighted reciprocal
+rank, then the reference prior (search/prior.py). Each hit reports its channels and ranks."""
 
 from __future__ import annotations
 
@@ -62,6 +62,9 @@ WEIGHTS_BY_KIND["lean"].update({"formula": 0.25, GAP_PREFIX + "formula": 1.0})
 # bench/informal_rerank.py over the whole-Mathlib release 20261201T182722Z on MathlibQR dev, nDCG@10
 # all / natural / slogan: 54.66 / 50.37 / 43.19 without it; weight 1.0 at depth 30: 56.36 / 52.47 /
 # 47.58 (two-fold CV 56.15, the folds chose 1.0 and 0.75); depth 10 and 20 lower (55.42, 56.02).
+# Its cost: the renderings of candidates not seen before are embedded at query time (a new prose
+# query on whole Mathlib: about 25 renderings, seconds on a loaded 2-core machine; bench/informal_cost.py);
+# INFORMAL_DEPTH = 0 turns the channel off.
 WEIGHTS_BY_KIND["words"]["informal"] = 1.0
 INFORMAL_DEPTH = 30
 # Candidates per channel before fusion: 200, so that the prior can lift a well-used declaration that
@@ -240,7 +243,7 @@ class SearchEngine:
             results["formula"] = self.formula.search(query, CANDIDATES)
         if self.formal is not None and looks_like_lean(query):
             results["formal"] = self.formal.search(query, CANDIDATES)
-        if self.informal is not None and vector is not None and query_kind(query) == "words":
+        if INFORMAL_DEPTH and self.informal is not None and vector is not None and query_kind(query) == "words":
             head = self.rank(query, results, self.resolver.resolve(query), INFORMAL_DEPTH).hits
             results["informal"] = self.informal.rerank(vector[0], [h.name for h in head])
         return results
@@ -299,7 +302,8 @@ def _informal_channel(release: Path, embedder):
     """The informal re-ranker over the release's informal renderings; None without any."""
     from mathindex.search.informal import InformalReranker
 
-    reranker = InformalReranker(ReleaseLayout(release).table("embedding_texts"), embedder)
+    reranker = InformalReranker(ReleaseLayout(release).table("embedding_texts"),
+                                lambda texts: _encode_on_one_thread(embedder, texts))
     return reranker if len(reranker) else None
 
 
@@ -366,12 +370,19 @@ class _VectorChannel:
 def _encode_one(embedder, text: str):
     """One query on one thread: intra-op threads only add sync cost for a single short text
     (measured 15 ms against 87-130 ms with 2 threads on a loaded 2-core machine)."""
+    return _encode_on_one_thread(embedder, [text])
+
+
+def _encode_on_one_thread(embedder, texts: list[str]):
+    """`embedder.encode(texts)` with torch (and so the embedder's ONNX session) on one thread: the
+    query encodes that way, and a session made for another thread count is made anew (about a
+    second for the whole model), so every query-time encode keeps to one thread."""
     import torch
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        return embedder.encode([text])
+        return embedder.encode(texts)
     finally:
         torch.set_num_threads(threads)
 

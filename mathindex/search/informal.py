@@ -15,33 +15,35 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-import pyarrow.parquet as pq
+import polars as pl
 
-from mathindex.embed.rules import without_context
+from mathindex.embed.rules import _CONTEXT  # without_context's pattern: one owner of what a gloss is
 
 FACETS = ("informal", "latex_body")  # a node's text: the first of these it has
+# `embed.rules.without_context` as a polars (Rust regex) pattern: the first gloss and all after it
+_GLOSSES = _CONTEXT.pattern + "(?s:.*)$"
 CACHE_SIZE = 20_000  # vectors kept (384 float32 each: about 30 MB)
 
 
 class InformalReranker:
-    """Informal renderings by node name (from an `embedding_texts` table) and an embedder;
-    `rerank(query_vector, names)` lists the names that have a rendering by cosine, best first."""
+    """Informal renderings by node name (from an `embedding_texts` table) and `encode` (texts ->
+    unit vectors, the query's embedder); `rerank(query_vector, names)` lists the names that have a
+    rendering by cosine, best first."""
 
-    def __init__(self, texts: Path, embedder, cache_size: int = CACHE_SIZE):
-        table = pq.read_table(texts, columns=["name", "facet", "text"], filters=[("facet", "in", list(FACETS))])
-        self.names = table.column("name").to_pylist()
-        self.row: dict[str, int] = {}
-        rank = {f: i for i, f in enumerate(FACETS)}
-        facets = table.column("facet").to_pylist()
-        for i, (n, f) in enumerate(zip(self.names, facets)):
-            if n not in self.row or rank[f] < rank[facets[self.row[n]]]:
-                self.row[n] = i
-        self.informal = [f == FACETS[0] for f in facets]
-        self.texts = table.column("text").combine_chunks()
-        self.embedder = embedder
+    def __init__(self, texts: Path, encode: Callable[[list[str]], np.ndarray], cache_size: int = CACHE_SIZE):
+        table = (pl.scan_parquet(texts).filter(pl.col("facet").is_in(FACETS))
+                 .with_columns(pref=pl.col("facet").replace_strict(FACETS, range(len(FACETS)), return_dtype=pl.Int8),
+                               text=pl.when(pl.col("facet") == FACETS[0]).then(pl.col("text").str.replace(_GLOSSES, ""))
+                               .otherwise(pl.col("text")))
+                 .sort("pref", "name").unique("name", keep="first", maintain_order=True)
+                 .select("name", "text").collect())
+        self.row = dict(zip(table.get_column("name").to_list(), range(table.height)))
+        self.texts = table.get_column("text").to_arrow()  # one Arrow string array, not 300 k Python strings
+        self.encode = encode
         self.cache_size = cache_size
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()  # the server ranks from several threads
@@ -53,10 +55,7 @@ class InformalReranker:
         """The text the channel embeds for `name` (an informal rendering without its glosses, else
         a LaTeX statement's body), None when it has neither."""
         i = self.row.get(name)
-        if i is None:
-            return None
-        text = self.texts[i].as_py()
-        return without_context(text) if self.informal[i] else text
+        return None if i is None else self.texts[i].as_py()
 
     def vectors(self, names: list[str]) -> np.ndarray:
         """Unit vectors of the renderings of `names` (each must have one), from the cache or embedded now."""
@@ -64,7 +63,7 @@ class InformalReranker:
             known = {n: self._vectors[n] for n in names if n in self._vectors}
         todo = [n for n in dict.fromkeys(names) if n not in known]
         if todo:
-            known.update(zip(todo, self.embedder.encode([self.text(n) for n in todo])))
+            known.update(zip(todo, self.encode([self.text(n) for n in todo])))
         with self._lock:
             for n in names:
                 self._vectors[n] = known[n]
