@@ -9,6 +9,11 @@ Lists cached by the engine itself (bench/cache_runs.py with the channel on: RUNS
 lists) are scored as they are, with `-` for VECS.pkl.
 
     .venv/bin/python bench/informal_rerank.py RELEASE_DIR SUITE.json RUNS.pkl VECS.pkl [--depth 30]
+        [--variant prf:K:B] [--variant long:MIN_WORDS:WEIGHT:DEPTH]
+
+Variants (scored at weight 1.0 beside the plain channel, in-sample): `prf:K:B` re-ranks with the
+query vector plus B times the mean rendering vector of the first K candidates (Rocchio feedback);
+`long:N:W:D` gives queries of at least N words weight W and the first D candidates (at most --depth).
 """
 
 from __future__ import annotations
@@ -68,6 +73,7 @@ def main() -> None:
     ap.add_argument("vecs", type=Path)
     ap.add_argument("--depth", type=int, default=30, help="candidates embedded (the vectors kept)")
     ap.add_argument("--metric", default="ndcg@10")
+    ap.add_argument("--variant", action="append", default=[], help="prf:K:B or long:MIN_WORDS:WEIGHT:DEPTH")
     ap.add_argument("--rerank", type=int, default=None, help="candidates re-ranked (at most --depth; default --depth)")
     args = ap.parse_args()
     engine = ranking_engine(args.release)
@@ -89,14 +95,41 @@ def main() -> None:
         store = {"names": {n: vecs[i] for i, n in enumerate(keys)},
                  "queries": {qid: vecs[len(keys) + i] for i, qid in enumerate(sorted(queries))}}
         args.vecs.write_bytes(pickle.dumps(store))
+    lists = informal_lists(store, cands, args.rerank or args.depth)
+    report(engine, runs, lists, args.metric)
+    for v in args.variant:
+        kind, *p = v.split(":")
+        weight_of = {}
+        if kind == "prf":
+            lists_v = informal_lists(store, cands, args.rerank or args.depth, int(p[0]), float(p[1]))
+        elif kind == "long":
+            long = {q.id for q, _, _ in runs if len(q.text.split()) >= int(p[0])}
+            deep = informal_lists(store, cands, int(p[2]))
+            lists_v = {qid: deep[qid] if qid in long else lst for qid, lst in lists.items()}
+            weight_of = {qid: float(p[1]) for qid in long}
+        else:
+            sys.exit(f"error: unknown variant {v!r} (prf:K:B or long:MIN_WORDS:WEIGHT:DEPTH)")
+        aug = [(q, {**res, "informal": lists_v[q.id]} if q.id in lists_v else res, rsv) for q, res, rsv in runs]
+        r = table(engine, aug, lambda q: dict(weights_for(query_kind(q.text)), informal=weight_of.get(q.id, 1.0)), args.metric)
+        print(f"variant {v}: all {r['all']:6.2f} fair {r['fair']:6.2f} " + " ".join(f"{s} {r[s]:6.2f}" for s in STYLES)
+              + f" fold0 {r['fold0']:6.2f} fold1 {r['fold1']:6.2f}")
+
+
+def informal_lists(store, cands, depth: int, prf_k: int = 0, prf_b: float = 0.0) -> dict[str, list]:
+    """Each query's first `depth` candidates by cosine to its vector (with Rocchio feedback from the
+    first `prf_k` candidates' renderings when prf_k > 0)."""
     lists = {}
     for qid, names in cands.items():
-        have = [n for n in names[: args.rerank or args.depth] if n in store["names"]]
+        have = [n for n in names[:depth] if n in store["names"]]
         if not have:
             continue
-        sims = np.stack([store["names"][n] for n in have]) @ store["queries"][qid]
-        lists[qid] = sorted(zip(have, sims.tolist()), key=lambda x: (-x[1], x[0]))
-    report(engine, runs, lists, args.metric)
+        m = np.stack([store["names"][n] for n in have])
+        qv = store["queries"][qid]
+        if prf_k:
+            qv = qv + prf_b * m[:prf_k].mean(axis=0)
+            qv = qv / np.linalg.norm(qv)
+        lists[qid] = sorted(zip(have, (m @ qv).tolist()), key=lambda x: (-x[1], x[0]))
+    return lists
 
 
 def report(engine, runs, lists, metric: str = "ndcg@10") -> None:
