@@ -13,7 +13,9 @@ lists) are scored as they are, with `-` for VECS.pkl.
 
 Variants (scored at weight 1.0 beside the plain channel, in-sample): `prf:K:B` re-ranks with the
 query vector plus B times the mean rendering vector of the first K candidates (Rocchio feedback);
-`long:N:W:D` gives queries of at least N words weight W and the first D candidates (at most --depth).
+`long:N:W:D` gives queries of at least N words weight W and the first D candidates (at most --depth);
+`combine:max` / `combine:mean` scores a candidate by the better / the mean of its rendering's cosine
+and the embedding channel's (where that list has it).
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ def main() -> None:
     ap.add_argument("vecs", type=Path)
     ap.add_argument("--depth", type=int, default=30, help="candidates embedded (the vectors kept)")
     ap.add_argument("--metric", default="ndcg@10")
-    ap.add_argument("--variant", action="append", default=[], help="prf:K:B or long:MIN_WORDS:WEIGHT:DEPTH")
+    ap.add_argument("--variant", action="append", default=[], help="prf:K:B, long:MIN_WORDS:WEIGHT:DEPTH, combine:max|mean")
     ap.add_argument("--rerank", type=int, default=None, help="candidates re-ranked (at most --depth; default --depth)")
     args = ap.parse_args()
     engine = ranking_engine(args.release)
@@ -107,8 +109,13 @@ def main() -> None:
             deep = informal_lists(store, cands, int(p[2]))
             lists_v = {qid: deep[qid] if qid in long else lst for qid, lst in lists.items()}
             weight_of = {qid: float(p[1]) for qid in long}
+        elif kind == "combine":  # the rendering's cosine with the embedding channel's, where it has the node
+            emb = {q.id: dict(res.get("embedding", [])) for q, res, _ in runs}
+            pick = (lambda s, e: max(s, e)) if p[0] == "max" else (lambda s, e: (s + e) / 2)
+            lists_v = {qid: sorted(((n, pick(s, emb[qid][n]) if n in emb[qid] else s) for n, s in lst),
+                                   key=lambda x: (-x[1], x[0])) for qid, lst in lists.items()}
         else:
-            sys.exit(f"error: unknown variant {v!r} (prf:K:B or long:MIN_WORDS:WEIGHT:DEPTH)")
+            sys.exit(f"error: unknown variant {v!r} (prf:K:B, long:MIN_WORDS:WEIGHT:DEPTH or combine:max|mean)")
         aug = [(q, {**res, "informal": lists_v[q.id]} if q.id in lists_v else res, rsv) for q, res, rsv in runs]
         r = table(engine, aug, lambda q: dict(weights_for(query_kind(q.text)), informal=weight_of.get(q.id, 1.0)), args.metric)
         print(f"variant {v}: all {r['all']:6.2f} fair {r['fair']:6.2f} " + " ".join(f"{s} {r[s]:6.2f}" for s in STYLES)
