@@ -15,7 +15,8 @@ Variants (scored at weight 1.0 beside the plain channel, in-sample): `prf:K:B` r
 query vector plus B times the mean rendering vector of the first K candidates (Rocchio feedback);
 `long:N:W:D` gives queries of at least N words weight W and the first D candidates (at most --depth);
 `combine:max` / `combine:mean` scores a candidate by the better / the mean of its rendering's cosine
-and the embedding channel's (where that list has it).
+and the embedding channel's (where that list has it); `gap:W:P` weighs the list W x its gap
+confidence ** P (fusion.gap_weights).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def main() -> None:
     ap.add_argument("vecs", type=Path)
     ap.add_argument("--depth", type=int, default=30, help="candidates embedded (the vectors kept)")
     ap.add_argument("--metric", default="ndcg@10")
-    ap.add_argument("--variant", action="append", default=[], help="prf:K:B, long:MIN_WORDS:WEIGHT:DEPTH, combine:max|mean")
+    ap.add_argument("--variant", action="append", default=[], help="prf:K:B, long:MIN_WORDS:WEIGHT:DEPTH, combine:max|mean, gap:W:P")
     ap.add_argument("--rerank", type=int, default=None, help="candidates re-ranked (at most --depth; default --depth)")
     args = ap.parse_args()
     engine = ranking_engine(args.release)
@@ -101,7 +102,7 @@ def main() -> None:
     report(engine, runs, lists, args.metric)
     for v in args.variant:
         kind, *p = v.split(":")
-        weight_of = {}
+        weight_of, extra = {}, {}
         if kind == "prf":
             lists_v = informal_lists(store, cands, args.rerank or args.depth, int(p[0]), float(p[1]))
         elif kind == "long":
@@ -114,10 +115,13 @@ def main() -> None:
             pick = (lambda s, e: max(s, e)) if p[0] == "max" else (lambda s, e: (s + e) / 2)
             lists_v = {qid: sorted(((n, pick(s, emb[qid][n]) if n in emb[qid] else s) for n, s in lst),
                                    key=lambda x: (-x[1], x[0])) for qid, lst in lists.items()}
+        elif kind == "gap":  # weight W times the list's gap confidence ** P (fusion.gap_weights)
+            lists_v, extra = lists, {"informal": float(p[0]), "gap:informal": float(p[1])}
         else:
-            sys.exit(f"error: unknown variant {v!r} (prf:K:B, long:MIN_WORDS:WEIGHT:DEPTH or combine:max|mean)")
+            sys.exit(f"error: unknown variant {v!r} (prf:K:B, long:MIN_WORDS:WEIGHT:DEPTH, combine:max|mean or gap:W:P)")
         aug = [(q, {**res, "informal": lists_v[q.id]} if q.id in lists_v else res, rsv) for q, res, rsv in runs]
-        r = table(engine, aug, lambda q: dict(weights_for(query_kind(q.text)), informal=weight_of.get(q.id, 1.0)), args.metric)
+        r = table(engine, aug, lambda q: {**weights_for(query_kind(q.text)), "informal": weight_of.get(q.id, 1.0), **extra},
+                  args.metric)
         print(f"variant {v}: all {r['all']:6.2f} fair {r['fair']:6.2f} " + " ".join(f"{s} {r[s]:6.2f}" for s in STYLES)
               + f" fold0 {r['fold0']:6.2f} fold1 {r['fold1']:6.2f}")
 
