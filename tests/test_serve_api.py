@@ -54,7 +54,7 @@ def test_search_gives_hits_with_location_channels_and_ranks(client, holder):
     assert "MiniMath.Lattice" in [h["name"] for h in hits[:3]]
     for h in hits:
         assert h["kind"] and h["location"]["file"] and h["location"]["line"] and h["channels"]
-        assert set(h["channels"]) <= {"identifier", "lexical", "embedding", "formula", "formal", "parent"}
+        assert set(h["channels"]) <= {"identifier", "lexical", "embedding", "formula", "formal", "parent", "informal"}
         assert all(isinstance(r, int) and r >= 1 for r in h["channels"].values())
     assert not any(isinstance(v, list) and len(v) > 50 for h in hits for v in h.values())  # no vectors
     again = _ok(client.get("/search", params={"q": "lattice join meet", "k": 5}))

@@ -1,6 +1,6 @@
-"""Query-time search over a built release: identifier resolver, then lexical, embedding, formula
-and (for Lean-looking queries) formal channels fused by weighted reciprocal rank, then the reference prior (search/prior.py)
-and the parent channel (search/parents.py).
+"""Query-time search over a built release: identifier resolver, then lexical, embedding, formula,
+(for Lean-looking queries) formal and (for prose) informal channels fused by weighted reciprocal
+rank, then the reference prior (search/prior.py) and the parent channel (search/parents.py).
 Each hit reports its channels and ranks."""
 
 from __future__ import annotations
@@ -72,6 +72,20 @@ WEIGHTS_BY_KIND["lean"].update({"formula": 0.25, GAP_PREFIX + "formula": 1.0})
 PARENT_SETTINGS = {"formula": (0.25, 10, 0.0), "lean": (0.5, 20, 0.0), "words": (0.25, 10, 0.0)}
 for _kind, (_weight, _depth, _others) in PARENT_SETTINGS.items():
     WEIGHTS_BY_KIND[_kind].update({"parent": _weight, "parent_depth": _depth, "parent_others": _others})
+# Prose queries (`words`) take one more list, `informal` (search/informal.py): their first
+# INFORMAL_DEPTH fused candidates by the cosine of their informal renderings to the query.
+# bench/informal_rerank.py over the whole-Mathlib release 20261201T182722Z on MathlibQR dev, nDCG@10
+# all / natural / slogan: 54.66 / 50.37 / 43.19 without it; weight 1.0 at depth 30: 56.36 / 52.47 /
+# 47.58 (two-fold CV 56.15, the folds chose 1.0 and 0.75); depth 10 and 20 lower (55.42, 56.02).
+# The weight is 0.25 (55.34 / 51.08 / 44.78; both folds above no channel: 57.59 and 53.07 against
+# 57.02 and 52.27), not 1.0, because of the release gate: on the sample any weight from 0.5 takes
+# one natural query from rank 1 to 2 and MRR@10 to 88.15-88.17, past the gate's floor of 88.44
+# (bench/baselines/sample.json 90.44; main's code is at 88.86); at 0.25 it is 88.88.
+# Its cost: the renderings of candidates not seen before are embedded at query time (a new prose
+# query on whole Mathlib: about 25 renderings, seconds on a loaded 2-core machine; bench/informal_cost.py);
+# INFORMAL_DEPTH = 0 turns the channel off.
+WEIGHTS_BY_KIND["words"]["informal"] = 0.25
+INFORMAL_DEPTH = 30
 # Candidates per channel before fusion: 200, so that the prior can lift a well-used declaration that
 # one channel ranks far down (bench/ranking_prior.py, release 20261201T075654Z, PageRank 1.5: nDCG@10
 # 49.1 / 50.5 / 50.6 at depth 50 / 100 / 200; both folds chose 200). Costs about 7 ms a query.
@@ -166,6 +180,7 @@ class SearchEngine:
     """Opens a release directory once; `search` is then cheap and side-effect free."""
 
     macros = None  # the LaTeX corpora's macros queries are expanded with (`_query_macros`), if any
+    informal = None  # the informal re-ranker (search/informal.py), if the release has renderings
 
     def __init__(self, release: Path, weights: dict[str, float] | None = None, model: str | None = None,
                  prior: str = PRIOR, verify: str = "quick", symbols: Path | None = None):
@@ -209,6 +224,9 @@ class SearchEngine:
         self.vector = self._try("embedding", lambda: _VectorChannel(self.release, reference_path(model, root), RootLayout(root).cache))
         self.formula = self._try("formula", lambda: _FormulaChannel(self.release))
         self.macros = _query_macros(self.release)
+        self.informal = None  # needs the embedder and informal renderings (a sample without them has none)
+        if self.vector is not None:
+            self.informal = self._try("informal", lambda: _informal_channel(self.release, self.vector.embedder))
         self.formal = None  # a release built before the formal channel has none: not an error
         if ReleaseLayout(self.release).table("formal_statements").exists():
             self.formal = self._try("formal", lambda: _FormalChannel(self.release))
@@ -252,12 +270,17 @@ class SearchEngine:
             words = self.symbols.words_of(query) if self.symbols is not None and latex else []  # of the commands typed
             lexical_query = " ".join([lexical_query, *words])
             results["lexical"] = self.lexical.search(lexical_query, CANDIDATES)
+        vector = None
         if self.vector is not None:
-            results["embedding"] = self.vector.search(query, CANDIDATES)
+            vector = self.vector.encode(query)
+            results["embedding"] = self.vector.search(query, CANDIDATES, vector)
         if self.formula is not None and runs_formula_channel(query):
             results["formula"] = self.formula.search(query, CANDIDATES)
         if self.formal is not None and looks_like_lean(query):
             results["formal"] = self.formal.search(query, CANDIDATES)
+        if INFORMAL_DEPTH and self.informal is not None and vector is not None and query_kind(query) == "words":
+            head = self.rank(query, results, self.resolver.resolve(query), INFORMAL_DEPTH).hits
+            results["informal"] = self.informal.rerank(vector[0], [h.name for h in head])
         return results
 
     def search(self, query: str, k: int = 10) -> SearchResult:
@@ -329,6 +352,15 @@ class SearchEngine:
         return [h.name for h in self.search(query, k).hits]
 
 
+def _informal_channel(release: Path, embedder):
+    """The informal re-ranker over the release's informal renderings; None without any."""
+    from mathindex.search.informal import InformalReranker
+
+    reranker = InformalReranker(ReleaseLayout(release).table("embedding_texts"),
+                                lambda texts: _encode_on_one_thread(embedder, texts))
+    return reranker if len(reranker) else None
+
+
 def _query_macros(release: Path):
     """The LaTeX corpora's macros (latex/macros.py `query_macros`) from the release's `latex_macros`
     table; None for a release without one or without macros."""
@@ -378,8 +410,12 @@ class _VectorChannel:
         texts = pq.read_table(ReleaseLayout(release).table("embedding_texts"), columns=["text_id", "name"])
         self.name_of = dict(zip(texts.column("text_id").to_pylist(), texts.column("name").to_pylist()))
 
-    def search(self, query: str, k: int) -> list[tuple[str, float]]:
-        vec = _encode_one(self.embedder, query)
+    def encode(self, query: str):
+        return _encode_one(self.embedder, query)
+
+    def search(self, query: str, k: int, vec=None) -> list[tuple[str, float]]:
+        """Nodes by their best facet's cosine to the query (`vec`: its vector, if encoded already)."""
+        vec = self.encode(query) if vec is None else vec
         ids, scores = self.index.search(vec, k * 3)
         name_of = self.name_of  # tolist: Python ints and floats at once (numpy scalars cost 0.3 ms a query here)
         hits = [(name_of[i], s) for i, s in zip(ids[0].tolist(), scores[0].tolist()) if i in name_of]
@@ -389,12 +425,19 @@ class _VectorChannel:
 def _encode_one(embedder, text: str):
     """One query on one thread: intra-op threads only add sync cost for a single short text
     (measured 15 ms against 87-130 ms with 2 threads on a loaded 2-core machine)."""
+    return _encode_on_one_thread(embedder, [text])
+
+
+def _encode_on_one_thread(embedder, texts: list[str]):
+    """`embedder.encode(texts)` with torch (and so the embedder's ONNX session) on one thread: the
+    query encodes that way, and a session made for another thread count is made anew (about a
+    second for the whole model), so every query-time encode keeps to one thread."""
     import torch
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        return embedder.encode([text])
+        return embedder.encode(texts)
     finally:
         torch.set_num_threads(threads)
 

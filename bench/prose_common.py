@@ -1,0 +1,55 @@
+"""Shared pieces of the prose benchmarks (bench/natural_misses.py, bench/prose_fusion.py): cached
+channel lists (bench/cache_runs.py), a ranking-only engine over a release's prior, metric tables."""
+
+from __future__ import annotations
+
+import pickle
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from fusion_weights import fold_of  # noqa: E402
+from mathindex.evaluation.metrics import metric_value  # noqa: E402
+from mathindex.evaluation.suites import load_suite  # noqa: E402
+from mathindex.search.engine import SearchEngine  # noqa: E402
+from mathindex.search.prior import PRIOR  # noqa: E402
+
+
+def ranking_engine(release: Path) -> SearchEngine:
+    """A SearchEngine that only ranks (`rank`, `_prior_scores`): the release's prior, no channels
+    opened, so re-fusing cached lists costs seconds instead of the minutes of opening every index."""
+    engine = SearchEngine.__new__(SearchEngine)
+    engine.release, engine.weights, engine.unavailable = Path(release), {}, {}
+    engine.prior = engine._read_prior(PRIOR)
+    return engine
+
+
+def load_runs(pickle_path: Path, suite_path: Path, styles: set[str] | None = None):
+    """[(query, channel lists, resolved)] of the suite's queries (of `styles`, when given) from a
+    bench/cache_runs.py pickle."""
+    runs = pickle.loads(Path(pickle_path).read_bytes())["runs"]
+    suite = load_suite(suite_path)
+    return [(q, *runs[q.id]) for q in suite.queries if styles is None or q.style in styles]
+
+
+def table(engine, runs, weights_of, metric: str = "ndcg@10", k: int = 10, query_of=None) -> dict[str, float]:
+    """Mean metric per group: all, style, fold, style/fold, fair. `weights_of(query)` gives the
+    fusion weights; `query_of(query)` the text the engine ranks with (default: the query's own)."""
+    out = defaultdict(list)
+    for q, results, resolved in runs:
+        text = query_of(q) if query_of else q.text
+        names = [h.name for h in engine.rank(text, results, resolved, k, weights_of(q)).hits]
+        v = metric_value(metric, names, set(q.gold))
+        fold = f"fold{fold_of(q.id)}"
+        for key in ("all", q.style, fold, f"{q.style}/{fold}") + (("fair",) if q.fair else ()):
+            out[key].append(v)
+    return {key: sum(v) / len(v) for key, v in out.items()}
+
+
+def rank_of(names: list[str], gold) -> int | None:
+    for i, n in enumerate(names, 1):
+        if n in gold:
+            return i
+    return None

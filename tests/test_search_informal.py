@@ -1,0 +1,124 @@
+"""The informal channel (search/informal.py): prose queries' first candidates re-ordered by the
+cosine of their informal renderings, on a tiny table the test writes and a bag-of-words embedder."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from mathindex.search.engine import SearchEngine, weights_for
+from mathindex.search.identifier import IdentifierResolver
+from mathindex.search.informal import InformalReranker
+
+DIM = 64
+
+
+class WordsEmbedder:
+    """Unit bag-of-words vectors (each word hashed to one of DIM axes); counts the texts encoded."""
+
+    def __init__(self):
+        self.encoded: list[str] = []
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.encoded.extend(texts)
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in re.findall(r"[a-z]+", t.lower()):
+                out[i, hashlib.sha256(w.encode()).digest()[0] % DIM] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)
+
+
+ROWS = [  # name, facet, text
+    ("Group.comm", "name_signature", "theorem Group.comm : a * b = b * a"),
+    ("Group.comm", "informal", "Theorem Group.comm: multiplication of any two elements commutes."),
+    ("Ring.zero", "informal", "Theorem Ring.zero: zero times anything is zero. Uses Group.comm: multiplication commutes"),
+    ("Set.inter", "informal", "Theorem Set.inter: the intersection of two sets is contained in each."),
+    ("Lonely", "docstring", "multiplication commutes in every group"),  # no informal rendering
+]
+
+
+def _texts(tmp_path):
+    path = tmp_path / "embedding_texts.parquet"
+    names, facets, texts = zip(*ROWS)
+    pq.write_table(pa.table({"name": list(names), "facet": list(facets), "text": list(texts)}), path)
+    return path
+
+
+def test_candidates_come_back_by_the_cosine_of_their_informal_rendering(tmp_path):
+    emb = WordsEmbedder()
+    reranker = InformalReranker(_texts(tmp_path), emb.encode)
+    query = emb.encode(["multiplication commutes"])[0]
+    ranked = reranker.rerank(query, ["Set.inter", "Ring.zero", "Lonely", "Group.comm"])
+    assert [n for n, _ in ranked] == ["Group.comm", "Ring.zero", "Set.inter"]  # Lonely has no rendering
+    assert ranked[0][1] > ranked[1][1] > ranked[2][1]
+    # the gloss of a used constant ("Uses Group.comm: ...") is not part of what is embedded
+    assert reranker.text("Ring.zero") == "Theorem Ring.zero: zero times anything is zero."
+    full = emb.encode([dict((n, t) for n, f, t in ROWS if f == "informal")["Ring.zero"]])[0]
+    assert ranked[1][1] < float(full @ query)
+
+
+def test_renderings_are_embedded_once_and_kept(tmp_path):
+    emb = WordsEmbedder()
+    reranker = InformalReranker(_texts(tmp_path), emb.encode, cache_size=2)
+    query = emb.encode(["intersection of sets"])[0]
+    emb.encoded.clear()
+    first = reranker.rerank(query, ["Group.comm", "Set.inter"])
+    assert len(emb.encoded) == 2
+    assert reranker.rerank(query, ["Set.inter", "Group.comm"]) == first and len(emb.encoded) == 2
+    reranker.rerank(query, ["Ring.zero"])  # the cache holds 2: the least recently used (Set.inter) goes
+    assert len(emb.encoded) == 3
+    reranker.rerank(query, ["Group.comm"])
+    assert len(emb.encoded) == 3
+    reranker.rerank(query, ["Set.inter"])
+    assert len(emb.encoded) == 4
+
+
+class _Lists:
+    """A channel answering a fixed list, and (as the vector channel) encoding with an embedder."""
+
+    def __init__(self, hits, embedder=None):
+        self.hits, self.embedder = hits, embedder
+
+    def search(self, query, k, vec=None):
+        return self.hits[:k]
+
+    def encode(self, query):
+        return self.embedder.encode([query])
+
+
+def _engine(tmp_path):
+    emb = WordsEmbedder()
+    engine = SearchEngine.__new__(SearchEngine)  # two fixed channel lists and the informal re-ranker
+    engine.weights, engine.unavailable, engine.prior = {}, {}, {}
+    engine.macros = engine.symbols = engine.formula = engine.formal = None
+    names = [n for n, _, _ in ROWS]
+    engine.resolver = IdentifierResolver(names, [[] for _ in names])
+    engine.lexical = _Lists([("Set.inter", 1.0), ("Group.comm", 1.0), ("Ring.zero", 1.0)])
+    engine.vector = _Lists([("Ring.zero", 0.9), ("Set.inter", 0.9), ("Group.comm", 0.9)], emb)
+    engine.informal = InformalReranker(_texts(tmp_path), emb.encode)
+    return engine
+
+
+def test_prose_queries_get_the_informal_list_and_it_moves_the_fused_order(tmp_path):
+    engine = _engine(tmp_path)
+    query = "two elements under multiplication commute"
+    results = engine.channel_hits(query)
+    assert [n for n, _ in results["informal"]][0] == "Group.comm"
+    assert weights_for("words")["informal"] > 0
+    without = engine.rank(query, {c: h for c, h in results.items() if c != "informal"}, [], 3)
+    assert [h.name for h in without.hits][0] != "Group.comm"
+    hits = engine.rank(query, results, [], 3).hits
+    assert hits[0].name == "Group.comm" and hits[0].channels["informal"] == 1
+
+
+def test_formula_and_lean_queries_do_not_run_the_informal_channel(tmp_path):
+    engine = _engine(tmp_path)
+    assert "informal" not in engine.channel_hits("multiplication $a b = b a$ commutes")
+    assert "informal" not in engine.channel_hits("`a * b = b * a` multiplication")
+    engine.vector = None  # no query vector: no informal list either
+    assert "informal" not in engine.channel_hits("two elements under multiplication commute")
