@@ -97,6 +97,7 @@ def _engine(tmp_path):
     engine.weights, engine.unavailable, engine.prior = {}, {}, {}
     engine.macros = engine.symbols = engine.formula = engine.formal = None
     names = [n for n, _, _ in ROWS]
+    engine.known, engine.fields = frozenset(names), frozenset()  # the parent channel: no structure among them
     engine.resolver = IdentifierResolver(names, [[] for _ in names])
     engine.lexical = _Lists([("Set.inter", 1.0), ("Group.comm", 1.0), ("Ring.zero", 1.0)])
     engine.vector = _Lists([("Ring.zero", 0.9), ("Set.inter", 0.9), ("Group.comm", 0.9)], emb)
