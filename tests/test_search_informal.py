@@ -123,3 +123,62 @@ def test_formula_and_lean_queries_do_not_run_the_informal_channel(tmp_path):
     assert "informal" not in engine.channel_hits("`a * b = b * a` multiplication")
     engine.vector = None  # no query vector: no informal list either
     assert "informal" not in engine.channel_hits("two elements under multiplication commute")
+
+
+def test_cache_reader_finds_what_lookup_finds_across_shards(tmp_path):
+    from mathindex.embed.embedder import EmbeddingCache
+
+    rng = np.random.default_rng(3)
+    cache = EmbeddingCache(tmp_path, "words", "r1", 4)
+    keys = np.array([rng.bytes(32) for _ in range(60)], dtype="S32")
+    vecs = rng.standard_normal((60, 4)).astype(np.float32)
+    cache.add(keys[:25], vecs[:25])
+    reader = cache.reader()
+    cache.add(keys[25:50], vecs[25:50])  # added after the reader was made: found after `refresh`
+    want = np.concatenate([keys[::3], np.array([rng.bytes(32) for _ in range(5)], dtype="S32")])
+    assert reader.get(want)[0].sum() == len([i for i in range(0, 60, 3) if i < 25])
+    reader.refresh()
+    found, got = reader.get(want)
+    ref_found, ref = cache.lookup(want)
+    assert found.tolist() == ref_found.tolist() and found.sum() == len(range(0, 50, 3))
+    np.testing.assert_array_equal(got[found], ref)
+    assert not got[~found].any()
+
+
+def test_rendering_vectors_are_kept_in_the_store_for_the_next_process(tmp_path):
+    from mathindex.embed.embedder import EmbeddingCache
+
+    store_dir = tmp_path / "cache"
+    emb = WordsEmbedder()
+    query = emb.encode(["intersection of sets"])[0]
+    emb.encoded.clear()
+    first = InformalReranker(_texts(tmp_path), emb.encode, store=EmbeddingCache(store_dir, "words", "r1", DIM))
+    ranked = first.rerank(query, ["Group.comm", "Set.inter", "Ring.zero"])
+    assert len(emb.encoded) == 3 and first.stats["encoded"] == 3
+    first.flush()
+    again = InformalReranker(_texts(tmp_path), emb.encode, store=EmbeddingCache(store_dir, "words", "r1", DIM))
+    assert again.rerank(query, ["Ring.zero", "Set.inter", "Group.comm"]) == ranked
+    assert len(emb.encoded) == 3 and again.stats == {"lru": 0, "store": 3, "encoded": 0}
+    # keyed by the text's sha256 in the embedder's own cache: a vector the embed stage stored is used
+    other = EmbeddingCache(store_dir, "words", "r2", DIM)
+    text = again.text("Set.inter")
+    other.add(np.array([hashlib.sha256(text.encode()).digest()], dtype="S32"), emb.encode([text]))
+    third = InformalReranker(_texts(tmp_path), emb.encode, store=other)
+    emb.encoded.clear()
+    third.rerank(query, ["Set.inter", "Group.comm"])
+    assert emb.encoded == [third.text("Group.comm")]
+
+
+def test_pending_vectors_are_written_when_the_reranker_goes(tmp_path):
+    import gc
+
+    from mathindex.embed.embedder import EmbeddingCache
+
+    emb = WordsEmbedder()
+    store = EmbeddingCache(tmp_path / "cache", "words", "r1", DIM)
+    reranker = InformalReranker(_texts(tmp_path), emb.encode, store=store)
+    reranker.rerank(emb.encode(["sets"])[0], ["Group.comm", "Set.inter"])
+    assert store.shards() == []  # fewer than FLUSH_AT: still pending
+    del reranker
+    gc.collect()
+    assert len(store.shards()) == 1 and len(np.load(store.shards()[0])) == 2

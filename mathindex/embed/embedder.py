@@ -394,6 +394,10 @@ class EmbeddingCache:
                 np.save(fh, arr)
             tmp.rename(self.dir / f"{name}{suffix}")
 
+    def reader(self) -> "CacheReader":
+        """Point lookups of a few keys at a time (query time), without `lookup`'s merge of every shard."""
+        return CacheReader(self)
+
     def compact(self) -> None:
         """Merge all shards into one (same content); run when shards pile up."""
         shards = self.shards()
@@ -408,6 +412,47 @@ class EmbeddingCache:
             if p != merged:
                 p.unlink()
                 Path(str(p).replace(".keys.npy", ".vecs.npy")).unlink()
+
+
+class CacheReader:
+    """An EmbeddingCache's shards memory-mapped once; `get` finds keys by binary search shard by
+    shard (each shard's keys are sorted by `add`), so a query's few keys cost microseconds where
+    `lookup` sorts every key of the cache. `refresh` maps shards added since (by this process or
+    another) and forgets compacted ones."""
+
+    def __init__(self, cache: EmbeddingCache):
+        self.cache = cache
+        self._shards: dict[Path, tuple[np.ndarray, np.ndarray]] = {}
+        self.refresh()
+
+    def refresh(self) -> None:
+        paths = self.cache.shards()
+        shards = {p: self._shards[p] for p in paths if p in self._shards}
+        for path in paths:
+            if path not in shards:
+                try:
+                    shards[path] = (np.load(path, mmap_mode="r"),
+                                    np.load(str(path).replace(".keys.npy", ".vecs.npy"), mmap_mode="r"))
+                except (OSError, ValueError):  # compacted away meanwhile
+                    continue
+        self._shards = shards  # one assignment: a `get` on another thread sees the old map or the new
+
+    def get(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(found mask, float32 vectors (len(keys), dim), zero where not found) for S32 keys."""
+        found = np.zeros(len(keys), dtype=bool)
+        out = np.zeros((len(keys), self.cache.dim), dtype=np.float32)
+        for shard_keys, shard_vecs in list(self._shards.values()):
+            todo = np.flatnonzero(~found)
+            if not len(todo):
+                break
+            if not len(shard_keys):
+                continue
+            want = keys[todo]
+            pos = np.minimum(np.searchsorted(shard_keys, want), len(shard_keys) - 1)
+            hit = np.asarray(shard_keys[pos]) == want
+            out[todo[hit]] = shard_vecs[pos[hit]]
+            found[todo[hit]] = True
+        return found, out
 
 
 @dataclass

@@ -226,7 +226,8 @@ class SearchEngine:
         self.macros = _query_macros(self.release)
         self.informal = None  # needs the embedder and informal renderings (a sample without them has none)
         if self.vector is not None:
-            self.informal = self._try("informal", lambda: _informal_channel(self.release, self.vector.embedder))
+            self.informal = self._try("informal", lambda: _informal_channel(self.release, self.vector.embedder,
+                                                                             RootLayout(root).cache))
         self.formal = None  # a release built before the formal channel has none: not an error
         if ReleaseLayout(self.release).table("formal_statements").exists():
             self.formal = self._try("formal", lambda: _FormalChannel(self.release))
@@ -351,13 +352,23 @@ class SearchEngine:
     def names(self, query: str, k: int) -> list[str]:
         return [h.name for h in self.search(query, k).hits]
 
+    def flush(self) -> None:
+        """Writes what query time computed for later processes (the informal channel's rendering
+        vectors) into the release root's cache."""
+        if self.informal is not None:
+            self.informal.flush()
 
-def _informal_channel(release: Path, embedder):
-    """The informal re-ranker over the release's informal renderings; None without any."""
+
+def _informal_channel(release: Path, embedder, cache_dir: Path):
+    """The informal re-ranker over the release's informal renderings, its vectors kept in the root's
+    embedding cache for the release's embedder (a rendering is embedded once per model); None
+    without renderings."""
+    from mathindex.embed.embedder import EmbeddingCache
     from mathindex.search.informal import InformalReranker
 
+    store = EmbeddingCache(cache_dir, embedder.name, embedder.revision, embedder.dim)
     reranker = InformalReranker(ReleaseLayout(release).table("embedding_texts"),
-                                lambda texts: _encode_on_one_thread(embedder, texts))
+                                lambda texts: _encode_on_one_thread(embedder, texts), store=store)
     return reranker if len(reranker) else None
 
 

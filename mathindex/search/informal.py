@@ -8,12 +8,21 @@ constants, `embed.rules.without_context`), with the release's own embedder, and 
 cosine to the query vector: a list the fusion weighs like any channel's. A LaTeX statement has no
 informal rendering; its own prose (`latex_body`) stands in, so that a corpus's LaTeX nodes are not
 left out of the list (on the sample they were, and its natural queries fell 78.8 -> 68.5 nDCG@10).
-Vectors are kept per name (LRU), so candidates that recur across queries are embedded once.
+Vectors are kept per name (LRU), so candidates that recur across queries are embedded once, and,
+given the release root's embedding cache (`embed.embedder.EmbeddingCache` of the release's embedder),
+they are looked up there by the sha256 of the text and new ones written back in shards of
+FLUSH_AT (and at `flush`): a rendering is then embedded once per model, whichever process, release
+or run meets it first (the next night's bench stage, the server), as the embed stage embeds a text
+once per model.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import threading
+import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +36,10 @@ FACETS = ("informal", "latex_body")  # a node's text: the first of these it has
 # `embed.rules.without_context` as a polars (Rust regex) pattern: the first gloss and all after it
 _GLOSSES = _CONTEXT.pattern + "(?s:.*)$"
 CACHE_SIZE = 20_000  # vectors kept (384 float32 each: about 30 MB)
+FLUSH_AT = 256  # new vectors written back to the store as one shard
+REFRESH_SECONDS = 60.0  # on a miss, shards other processes added since are looked for at most this often
+
+log = logging.getLogger(__name__)
 
 
 class InformalReranker:
@@ -34,7 +47,9 @@ class InformalReranker:
     unit vectors, the query's embedder); `rerank(query_vector, names)` lists the names that have a
     rendering by cosine, best first."""
 
-    def __init__(self, texts: Path, encode: Callable[[list[str]], np.ndarray], cache_size: int = CACHE_SIZE):
+    def __init__(self, texts: Path, encode: Callable[[list[str]], np.ndarray], cache_size: int = CACHE_SIZE,
+                 store=None):
+        """`store`: an EmbeddingCache of the same embedder as `encode`, or None (the LRU only)."""
         table = (pl.scan_parquet(texts).filter(pl.col("facet").is_in(FACETS))
                  .with_columns(pref=pl.col("facet").replace_strict(FACETS, range(len(FACETS)), return_dtype=pl.Int8),
                                text=pl.when(pl.col("facet") == FACETS[0]).then(pl.col("text").str.replace(_GLOSSES, ""))
@@ -47,6 +62,13 @@ class InformalReranker:
         self.cache_size = cache_size
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()  # the server ranks from several threads
+        self.store = store
+        self._reader = store.reader() if store is not None else None
+        self._pending: dict[bytes, np.ndarray] = {}  # encoded here, not yet in the store
+        self._refreshed = time.monotonic()
+        self.stats = {"lru": 0, "store": 0, "encoded": 0}
+        if store is not None:  # what is pending when the reranker goes (or the process ends) is kept
+            weakref.finalize(self, _write, store, self._pending, self._lock)
 
     def __len__(self) -> int:
         return len(self.row)
@@ -62,8 +84,15 @@ class InformalReranker:
         with self._lock:
             known = {n: self._vectors[n] for n in names if n in self._vectors}
         todo = [n for n in dict.fromkeys(names) if n not in known]
+        self.stats["lru"] += len(names) - len(todo)
+        if todo and self._reader is not None:
+            todo = self._from_store(todo, known)
         if todo:
-            known.update(zip(todo, self.encode([self.text(n) for n in todo])))
+            new = self.encode([self.text(n) for n in todo])
+            known.update(zip(todo, new))
+            self.stats["encoded"] += len(todo)
+            if self.store is not None:
+                self._keep(todo, new)
         with self._lock:
             for n in names:
                 self._vectors[n] = known[n]
@@ -72,6 +101,44 @@ class InformalReranker:
                 self._vectors.popitem(last=False)
         return np.stack([known[n] for n in names])
 
+    def _key(self, name: str) -> bytes:
+        return hashlib.sha256(self.text(name).encode("utf-8")).digest()
+
+    def _from_store(self, names: list[str], known: dict) -> list[str]:
+        """Fills `known` with the store's vectors of `names` (and this process's unwritten ones);
+        returns the names it has not."""
+        keys = [self._key(n) for n in names]
+        with self._lock:
+            pending = {n: self._pending[k] for n, k in zip(names, keys) if k in self._pending}
+        known.update(pending)
+        rest = [(n, k) for n, k in zip(names, keys) if n not in pending]
+        if not rest:
+            return []
+        want = np.array([k for _, k in rest], dtype="S32")
+        found, vectors = self._reader.get(want)
+        if not found.all() and time.monotonic() - self._refreshed > REFRESH_SECONDS:
+            self._refreshed = time.monotonic()
+            self._reader.refresh()
+            found, vectors = self._reader.get(want)
+        for (n, _), ok, v in zip(rest, found, vectors):
+            if ok:
+                known[n] = v
+        self.stats["store"] += int(found.sum()) + len(pending)
+        return [n for (n, _), ok in zip(rest, found) if not ok]
+
+    def _keep(self, names: list[str], vectors: np.ndarray) -> None:
+        with self._lock:
+            for n, v in zip(names, vectors):
+                self._pending[self._key(n)] = np.asarray(v, dtype=np.float32)
+            full = len(self._pending) >= FLUSH_AT
+        if full:
+            self.flush()
+
+    def flush(self) -> None:
+        """Writes the vectors encoded here and not yet stored into the store, as one shard."""
+        if self.store is not None and _write(self.store, self._pending, self._lock):
+            self._reader.refresh()
+
     def rerank(self, query_vector: np.ndarray, names: list[str]) -> list[tuple[str, float]]:
         """(name, cosine) of the names with a rendering, best first (ties by name)."""
         have = [n for n in dict.fromkeys(names) if n in self.row]
@@ -79,3 +146,20 @@ class InformalReranker:
             return []
         sims = self.vectors(have) @ np.asarray(query_vector, dtype=np.float32).reshape(-1)
         return sorted(zip(have, (float(s) for s in sims)), key=lambda x: (-x[1], x[0]))
+
+
+def _write(store, pending: dict, lock) -> bool:
+    """Moves `pending` (sha256 -> vector) into `store` as one shard; a store that cannot be written
+    (a read-only root) is logged once per call and the vectors stay in memory only."""
+    with lock:
+        if not pending:
+            return False
+        keys = np.array(list(pending), dtype="S32")
+        vectors = np.stack(list(pending.values()))
+        pending.clear()
+    try:
+        store.add(keys, vectors)
+    except OSError as exc:
+        log.warning("informal channel: %d rendering vectors not written to %s (%s)", len(keys), store.dir, exc)
+        return False
+    return True
