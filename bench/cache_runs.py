@@ -23,6 +23,9 @@ def main() -> None:
     suite = load_suite(suite_path)
     t0 = time.perf_counter()
     runs = {q.id: (engine.channel_hits(q.text), engine.resolver.resolve(q.text)) for q in suite.queries}
+    engine.flush()
+    if engine.informal is not None:
+        print(f"informal renderings: {engine.informal.stats}")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(pickle.dumps({"release": str(release), "suite": str(suite_path), "runs": runs}))
     print(f"{len(runs)} queries through every channel in {time.perf_counter() - t0:.0f} s -> {out}")

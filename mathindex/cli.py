@@ -122,6 +122,7 @@ EXAMPLES = {  # one per subcommand, shown by `mathindex VERB --help`
     "gate": "mathindex gate --baseline bench/baselines/sample.json --current build/releases/ID/bench/metrics.json",
     "reembed": "mathindex reembed build --model default --out build",
     "verify": "mathindex verify build --quick",
+    "warm": "mathindex warm build                                  # every rendering embedded once, before serving",
     "train-embedder": "mathindex train-embedder build/releases/ID --out build/models --steps 500",
     "serve": "mathindex serve build --port 8000",
     "mcp": "mathindex mcp build",
@@ -200,6 +201,10 @@ def build_parser() -> argparse.ArgumentParser:
     re_.add_argument("--no-gate", action="store_true", help=NO_GATE_HELP)
     re_.add_argument("--precision", choices=PRECISION_CHOICES, help=PRECISION_HELP + "; without it: RELEASE's")
     re_.add_argument("--wait", type=_seconds, default=0.0, metavar="SECONDS", help=WAIT_HELP)
+
+    wm = sub.add_parser("warm", help="embed RELEASE's informal renderings into its root's cache, so no prose query embeds one")
+    wm.add_argument("release", type=_release_dir, help=RELEASE_HELP)
+    wm.add_argument("--limit", type=int, default=0, help="the first N renderings by name only (default: all)")
 
     v = sub.add_parser("verify", help="check a release's files against its manifest; exit 4 naming the bad ones")
     v.add_argument("release", type=_existing_dir, help="a release directory, or a release root (its published release)")
@@ -569,6 +574,21 @@ def cmd_reembed(args) -> int:
     return _report_release(_outcome_of(state))
 
 
+def cmd_warm(args) -> int:
+    """Embeds the informal channel's renderings once per model (resumable: chunks are stored as done)."""
+    from mathindex.search.engine import SearchEngine
+
+    engine = SearchEngine(args.release)
+    if engine.informal is None:
+        print(f"error: {args.release} has no informal channel to warm "
+              f"({engine.unavailable.get('informal') or engine.unavailable.get('embedding') or 'no renderings'})",
+              file=sys.stderr)
+        return 2
+    counts = engine.informal.warm(engine.vector.embedder, args.limit)
+    print(json.dumps(counts, sort_keys=True))
+    return 0
+
+
 def cmd_verify(args) -> int:
     """Every file of a release (a directory, or a root's published release) against its manifest:
     the bad ones one per line on stdout and exit 4, else one line saying how many matched."""
@@ -709,6 +729,7 @@ COMMANDS = {
     "gate": cmd_gate,
     "reembed": cmd_reembed,
     "verify": cmd_verify,
+    "warm": cmd_warm,
     "train-embedder": cmd_train_embedder,
     "serve": cmd_serve,
     "mcp": cmd_mcp,

@@ -20,6 +20,8 @@ DIM = 64
 class WordsEmbedder:
     """Unit bag-of-words vectors (each word hashed to one of DIM axes); counts the texts encoded."""
 
+    name, revision, dim = "words", "r1", DIM
+
     def __init__(self):
         self.encoded: list[str] = []
 
@@ -182,3 +184,36 @@ def test_pending_vectors_are_written_when_the_reranker_goes(tmp_path):
     del reranker
     gc.collect()
     assert len(store.shards()) == 1 and len(np.load(store.shards()[0])) == 2
+
+
+def test_warm_embeds_every_rendering_once(tmp_path):
+    from mathindex.embed.embedder import EmbeddingCache
+
+    emb = WordsEmbedder()
+    store = EmbeddingCache(tmp_path / "cache", emb.name, emb.revision, DIM)
+    counts = InformalReranker(_texts(tmp_path), emb.encode, store=store).warm(emb)
+    assert counts["renderings"] == 3 and counts["embedded"] == 3  # Lonely has no rendering
+    assert InformalReranker(_texts(tmp_path), emb.encode, store=store).warm(emb)["embedded"] == 0
+    emb.encoded.clear()
+    fresh = InformalReranker(_texts(tmp_path), emb.encode, store=store)
+    fresh.rerank(emb.encode(["sets"])[0], ["Group.comm", "Set.inter", "Ring.zero", "Lonely"])
+    assert fresh.stats["encoded"] == 0 and emb.encoded == ["sets"]
+
+
+def test_warm_command_on_the_sample_release(sample_release_root, tmp_path, capsys):
+    import json
+
+    from mathindex.cli import main
+    from mathindex.search.engine import SearchEngine
+    from tests.serving import copy_root
+
+    root = copy_root(sample_release_root, tmp_path / "root")
+    release = json.loads((root / "published.json").read_text())["release_id"]
+    assert main(["warm", str(root / "releases" / release)]) == 0
+    first = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert first["renderings"] > 50 and first["cached"] + first["embedded"] == first["distinct"]
+    assert main(["warm", str(root / "releases" / release)]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["embedded"] == 0
+    engine = SearchEngine(root / "releases" / release)
+    engine.search("every element of a group has an inverse", 10)
+    assert engine.informal.stats["encoded"] == 0 and engine.informal.stats["store"] > 0

@@ -139,6 +139,24 @@ class InformalReranker:
         if self.store is not None and _write(self.store, self._pending, self._lock):
             self._reader.refresh()
 
+    def warm(self, embedder, limit: int = 0) -> dict:
+        """Embeds every rendering not yet in the store (the first `limit` by name, 0: all) with
+        `embedder` (its worker pool, chunk by chunk, each chunk stored as done, so an interrupted
+        run resumes), so that no query embeds one. The embed stage's `embed_texts` does the work:
+        one text, one vector, per model. Returns its counts."""
+        import pyarrow as pa
+
+        from mathindex.embed.embedder import EmbedStats, embed_texts
+
+        if self.store is None:
+            raise ValueError("the informal channel has no store to warm")
+        texts = self.texts if not limit else self.texts.slice(0, limit)
+        stats = EmbedStats()
+        embed_texts(pa.table({"text": texts}), embedder, self.store.dir.parent.parent, stats)
+        self._reader.refresh()
+        return {"renderings": stats.rows, "distinct": stats.distinct, "cached": stats.cached,
+                "embedded": stats.embedded, "seconds": round(stats.seconds, 1)}
+
     def rerank(self, query_vector: np.ndarray, names: list[str]) -> list[tuple[str, float]]:
         """(name, cosine) of the names with a rendering, best first (ties by name)."""
         have = [n for n in dict.fromkeys(names) if n in self.row]
