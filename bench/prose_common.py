@@ -13,7 +13,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fusion_weights import fold_of  # noqa: E402
 from mathindex.evaluation.metrics import metric_value  # noqa: E402
 from mathindex.evaluation.suites import load_suite  # noqa: E402
-from mathindex.search.engine import SearchEngine  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
+from mathindex.search.engine import SearchEngine, parent_sets  # noqa: E402
+from mathindex.store import ReleaseLayout  # noqa: E402
 from mathindex.search.prior import PRIOR  # noqa: E402
 
 
@@ -23,6 +26,7 @@ def ranking_engine(release: Path) -> SearchEngine:
     engine = SearchEngine.__new__(SearchEngine)
     engine.release, engine.weights, engine.unavailable = Path(release), {}, {}
     engine.prior = engine._read_prior(PRIOR)
+    engine.known, engine.fields = parent_sets(pq.read_table(ReleaseLayout(release).table("nodes"), columns=["name", "kind"]))
     return engine
 
 

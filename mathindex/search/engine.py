@@ -214,9 +214,7 @@ class SearchEngine:
         self.nodes = pq.read_table(ReleaseLayout(self.release).table("nodes"), columns=["name", "aliases", "kind", "title", "file", "line"])
         self.prior = self._read_prior(prior)
         self.resolver = IdentifierResolver(self.nodes.column("name").to_pylist(), self.nodes.column("aliases").to_pylist())
-        self.known = frozenset(self.nodes.column("name").to_pylist())  # the parent channel's declarations
-        kinds = self.nodes.column("kind").to_pylist()
-        self.fields = frozenset(n for n, k in zip(self.nodes.column("name").to_pylist(), kinds) if k in MEMBER_KINDS)
+        self.known, self.fields = parent_sets(self.nodes)
         self.lexical = self._try("lexical", lambda: LexicalIndex(self.release / LEXICAL_DIR))
         if model is None and self.manifest is not None:
             model = self.manifest["vector_index"].get("model")  # None: the bundled default
@@ -357,6 +355,13 @@ class SearchEngine:
         vectors) into the release root's cache."""
         if self.informal is not None:
             self.informal.flush()
+
+
+def parent_sets(nodes) -> tuple[frozenset, frozenset]:
+    """The parent channel's node names and, among them, the fields and constructors (MEMBER_KINDS),
+    from a `nodes` table with `name` and `kind`."""
+    names, kinds = nodes.column("name").to_pylist(), nodes.column("kind").to_pylist()
+    return frozenset(names), frozenset(n for n, k in zip(names, kinds) if k in MEMBER_KINDS)
 
 
 def _informal_channel(release: Path, embedder, cache_dir: Path):
