@@ -74,16 +74,18 @@ for _kind, (_weight, _depth, _others) in PARENT_SETTINGS.items():
     WEIGHTS_BY_KIND[_kind].update({"parent": _weight, "parent_depth": _depth, "parent_others": _others})
 # Prose queries (`words`) take one more list, `informal` (search/informal.py): their first
 # INFORMAL_DEPTH fused candidates by the cosine of their informal renderings to the query.
-# bench/informal_rerank.py over the whole-Mathlib release 20261201T182722Z on MathlibQR dev, nDCG@10
-# all / natural / slogan: 54.66 / 50.37 / 43.19 without it; weight 1.0 at depth 30: 56.36 / 52.47 /
-# 47.58 (two-fold CV 56.15, the folds chose 1.0 and 0.75); depth 10 and 20 lower (55.42, 56.02).
-# The weight is 0.25 (55.34 / 51.08 / 44.78; both folds above no channel: 57.59 and 53.07 against
-# 57.02 and 52.27), not 1.0, because of the release gate: on the sample any weight from 0.5 takes
-# one natural query from rank 1 to 2 and MRR@10 to 88.15-88.17, past the gate's floor of 88.44
-# (bench/baselines/sample.json 90.44; main's code is at 88.86); at 0.25 it is 88.88.
-# Its cost: the renderings of candidates not seen before are embedded at query time (a new prose
-# query on whole Mathlib: about 25 renderings, seconds on a loaded 2-core machine; bench/informal_cost.py);
-# INFORMAL_DEPTH = 0 turns the channel off.
+# bench/informal_rerank.py on the whole-Mathlib release 20261201T205319Z (parent channel in), MathlibQR
+# dev nDCG@10 all / natural / slogan: 57.44 / 52.85 / 45.04 without it; 0.25: 58.53 / 54.34 / 47.62;
+# 0.75: 59.21 / 55.53 / 49.86; 1.5: 59.30 / 55.59 / 51.26 (two-fold CV 58.95, the folds chose 1.5 and
+# 0.75; R@10 72.90 -> 74.58 at 0.25). The weight is 0.25, not the CV's choice, because of the
+# release gate: on the sample any weight from 0.5 takes one natural query from rank 1 to 2 and
+# MRR@10 to 88.15-88.22, past the floor of bench/baselines/sample.json (90.44 - 2); at 0.25 it is
+# 88.88 (build/s9/sample_w.py-style runs, docs/progress.md, issue 10, ninth session). An earlier
+# release (182722Z, no parent channel) gave depth 10 and 20 below 30 (55.42, 56.02 against 56.36).
+# Its cost: a candidate's rendering not yet in the root's embedding cache is embedded at query time
+# (a new prose query on whole Mathlib: about 25 renderings; bench/informal_cost.py), then kept there
+# for every later process; `mathindex warm` embeds them all beforehand. INFORMAL_DEPTH = 0 turns the
+# channel off.
 WEIGHTS_BY_KIND["words"]["informal"] = 0.25
 INFORMAL_DEPTH = 30
 # Candidates per channel before fusion: 200, so that the prior can lift a well-used declaration that
