@@ -80,7 +80,7 @@ for _kind, (_weight, _depth, _others) in PARENT_SETTINGS.items():
 # 0.75; R@10 72.90 -> 74.58 at 0.25). The weight is 0.25, not the CV's choice, because of the
 # release gate: on the sample any weight from 0.5 takes one natural query from rank 1 to 2 and
 # MRR@10 to 88.15-88.22, past the floor of bench/baselines/sample.json (90.44 - 2); at 0.25 it is
-# 88.88 (build/s9/sample_w.py-style runs, docs/progress.md, issue 10, ninth session). An earlier
+# 88.88 (bench/suite_weights.py SAMPLE_RELEASE data/sample/queries.json words informal 0 0.25 0.5 1.0). An earlier
 # release (182722Z, no parent channel) gave depth 10 and 20 below 30 (55.42, 56.02 against 56.36).
 # Its cost: a candidate's rendering not yet in the root's embedding cache is embedded at query time
 # (a new prose query on whole Mathlib: about 25 renderings; bench/informal_cost.py), then kept there
