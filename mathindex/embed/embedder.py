@@ -343,7 +343,8 @@ class EmbeddingCache:
     """
 
     def __init__(self, root: Path, name: str, revision: str, dim: int):
-        self.dir = Path(root) / "embeddings" / entry_name(name, revision)
+        self.root = Path(root)  # the cache directory `embed_texts` takes
+        self.dir = self.root / "embeddings" / entry_name(name, revision)
         self.dim = dim
         self._meta = {"name": name, "revision": revision, "dim": dim}
 

@@ -152,7 +152,7 @@ class InformalReranker:
             raise ValueError("the informal channel has no store to warm")
         texts = self.texts if not limit else self.texts.slice(0, limit)
         stats = EmbedStats()
-        embed_texts(pa.table({"text": texts}), embedder, self.store.dir.parent.parent, stats)
+        embed_texts(pa.table({"text": texts}), embedder, self.store.root, stats)
         self._reader.refresh()
         return {"renderings": stats.rows, "distinct": stats.distinct, "cached": stats.cached,
                 "embedded": stats.embedded, "seconds": round(stats.seconds, 1)}
