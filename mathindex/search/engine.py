@@ -63,9 +63,9 @@ WEIGHTS_BY_KIND["lean"].update({"formula": 0.25, GAP_PREFIX + "formula": 1.0})
 # The parent channel (search/parents.py: a structure gains a share of its fields' scores in the head),
 # per kind as (weight, depth, what a member that is no field counts): bench/parent_channel.py on the
 # whole-Mathlib release 20261201T205319Z, MathlibQR dev nDCG@10, with the lexical text above.
-# Formula-like queries take the CV choice, 0.5/10/0 (120 queries: 48.49 off, 51.42 at the former cap
-# 0.25, 52.34 at 0.5, both folds above 0.25: 53.68 / 50.81 against 52.52 / 50.16; two-fold CV 51.34,
-# the folds chose 0.5/10/0 and 0.5/50/0.1); the bundled sample costs 0.2 there
+# Formula-like queries take 0.5/10/0 (120 queries, this branch's lists: 48.77 off, 51.71 at the former
+# cap 0.25, 52.63 at 0.5; the weight alone at depth 10: both folds chose 0.5, 54.22 / 50.81; the full
+# grid's CV 51.63, its folds chose 0.5/10/0 and 0.5/50/0.1); the bundled sample costs 0.2 there
 # (one formula query, nDCG@10 87.00 -> 86.80, MRR@10 88.88 -> 88.64: within the release gate).
 # Word queries stay capped at 0.25 (`--cap words=0.25`): uncapped, the sample's few structures, whose
 # fields rank high for every lemma about them, cost it 3.8 (87.00 -> 83.18 with all kinds uncapped).
