@@ -28,11 +28,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fusion_weights import fold_of, grouped_scores  # noqa: E402
 from mathindex.evaluation.suites import load_suite  # noqa: E402
 from mathindex.search.engine import CANDIDATES, SearchEngine, query_kind, weights_for  # noqa: E402
+from mathindex.search.engine import LEXICAL_TEXT  # noqa: E402
 from mathindex.search.latexquery import english_math, unicode_math  # noqa: E402
 
 TEXTS = {
     "raw": lambda q: q,
     "unicode": unicode_math,
+    "unicode-plain-letters": lambda q: unicode_math(q, script_letters=False),
     "english": english_math,
     "raw+english": lambda q: f"{q} {english_math(q)}" if english_math(q) != q else q,
 }
@@ -66,6 +68,10 @@ def main() -> None:
     ap.add_argument("--style", default="q1b_latex")
     ap.add_argument("--metric", default="ndcg@10")
     ap.add_argument("--texts-only", action="store_true", help="the grid of texts alone, at today's weights")
+    ap.add_argument("--lexical-texts", nargs="+", choices=sorted(TEXTS), default=sorted(TEXTS),
+                    help="the lexical texts the grid tries (default all)")
+    ap.add_argument("--embedding-texts", nargs="+", choices=sorted(TEXTS), default=sorted(TEXTS),
+                    help="the embedding texts the grid tries (default all)")
     args = ap.parse_args()
     engine = SearchEngine(args.release)
     suite = load_suite(args.suite)
@@ -76,15 +82,17 @@ def main() -> None:
     lists: dict[tuple[str, str], list] = {}
     formula_like = [q for q in suite.queries if query_kind(q.text) == "formula"]
     for q in formula_like:
-        for text in {f(q.text) for f in TEXTS.values()}:
+        for text in {TEXTS[t](q.text) for t in args.lexical_texts}:
             if ("lexical", text) not in lists:
                 lists[("lexical", text)] = engine.lexical.search(text, CANDIDATES)
+        for text in {TEXTS[t](q.text) for t in args.embedding_texts}:
+            if ("embedding", text) not in lists:
                 lists[("embedding", text)] = engine.vector.search(text, CANDIDATES)
-    print(f"{len(formula_like)} formula-like queries, {len(lists) // 2} texts through lexical and embedding "
+    print(f"{len(formula_like)} formula-like queries, {len(lists)} (channel, text) lists "
           f"in {time.perf_counter() - t0:.0f} s")
     today = weights_for("formula")
-    current = ("raw", "raw", today["embedding"], today["formula"])
-    grid = list(itertools.product(TEXTS, TEXTS, *(([today["embedding"]], [today["formula"]]) if args.texts_only
+    current = (LEXICAL_TEXT, "raw", today["embedding"], today["formula"])  # the engine's texts and weights
+    grid = list(itertools.product(args.lexical_texts, args.embedding_texts, *(([today["embedding"]], [today["formula"]]) if args.texts_only
                                                    else (EMBEDDING_WEIGHTS, FORMULA_WEIGHTS))))
     scores = {}
     for setting in grid:

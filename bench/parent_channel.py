@@ -9,7 +9,7 @@ channel of formula-like queries on `latexquery.unicode_math` of their text (as t
 `LEXICAL_TEXT` says so), `raw` on the text as typed.
 
     .venv/bin/python bench/parent_channel.py RELEASE_DIR SUITE.json RUNS.pkl [--lexical-text raw|unicode]
-        [--cap KIND=WEIGHT]...
+        [--cap KIND=WEIGHT]... [--depths D...] [--others O...]
 """
 
 from __future__ import annotations
@@ -40,6 +40,9 @@ def main() -> None:
     ap.add_argument("runs", type=Path)
     ap.add_argument("--lexical-text", choices=("raw", "unicode"), default="raw")
     ap.add_argument("--metric", default="ndcg@10")
+    ap.add_argument("--depths", type=int, nargs="+", default=list(DEPTHS), help="the depths the grid tries")
+    ap.add_argument("--others", type=float, nargs="+", default=list(OTHERS),
+                    help="the shares of a member that is no field the grid tries")
     ap.add_argument("--cap", action="append", default=[], metavar="KIND=WEIGHT",
                     help="the highest parent weight the grid tries for a kind (what the sample's release gate allows)")
     args = ap.parse_args()
@@ -54,7 +57,8 @@ def main() -> None:
             res = {**res, "lexical": engine.lexical.search(unicode_math(q.text), CANDIDATES)}
         runs.append((q, res, resolved))
     styles = sorted({q.style for q in suite.queries})
-    full_grid = [s for s in itertools.product(WEIGHTS, DEPTHS, OTHERS) if s[0] > 0 or s[1:] == (DEPTHS[0], OTHERS[0])]
+    depths, others = tuple(args.depths), tuple(args.others)
+    full_grid = [s for s in itertools.product(WEIGHTS, depths, others) if s[0] > 0 or s[1:] == (depths[0], others[0])]
 
     def weights(kind: str, setting) -> dict:
         return {**weights_for(kind), "parent": setting[0], "parent_depth": setting[1], "parent_others": setting[2]}
@@ -64,7 +68,7 @@ def main() -> None:
         mine = [r for r in runs if query_kind(r[0].text) == kind]
         grid = [s for s in full_grid if s[0] <= caps.get(kind, max(WEIGHTS))]
         now = weights_for(kind)
-        current = (0.0, DEPTHS[0], OTHERS[0])  # the channel off: what the grid is measured against
+        current = (0.0, depths[0], others[0])  # the channel off: what the grid is measured against
         scores = {s: grouped_scores(engine, mine, lambda q, s=s: weights(kind, s), args.metric, suite.k) for s in grid}
         print(f"{kind}: {len(mine)} queries; (parent weight, depth, others)  all  " + " ".join(f"{st[:11]:>11}" for st in styles))
         for s in [current] + sorted(grid, key=lambda s: -scores[s]["all"])[:6]:

@@ -15,6 +15,9 @@ STATEMENTS = {
     "Sylow.nonempty": "instance Sylow.nonempty : Nonempty (Sylow p G)",
     "Module.rank_docs": "the $\\mathrm{rank}$ of a module is written $\\mathrm{rank}(M)$",
     "Real.sqrt_eq": "theorem Real.sqrt_eq : Real.sqrt x = y ↔ y * y = x",
+    "chart_source_mem_nhds": "theorem chart_source_mem_nhds : (chartAt H x).source ∈ 𝓝 x",
+    "Set.mem_of": "theorem Set.mem_of : x ∈ N",
+    "Nat.lt_N": "theorem Nat.lt_N : n < N",
 }
 
 
@@ -45,6 +48,19 @@ def test_lexical_channel_meets_lean_subscripts_and_drops_font_commands(tmp_path)
     engine.lexical, engine.vector, engine.formula, engine.formal, engine.symbols = index, None, None, None, None
     assert engine.channel_hits(union)["lexical"][0][0] == "omegaLimit_union"
     assert engine.channel_hits("`s_1 ∪ s_2`")["lexical"] == index.search("`s_1 ∪ s_2`", 200)  # Lean: as typed
+
+
+def test_script_letters_meet_the_unicode_letters_lean_prints(tmp_path):
+    assert unicode_math(r"$\mathcal{N}(x)$") == "N 𝒩 𝓝 (x)"  # script and bold script: both are Lean's
+    assert unicode_math(r"$\mathfrak{m}$, $\mathscr{F}$") == "m 𝔪 𝖒, F 𝓕 ℱ"  # holes of the alphabet: letterlike
+    assert unicode_math(r"$\mathcal{AB}$") == "AB"  # a name, not a letter
+    assert unicode_math(r"$\mathcal{N}(x)$", script_letters=False) == "N(x)"
+    names = list(STATEMENTS)
+    build_lexical_index(names, list(STATEMENTS.values()), tmp_path / "lexical")
+    index = LexicalIndex(tmp_path / "lexical")
+    nhds = r"$x \in \mathcal{N}(x)$"
+    assert index.search(unicode_math(nhds, script_letters=False), 1)[0][0] == "Set.mem_of"  # N alone
+    assert index.search(lexical_text(nhds), 1)[0][0] == "chart_source_mem_nhds"
 
 
 def test_parent_channel_lifts_the_structure_whose_fields_are_found():
