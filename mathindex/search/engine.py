@@ -9,6 +9,7 @@ import heapq
 import json
 import logging
 import re
+from operator import itemgetter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -296,7 +297,9 @@ class SearchEngine:
         puts resolved identifiers first."""
         weights = weights or weights_for(query_kind(query), self.weights)
         total, ranks = fused_scores(results, gap_weights(results, weights))
-        scored = self._with_parents(self._prior_scores(total, weights.get("prior", 0.0)), ranks, weights)
+        prior = weights.get("prior", 0.0)
+        need = max(k + len(resolved), int(weights.get("parent_depth", PARENT_DEPTH)) if weights.get("parent") else 0)
+        scored = self._with_parents(self._prior_scores(total, prior, need), ranks, weights, total, prior)
         # the k best of the rest, as fuse + apply_prior order all of them (ties by name), with Hits
         # made for those only: ordering and materialising every candidate was 1-2 ms a query
         best = heapq.nsmallest(k + len(resolved), scored, key=lambda x: (-x[1], x[0]))
@@ -307,8 +310,9 @@ class SearchEngine:
         head = []
         if resolved:
             score_of = dict(scored) if any(n in ranks for n in resolved) else {}
-            for i, n in enumerate(resolved, 1):
-                h = hit(n, score_of[n]) if n in score_of else Hit(name=n, score=0.0)
+            for i, n in enumerate(resolved, 1):  # a name in ranks but not in `scored` is no parent: its prior score
+                score = score_of[n] if n in score_of else self._with_prior(n, total[n], prior) if n in total else None
+                h = hit(n, score) if score is not None else Hit(name=n, score=0.0)
                 h.channels = {"identifier": i, **h.channels}
                 head.append(h)
         taken = set(resolved)
@@ -316,11 +320,13 @@ class SearchEngine:
         return SearchResult(query=query, hits=hits[:k], resolved=resolved, unavailable=dict(self.unavailable))
 
     def _with_parents(self, scored: list[tuple[str, float]], ranks: dict[str, dict[str, int]],
-                      weights: dict[str, float]) -> list[tuple[str, float]]:
+                      weights: dict[str, float], total: dict[str, float], prior: float) -> list[tuple[str, float]]:
         """`scored` (name, score after the prior) with the parent channel (search/parents.py)
         added, and its ranks in `ranks`, when the kind's weights give it a weight: a parent gains
         `parent` times its fields' scores there, after the prior, so a well-used structure is not
-        lifted by its own prior on its fields' evidence."""
+        lifted by its own prior on its fields' evidence. A parent that `scored` left out (the
+        prior is applied to the head only: `_prior_scores`) has its fused score `total` with the
+        prior added first, as when every name was scored."""
         weight = weights.get("parent", 0.0)
         if not weight:
             return scored
@@ -328,18 +334,53 @@ class SearchEngine:
         hits = parent_hits(head, self.known, self.fields, weights.get("parent_others", 1.0))
         if not hits:
             return scored
-        total = dict(scored)
+        out = dict(scored)
         for rank, (parent, score) in enumerate(hits, start=1):
-            total[parent] = total.get(parent, 0.0) + weight * score
+            base = out[parent] if parent in out else self._with_prior(parent, total[parent], prior) if parent in total else 0.0
+            out[parent] = base + weight * score
             ranks.setdefault(parent, {})["parent"] = rank
-        return list(total.items())
+        return list(out.items())
 
-    def _prior_scores(self, total: dict[str, float], weight: float) -> list[tuple[str, float]]:
+    def _prior_scores(self, total: dict[str, float], weight: float, need: int | None = None) -> list[tuple[str, float]]:
         """(name, score): the prior applied to the fused score rounded to 8 places, as `apply_prior`
-        is applied to `fuse`'s hits; without a prior the unrounded fused scores (`fuse`'s order)."""
+        is applied to `fuse`'s hits; without a prior the unrounded fused scores (`fuse`'s order).
+        With `need`, only the names that may be among the `need` best after the prior (at least
+        those): by fused score down, until a score times the largest prior factor falls below
+        the need-th best so far (the prior's dict look-ups, out of cache, were most of the
+        prior's cost; 400 names a query, a few dozen of them scored)."""
         if weight == 0 or not self.prior:
             return list(total.items())
-        return with_prior([(n, round(s, 8)) for n, s in total.items()], self.prior, weight)
+        top = self._prior_top()
+        if need is None or weight < 0 or top is None or len(total) <= need:
+            return with_prior([(n, round(s, 8)) for n, s in total.items()], self.prior, weight)
+        bound = (1.0 + weight * top) * (1.0 + 1e-9)  # no name's score grows more than this
+        prior, kept, floor = self.prior, [], []
+        for n, s in sorted(total.items(), key=itemgetter(1), reverse=True):
+            high = s + 1e-8  # round(s, 8) <= s + 5e-9
+            if len(floor) == need and (high * bound if high > 0 else high) < floor[0]:
+                break
+            p = round(s, 8) * (1.0 + weight * prior.get(n, 0.0))  # as prior.with_prior
+            kept.append((n, p))
+            if len(floor) < need:
+                heapq.heappush(floor, p)
+            elif p > floor[0]:
+                heapq.heapreplace(floor, p)
+        return kept
+
+    def _with_prior(self, name: str, fused: float, weight: float) -> float:
+        """One name's score after the prior, as `_prior_scores` gives it."""
+        if weight == 0 or not self.prior:
+            return fused
+        return round(fused, 8) * (1.0 + weight * self.prior.get(name, 0.0))
+
+    def _prior_top(self) -> float | None:
+        """The largest prior (None when some prior is negative: no bound), per prior dict."""
+        cached = getattr(self, "_prior_max", None)
+        if cached is None or cached[0] is not self.prior:
+            values = self.prior.values()
+            cached = (self.prior, max(values) if min(values) >= 0 else None)
+            self._prior_max = cached
+        return cached[1]
 
     def describe(self, names: list[str]) -> dict[str, dict]:
         """kind, title (signature or statement opening), file and line of the named nodes."""
