@@ -79,6 +79,23 @@ def test_named_rows_keep_each_names_best_as_best_per_name_does():
     assert NamedRows(np.zeros(0, dtype=np.int64), []).best(np.asarray([1]), np.asarray([1.0]), 5) == []
 
 
+def test_channel_ranks_are_fused_scores_ranks_read_on_demand():
+    """`ChannelRanks` (what `rank` reads a hit's channels from) holds fused_scores' ranks: every
+    name's, a name listed twice at its last rank, none for a name in no list; `setdefault` adds a
+    channel outside the lists; `fused_totals` is fused_scores' totals."""
+    from mathindex.search.fusion import ChannelRanks, fused_scores, fused_totals
+
+    results = {"lexical": [("a", 3.0), ("b", 2.0), ("a", 1.0)], "embedding": [("c", 0.9), ("b", 0.8)], "formula": []}
+    total, ranks = fused_scores(results, {"lexical": 1.0, "embedding": 0.5})
+    lazy = ChannelRanks(results)
+    assert fused_totals(results, {"lexical": 1.0, "embedding": 0.5}) == total
+    assert all(lazy[n] == ranks[n] and n in lazy for n in ranks) and lazy["a"] == {"lexical": 3}
+    assert "d" not in lazy and lazy["d"] == {}
+    lazy.setdefault("d", {})["parent"] = 1
+    lazy.setdefault("b", {})["parent"] = 2
+    assert "d" in lazy and lazy["d"] == {"parent": 1} and lazy["b"] == {"lexical": 2, "embedding": 2, "parent": 2}
+
+
 def test_identifier_resolver():
     r = IdentifierResolver(["Nat.Prime.two_le", "Foo.two_le", "0BQX"], [[], [], ["lemma-foo", "0BQX"]])
     assert r.resolve("Nat.Prime.two_le") == ["Nat.Prime.two_le"]

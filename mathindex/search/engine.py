@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 from mathindex.embed.models import reference_path, release_root
 from mathindex.latex.macros import expand_query
-from mathindex.search.fusion import GAP_PREFIX, Hit, NamedRows, best_per_name, fused_scores, gap_weights
+from mathindex.search.fusion import GAP_PREFIX, ChannelRanks, Hit, NamedRows, fused_totals, gap_weights
 from mathindex.search.identifier import IdentifierResolver
 from mathindex.search.latexquery import unicode_math
 from mathindex.search.lexical import LexicalIndex
@@ -296,7 +296,7 @@ class SearchEngine:
         """Fuses channel hits (with `weights`, else the engine's), applies the reference prior and
         puts resolved identifiers first."""
         weights = weights or weights_for(query_kind(query), self.weights)
-        total, ranks = fused_scores(results, gap_weights(results, weights))
+        total, ranks = fused_totals(results, gap_weights(results, weights)), ChannelRanks(results)
         prior = weights.get("prior", 0.0)
         need = max(k + len(resolved), int(weights.get("parent_depth", PARENT_DEPTH)) if weights.get("parent") else 0)
         scored = self._with_parents(self._prior_scores(total, prior, need), ranks, weights, total, prior)
@@ -319,7 +319,7 @@ class SearchEngine:
         hits = head + [hit(n, s) for n, s in best if n not in taken]
         return SearchResult(query=query, hits=hits[:k], resolved=resolved, unavailable=dict(self.unavailable))
 
-    def _with_parents(self, scored: list[tuple[str, float]], ranks: dict[str, dict[str, int]],
+    def _with_parents(self, scored: list[tuple[str, float]], ranks: ChannelRanks,
                       weights: dict[str, float], total: dict[str, float], prior: float) -> list[tuple[str, float]]:
         """`scored` (name, score after the prior) with the parent channel (search/parents.py)
         added, and its ranks in `ranks`, when the kind's weights give it a weight: a parent gains

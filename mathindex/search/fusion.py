@@ -109,8 +109,17 @@ def gap_weights(results: dict[str, list[tuple[str, float]]], weights: dict[str, 
 def fused_scores(results: dict[str, list[tuple[str, float]]], weights: dict[str, float],
                  k_rrf: int = RRF_K) -> tuple[dict[str, float], dict[str, dict[str, int]]]:
     """(each name's fused score, unrounded; its rank in each channel that found it)."""
-    total: dict[str, float] = defaultdict(float)
     ranks: dict[str, dict[str, int]] = defaultdict(dict)
+    for channel, hits in results.items():
+        for rank, (name, _) in enumerate(hits, start=1):
+            ranks[name][channel] = rank
+    return fused_totals(results, weights, k_rrf), ranks
+
+
+def fused_totals(results: dict[str, list[tuple[str, float]]], weights: dict[str, float],
+                 k_rrf: int = RRF_K) -> dict[str, float]:
+    """Each name's fused score, unrounded (`fused_scores` without the ranks)."""
+    total: dict[str, float] = defaultdict(float)
     for channel, hits in results.items():
         if not hits:
             continue
@@ -120,8 +129,40 @@ def fused_scores(results: dict[str, list[tuple[str, float]]], weights: dict[str,
             # min(1, max(0.5, score / top)) without the two calls (NaN gives 0.5 as it does there)
             factor = (f if 0.5 <= (f := score / top) <= 1.0 else 1.0 if f > 1.0 else 0.5) if top > 0 else 0.5
             total[name] += weight * factor / (k_rrf + rank)
-            ranks[name][channel] = rank
-    return total, ranks
+    return total
+
+
+class ChannelRanks:
+    """`fused_scores`' ranks (name -> {channel: rank} in each list that holds the name), read for
+    the names asked only: each channel's positions are indexed on first use, instead of a dict per
+    candidate (about 400 a query, most never read). `setdefault` gives the dict of a channel
+    outside the lists (the parent channel) to fill."""
+
+    def __init__(self, results: dict[str, list[tuple[str, float]]]):
+        self._lists = [(channel, hits) for channel, hits in results.items() if hits]
+        self._positions: dict[str, dict[str, int]] = {}
+        self._added: dict[str, dict[str, int]] = {}
+
+    def _position(self, channel: str, hits: list[tuple[str, float]]) -> dict[str, int]:
+        pos = self._positions.get(channel)
+        if pos is None:  # a name listed twice keeps its last rank, as fused_scores' dict
+            pos = self._positions[channel] = {name: rank for rank, (name, _) in enumerate(hits, start=1)}
+        return pos
+
+    def __getitem__(self, name: str) -> dict[str, int]:
+        out = {}
+        for channel, hits in self._lists:
+            rank = self._position(channel, hits).get(name)
+            if rank is not None:
+                out[channel] = rank
+        out.update(self._added.get(name, {}))
+        return out
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._added or any(name in self._position(c, hits) for c, hits in self._lists)
+
+    def setdefault(self, name: str, default: dict[str, int]) -> dict[str, int]:
+        return self._added.setdefault(name, default)
 
 
 def fuse(results: dict[str, list[tuple[str, float]]], weights: dict[str, float], k_rrf: int = RRF_K) -> list[Hit]:
