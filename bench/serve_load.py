@@ -147,8 +147,15 @@ def loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def start_server(root: Path, port: int, cache: int, threads: int | None, wait_s: float) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "mathindex", "serve", str(root), "--port", str(port), "--cache", str(cache)]
+# `mathindex serve` with the informal channel off (engine.INFORMAL_DEPTH = 0): --no-informal
+NO_INFORMAL = ("import sys, mathindex.search.engine as e; e.INFORMAL_DEPTH = 0; "
+               "from mathindex.cli import main; sys.exit(main(sys.argv[1:]))")
+
+
+def start_server(root: Path, port: int, cache: int, threads: int | None, wait_s: float,
+                 informal: bool = True) -> subprocess.Popen:
+    cmd = [sys.executable, *(("-m", "mathindex") if informal else ("-c", NO_INFORMAL)),
+           "serve", str(root), "--port", str(port), "--cache", str(cache)]
     if threads:
         cmd += ["--threads", str(threads)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=sys.stderr)
@@ -184,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="also write the report here")
     ap.add_argument("--swap-to", metavar="RELEASE_ID", help="publish this release of ROOT (rewrites ROOT/published.json: "
                     "use a root of your own) once a quarter of the concurrent queries are sent: a hot swap under load")
+    ap.add_argument("--no-informal", action="store_true",
+                    help="the server runs without the informal channel (engine.INFORMAL_DEPTH = 0)")
     args = ap.parse_args(argv)
 
     pool = suite_queries(args.suite)
@@ -200,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit("give ROOT or --url")
         host, port = "127.0.0.1", args.port
         t0 = time.monotonic()
-        proc = start_server(args.root, port, args.cache, args.threads, wait_s=600)
+        proc = start_server(args.root, port, args.cache, args.threads, wait_s=600, informal=not args.no_informal)
         print(f"server up in {time.monotonic() - t0:.1f} s (pid {proc.pid})", file=sys.stderr)
     report: dict = {"cores": os.cpu_count(), "pool": len(pool), "distinct": len({q for _, q in pool}),
                     "styles": {s: sum(1 for st, _ in pool if st == s) for s in STYLES}, "cache": args.cache}
@@ -240,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
             except subprocess.TimeoutExpired:
                 proc.kill()
     s, c = report["single"], report["concurrent"]
-    print(f"queries: pool {report['pool']} ({report['distinct']} distinct), answer cache {args.cache}")
+    print(f"queries: pool {report['pool']} ({report['distinct']} distinct), answer cache {args.cache}, "
+          f"informal channel {'off' if args.no_informal else 'on'}")
     print(f"single client:  {s['answered']} queries  p50 {s['p50_ms']} ms  p95 {s['p95_ms']} ms  max {s['max_ms']} ms  "
           f"errors {s['errors']}  (load {report['load_before']})")
     print(f"{c['clients']} clients:     {c['answered']} queries  p50 {c['p50_ms']} ms  p95 {c['p95_ms']} ms  "

@@ -2,7 +2,7 @@
 a change keeps search results identical).
 
     PYTHONPATH=. .venv/bin/python bench/serve_profile.py RELEASE --suite ../shared/bench/mathlibqr-dev.json \
-        [--names-out AFTER.json] [--compare BEFORE.json] [--engine]
+        [--names-out AFTER.json] [--compare BEFORE.json] [--engine] [--no-informal]
 
 Opens RELEASE as `mathindex serve` does (`ServedRelease`, answer cache off) and answers every distinct
 query of the load test's mix (bench/serve_load.py: the suite's query styles and target names) in one
@@ -137,7 +137,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--names-out", type=Path, help="write {query: top-k names} here")
     ap.add_argument("--compare", type=Path, help="a --names-out file of another run: count the queries whose hits differ")
     ap.add_argument("--json", type=Path, help="also write the report here")
+    ap.add_argument("--no-informal", action="store_true",
+                    help="the informal channel off (engine.INFORMAL_DEPTH = 0): its query-time encoding is not measured")
     args = ap.parse_args(argv)
+    if args.no_informal:
+        import mathindex.search.engine as engine
+
+        engine.INFORMAL_DEPTH = 0
 
     queries = list(dict.fromkeys(q for _, q in suite_queries(args.suite)))[: args.limit]
     if args.engine:

@@ -93,3 +93,28 @@ def test_a_query_typed_with_the_corpus_macros_finds_the_statement(tmp_path):
     assert expanded[0][0] == "stalk-flat"
     assert not typed or typed[0][0] != "stalk-flat" or expanded[0][1] > typed[0][1]
     assert expanded[0][1] == engine.channel_hits(r"$\mathcal{O}_{X}(U) \to {A}_{\mathfrak{p}}$")["formula"][0][1]
+
+
+def test_the_formula_channel_names_its_groups_members_as_a_dict_of_formula_ids_would(tmp_path):
+    """`_FormulaChannel.search` (members as name positions, numpy) gives what mapping the index's
+    first 3k formula ids through a dict to their node's name and keeping each name's best gave:
+    every k (the cut at 3k formula ids), and formulas whose node the release lacks left out."""
+    from mathindex.search.engine import _FormulaChannel
+    from mathindex.search.fusion import best_per_name
+
+    release = _release(tmp_path)
+    nodes = pq.read_table(ReleaseLayout(release).table("nodes"))
+    pq.write_table(nodes.slice(1), ReleaseLayout(release).table("nodes"))  # one node's formulas own no name
+    channel = _FormulaChannel(release)
+    formulas = pq.read_table(ReleaseLayout(release).table("formulas"), columns=["formula_id", "node_id"]).to_pylist()
+    name_of_node = dict(zip(nodes.slice(1).column("node_id").to_pylist(), nodes.slice(1).column("name").to_pylist()))
+    name_of = {f["formula_id"]: name_of_node[f["node_id"]] for f in formulas if f["node_id"] in name_of_node}
+    assert 0 < len(name_of) < len(formulas)
+    seen = 0
+    for query in (r"$\str{X}(U) \to \loc{A}{p}$", "$H^1(X, F) = 0$", r"$X$ and $x \in X$", "$Y = 0$", "$A$"):
+        for k in (1, 2, 3, 5, 50):
+            want = best_per_name([(name_of[f], s) for f, s in channel.index.search(query, 3 * k) if f in name_of])[:k]
+            got = channel.search(query, k)
+            assert repr(got) == repr(want), (query, k)
+            seen += len(got)
+    assert seen

@@ -53,6 +53,49 @@ def test_best_per_name():
     assert best_per_name([("a", 0.1), ("b", 0.5), ("a", 0.7)]) == [("a", 0.7), ("b", 0.5)]
 
 
+def test_named_rows_keep_each_names_best_as_best_per_name_does():
+    """The vector channel's numpy look-up gives `best_per_name` over a dict of its ids: unknown ids
+    dropped, an id listed twice keeps its last name, ties by name, 0.0 kept before -0.0."""
+    import random
+
+    import numpy as np
+
+    from mathindex.search.fusion import NamedRows
+
+    rng = random.Random(3)
+    levels = [0.0, -0.0, 0.5, -0.5, 1e-30, 0.25, 3.0, -3.0]
+    for trial in range(400):
+        ids = [rng.randrange(-50, 50) for _ in range(rng.randrange(1, 40))]
+        names = [rng.choice("abcdef") + str(rng.randrange(6)) for _ in ids]
+        name_of = dict(zip(ids, names))
+        asked = [rng.randrange(-60, 60) for _ in range(rng.randrange(0, 70))]
+        scores = [rng.choice(levels) if trial % 2 else rng.gauss(0, 1) for _ in asked]
+        scores = np.asarray(scores, dtype=np.float32)
+        k = rng.randrange(1, 50)
+        want = best_per_name([(name_of[i], s) for i, s in zip(asked, scores.tolist()) if i in name_of])[:k]
+        got = NamedRows(np.asarray(ids), names).best(np.asarray(asked, dtype=np.int64), scores, k)
+        assert repr(got) == repr(want), (ids, names, asked, scores.tolist(), k)
+    assert NamedRows(np.asarray([7, 7]), ["first", "last"]).best(np.asarray([7]), np.asarray([1.0]), 5) == [("last", 1.0)]
+    assert NamedRows(np.zeros(0, dtype=np.int64), []).best(np.asarray([1]), np.asarray([1.0]), 5) == []
+
+
+def test_channel_ranks_are_fused_scores_ranks_read_on_demand():
+    """`ChannelRanks` (what `rank` reads a hit's channels from) holds fused_scores' ranks: every
+    name's, a name listed twice at its last rank, none for a name in no list; `setdefault` adds a
+    channel outside the lists; `fused_totals` is fused_scores' totals."""
+    from mathindex.search.fusion import ChannelRanks, fused_scores, fused_totals
+
+    results = {"lexical": [("a", 3.0), ("b", 2.0), ("a", 1.0)], "embedding": [("c", 0.9), ("b", 0.8)], "formula": []}
+    total, ranks = fused_scores(results, {"lexical": 1.0, "embedding": 0.5})
+    lazy = ChannelRanks(results)
+    assert fused_totals(results, {"lexical": 1.0, "embedding": 0.5}) == total
+    assert all(lazy[n] == ranks[n] and n in lazy for n in ranks) and lazy["a"] == {"lexical": 3}
+    assert "d" not in lazy and lazy["d"] == {}
+    lazy.setdefault("d", {})["parent"] = 1
+    lazy.setdefault("b", {})["parent"] = 2
+    assert "d" in lazy and lazy["d"] == {"parent": 1} and lazy["b"] == {"lexical": 2, "embedding": 2, "parent": 2}
+
+
 def test_identifier_resolver():
     r = IdentifierResolver(["Nat.Prime.two_le", "Foo.two_le", "0BQX"], [[], [], ["lemma-foo", "0BQX"]])
     assert r.resolve("Nat.Prime.two_le") == ["Nat.Prime.two_le"]

@@ -9,6 +9,7 @@ import heapq
 import json
 import logging
 import re
+from operator import itemgetter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import pyarrow.parquet as pq
 
 from mathindex.embed.models import reference_path, release_root
 from mathindex.latex.macros import expand_query
-from mathindex.search.fusion import GAP_PREFIX, Hit, best_per_name, fused_scores, gap_weights
+from mathindex.search.fusion import GAP_PREFIX, ChannelRanks, Hit, NamedRows, fused_totals, gap_weights
 from mathindex.search.identifier import IdentifierResolver
 from mathindex.search.latexquery import unicode_math
 from mathindex.search.lexical import LexicalIndex
@@ -300,8 +301,10 @@ class SearchEngine:
         """Fuses channel hits (with `weights`, else the engine's), applies the reference prior and
         puts resolved identifiers first."""
         weights = weights or weights_for(query_kind(query), self.weights)
-        total, ranks = fused_scores(results, gap_weights(results, weights))
-        scored = self._with_parents(self._prior_scores(total, weights.get("prior", 0.0)), ranks, weights)
+        total, ranks = fused_totals(results, gap_weights(results, weights)), ChannelRanks(results)
+        prior = weights.get("prior", 0.0)
+        need = max(k + len(resolved), int(weights.get("parent_depth", PARENT_DEPTH)) if weights.get("parent") else 0)
+        scored = self._with_parents(self._prior_scores(total, prior, need), ranks, weights, total, prior)
         # the k best of the rest, as fuse + apply_prior order all of them (ties by name), with Hits
         # made for those only: ordering and materialising every candidate was 1-2 ms a query
         best = heapq.nsmallest(k + len(resolved), scored, key=lambda x: (-x[1], x[0]))
@@ -312,20 +315,23 @@ class SearchEngine:
         head = []
         if resolved:
             score_of = dict(scored) if any(n in ranks for n in resolved) else {}
-            for i, n in enumerate(resolved, 1):
-                h = hit(n, score_of[n]) if n in score_of else Hit(name=n, score=0.0)
+            for i, n in enumerate(resolved, 1):  # a name in ranks but not in `scored` is no parent: its prior score
+                score = score_of[n] if n in score_of else self._with_prior(n, total[n], prior) if n in total else None
+                h = hit(n, score) if score is not None else Hit(name=n, score=0.0)
                 h.channels = {"identifier": i, **h.channels}
                 head.append(h)
         taken = set(resolved)
         hits = head + [hit(n, s) for n, s in best if n not in taken]
         return SearchResult(query=query, hits=hits[:k], resolved=resolved, unavailable=dict(self.unavailable))
 
-    def _with_parents(self, scored: list[tuple[str, float]], ranks: dict[str, dict[str, int]],
-                      weights: dict[str, float]) -> list[tuple[str, float]]:
+    def _with_parents(self, scored: list[tuple[str, float]], ranks: ChannelRanks,
+                      weights: dict[str, float], total: dict[str, float], prior: float) -> list[tuple[str, float]]:
         """`scored` (name, score after the prior) with the parent channel (search/parents.py)
         added, and its ranks in `ranks`, when the kind's weights give it a weight: a parent gains
         `parent` times its fields' scores there, after the prior, so a well-used structure is not
-        lifted by its own prior on its fields' evidence."""
+        lifted by its own prior on its fields' evidence. A parent that `scored` left out (the
+        prior is applied to the head only: `_prior_scores`) has its fused score `total` with the
+        prior added first, as when every name was scored."""
         weight = weights.get("parent", 0.0)
         if not weight:
             return scored
@@ -333,18 +339,53 @@ class SearchEngine:
         hits = parent_hits(head, self.known, self.fields, weights.get("parent_others", 1.0))
         if not hits:
             return scored
-        total = dict(scored)
+        out = dict(scored)
         for rank, (parent, score) in enumerate(hits, start=1):
-            total[parent] = total.get(parent, 0.0) + weight * score
+            base = out[parent] if parent in out else self._with_prior(parent, total[parent], prior) if parent in total else 0.0
+            out[parent] = base + weight * score
             ranks.setdefault(parent, {})["parent"] = rank
-        return list(total.items())
+        return list(out.items())
 
-    def _prior_scores(self, total: dict[str, float], weight: float) -> list[tuple[str, float]]:
+    def _prior_scores(self, total: dict[str, float], weight: float, need: int | None = None) -> list[tuple[str, float]]:
         """(name, score): the prior applied to the fused score rounded to 8 places, as `apply_prior`
-        is applied to `fuse`'s hits; without a prior the unrounded fused scores (`fuse`'s order)."""
+        is applied to `fuse`'s hits; without a prior the unrounded fused scores (`fuse`'s order).
+        With `need`, only the names that may be among the `need` best after the prior (at least
+        those): by fused score down, until a score times the largest prior factor falls below
+        the need-th best so far (the prior's dict look-ups, out of cache, were most of the
+        prior's cost; 400 names a query, a few dozen of them scored)."""
         if weight == 0 or not self.prior:
             return list(total.items())
-        return with_prior([(n, round(s, 8)) for n, s in total.items()], self.prior, weight)
+        top = self._prior_top()
+        if need is None or weight < 0 or top is None or len(total) <= need:
+            return with_prior([(n, round(s, 8)) for n, s in total.items()], self.prior, weight)
+        bound = (1.0 + weight * top) * (1.0 + 1e-9)  # no name's score grows more than this
+        prior, kept, floor = self.prior, [], []
+        for n, s in sorted(total.items(), key=itemgetter(1), reverse=True):
+            high = s + 1e-8  # round(s, 8) <= s + 5e-9
+            if len(floor) == need and (high * bound if high > 0 else high) < floor[0]:
+                break
+            p = round(s, 8) * (1.0 + weight * prior.get(n, 0.0))  # as prior.with_prior
+            kept.append((n, p))
+            if len(floor) < need:
+                heapq.heappush(floor, p)
+            elif p > floor[0]:
+                heapq.heapreplace(floor, p)
+        return kept
+
+    def _with_prior(self, name: str, fused: float, weight: float) -> float:
+        """One name's score after the prior, as `_prior_scores` gives it."""
+        if weight == 0 or not self.prior:
+            return fused
+        return round(fused, 8) * (1.0 + weight * self.prior.get(name, 0.0))
+
+    def _prior_top(self) -> float | None:
+        """The largest prior (None when some prior is negative: no bound), per prior dict."""
+        cached = getattr(self, "_prior_max", None)
+        if cached is None or cached[0] is not self.prior:
+            values = self.prior.values()
+            cached = (self.prior, max(values) if min(values) >= 0 else None)
+            self._prior_max = cached
+        return cached[1]
 
     def describe(self, names: list[str]) -> dict[str, dict]:
         """kind, title (signature or statement opening), file and line of the named nodes."""
@@ -430,7 +471,7 @@ class _VectorChannel:
             self.embedder = SentenceTransformerEmbedder(spec, progress=False, int8=int8)
         self.index = VectorIndex.open(release / VECTOR_DIR, self.embedder)
         texts = pq.read_table(ReleaseLayout(release).table("embedding_texts"), columns=["text_id", "name"])
-        self.name_of = dict(zip(texts.column("text_id").to_pylist(), texts.column("name").to_pylist()))
+        self.rows = NamedRows(texts.column("text_id").to_numpy(), texts.column("name").to_pylist())
 
     def encode(self, query: str):
         return _encode_one(self.embedder, query)
@@ -439,9 +480,7 @@ class _VectorChannel:
         """Nodes by their best facet's cosine to the query (`vec`: its vector, if encoded already)."""
         vec = self.encode(query) if vec is None else vec
         ids, scores = self.index.search(vec, k * 3)
-        name_of = self.name_of  # tolist: Python ints and floats at once (numpy scalars cost 0.3 ms a query here)
-        hits = [(name_of[i], s) for i, s in zip(ids[0].tolist(), scores[0].tolist()) if i in name_of]
-        return best_per_name(hits)[:k]
+        return self.rows.best(ids[0], scores[0], k)
 
 
 def _encode_one(embedder, text: str):
@@ -465,28 +504,55 @@ def _encode_on_one_thread(embedder, texts: list[str]):
 
 
 class _FormulaChannel:
-    """Structural formula search; formula ids map to their owning node's name."""
+    """Structural formula search; formula ids map to their owning node's name. Each group's
+    members are kept as positions into the sorted names (CSR: `member_ptr`, `member_name`, -1 for a
+    formula of no node), so a query's groups become its names in numpy (`fusion.best_by_position`)
+    rather than by a dict look-up per formula id (0.5-1 ms a formula query on whole Mathlib)."""
 
     def __init__(self, release: Path):
+        import numpy as np
+
         from mathindex.formula import FormulaIndex
 
         self.index = FormulaIndex.open(release / FORMULA_DIR)
         formulas = pq.read_table(ReleaseLayout(release).table("formulas"), columns=["formula_id", "node_id"])
         nodes = pq.read_table(ReleaseLayout(release).table("nodes"), columns=["node_id", "name"])
         name_of_node = dict(zip(nodes.column("node_id").to_pylist(), nodes.column("name").to_pylist()))
-        self.name_of = {
+        name_of = {
             f: name_of_node[n]
             for f, n in zip(formulas.column("formula_id").to_pylist(), formulas.column("node_id").to_pylist())
             if n in name_of_node
         }
+        self.names = sorted(set(name_of.values()))
+        position = {n: i for i, n in enumerate(self.names)}
+        members = self.index.members
+        self.member_ptr = np.zeros(len(members) + 1, dtype=np.int64)
+        self.member_ptr[1:] = np.cumsum([len(m) for m in members])
+        self.member_name = np.fromiter((position[name_of[f]] if f in name_of else -1 for m in members for f in m),
+                                       dtype=np.int64, count=int(self.member_ptr[-1]))
 
     skip_variables = SKIP_FORMULA_VARIABLES
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
-        # the raw query: the index itself searches each $…$ / backtick piece and adds their scores
-        hits = [(self.name_of[f], s) for f, s in self.index.search(query, k * 3, skip_variables=self.skip_variables)
-                if f in self.name_of]
-        return best_per_name(hits)[:k]
+        """The best k names of the first k * 3 member formulas of the best groups (the index's
+        `search`, whose groups are scored on the raw query: each $…$ / backtick piece is searched
+        and their scores added), each name at its best score."""
+        import numpy as np
+
+        from mathindex.formula.index import _ranges
+        from mathindex.search.fusion import best_by_position
+
+        groups = self.index.search_groups(query, k * 3, skip_variables=self.skip_variables)
+        if not groups:
+            return []
+        g = np.fromiter((x for x, _ in groups), dtype=np.int64, count=len(groups))
+        score = np.fromiter((s for _, s in groups), dtype=np.float64, count=len(groups))
+        start, end = self.member_ptr[g], self.member_ptr[g + 1]
+        rows = _ranges(start, end)[: k * 3]
+        score = np.repeat(score, end - start)[: k * 3]
+        name = self.member_name[rows]
+        known = name >= 0
+        return best_by_position(name[known], score[known], self.names, k)
 
 
 class _FormalChannel:
