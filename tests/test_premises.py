@@ -204,6 +204,14 @@ def test_cli_premises_json_and_bad_goal(sample_release, capsys):
     assert main(["premises", str(sample_release), "--goal", "a * b = b * a", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["fallback"] is None and out["premises"] and all("signals" in p and "score" in p for p in out["premises"])
+    assert main(["premises", str(sample_release), "--goal", "a * b = b * a", "--file", "MiniMath/Nope.lean"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "MiniMath/Nope.lean is not a file of the release" in err and "\n" not in err
+    assert main(["premises", str(sample_release), "--goal", "a * b = b * a", "--line", "3"]) == 2
+    assert "--line needs --file" in capsys.readouterr().err
+    assert (sample_release / PREMISES_DIR / "imports.parquet").is_file()  # the flow passed the Lean roots
+    assert main(["premises", str(sample_release), "--goal", "a * b = b * a", "--json", "--file", "MiniMath.Algebra.Group"]) == 0
+    assert json.loads(capsys.readouterr().out)["file"] == "MiniMath.Algebra.Group"
 
 
 def counting_engine(rel: Path):

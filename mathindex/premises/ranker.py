@@ -41,6 +41,7 @@ import pyarrow.parquet as pq
 
 from mathindex.formal.normal import head
 from mathindex.formal.query import FormalQueryError, split_terms
+from mathindex.lean.lexer import KEYWORDS
 from mathindex.premises.imports import IMPORTS_FILE, FileGraph, module_file
 from mathindex.premises.priors import PREMISES_DIR, PRIORS_FILE, STATEMENTS_DIR
 from mathindex.premises.suite import THEOREM_KINDS
@@ -101,6 +102,7 @@ class Scope:
     earlier: np.ndarray
     goal_row: int
     depth: np.ndarray | None
+    rows: np.ndarray | None = None  # flatnonzero(visible)
 
 
 @dataclass
@@ -169,6 +171,7 @@ class PremiseRanker:
         self.proof_docs = proof.values.to_numpy()
         kinds = np.isin(np.asarray(priors.column("kind").to_pylist(), dtype=object), THEOREM_KINDS)
         self.neighbour_ok = kinds & (np.diff(self.proof_offsets) > 0)
+        self.neighbour_rows = np.flatnonzero(self.neighbour_ok)
         self.formal = engine.formal.index if engine.formal is not None else None
         if self.formal is not None and self.formal.names != self.names:
             raise ValueError(f"{self.release}: the premise index and the formal index list different declarations")
@@ -257,7 +260,7 @@ class PremiseRanker:
         if depth is not None:
             visible = depth > 0
             visible[earlier] = True
-        return Scope(name, visible, earlier, goal_row, depth)
+        return Scope(name, visible, earlier, goal_row, depth, None if visible is None else np.flatnonzero(visible))
 
     def _file_features(self, docs: np.ndarray, scope: Scope) -> dict[str, np.ndarray]:
         """`earlier`, `near` and `imported` of the candidate rows (FILE_FEATURES but `knn_near`)."""
@@ -288,7 +291,7 @@ class PremiseRanker:
         vocab = self.formal.vocab
         named, ambiguous = [], []
         for name in dict.fromkeys(m.group(0) for m in _IDENT_IN.finditer(f"{context} {goal}")):
-            if name in bound or name.startswith("_"):
+            if name in bound or name.startswith("_") or name in KEYWORDS:  # `Type*` is no `PSet.Type`, `fun` no `Conv.Path.fun`
                 continue
             found = [name] if name in vocab.full else vocab.resolve(name) if "." in name else (
                 [] if _BARE.match(name) else vocab.by_last.get(name, []))
@@ -358,21 +361,23 @@ class PremiseRanker:
         got = np.bincount(owner, weights=idf * hit, minlength=docs.size)
         return np.where(total > 0, got / np.maximum(total, 1e-9), 0.0).astype(np.float32)
 
-    def _knn_scores(self, lexical: np.ndarray | None, embedding: np.ndarray | None,
-                    among: np.ndarray | None = None) -> np.ndarray | None:
+    def _knn_scores(self, sims: np.ndarray | None, rows: np.ndarray | None = None) -> np.ndarray | None:
         """Similarity-weighted votes of the proofs of the NEIGHBOURS most similar training theorems
-        (similarity: scaled BM25, plus the embedding channel's when the release has one; `among`:
-        only neighbours of these rows)."""
-        if lexical is None and embedding is None:
+        (`sims`: scaled BM25, plus the embedding channel's when the release has one; `rows`: only
+        neighbours among these rows)."""
+        if sims is None:
             return None
-        sims = sum(x for x in (lexical, embedding) if x is not None)
-        ok = self.neighbour_ok if among is None else self.neighbour_ok & among
-        sims = np.where(ok, sims, 0.0)
-        top = np.argpartition(-sims, NEIGHBOURS)[:NEIGHBOURS] if self.n > NEIGHBOURS else np.arange(self.n)
-        top = top[sims[top] > 0]
-        if top.size == 0:
+        among = self.neighbour_rows if rows is None else rows[self.neighbour_ok[rows]]
+        near = sims[among]
+        pick = np.arange(among.size)
+        if among.size > NEIGHBOURS:  # the NEIGHBOURS best, ties at the cut by row (argpartition's choice is arbitrary)
+            kth = np.partition(near, among.size - NEIGHBOURS)[among.size - NEIGHBOURS]
+            above = np.flatnonzero(near > kth)
+            pick = np.concatenate([above, np.flatnonzero(near == kth)[:NEIGHBOURS - above.size]])
+        pick = pick[near[pick] > 0]
+        if pick.size == 0:
             return None
-        votes = (sims[top] / sims[top].max()) ** NEIGHBOUR_POWER
+        top, votes = among[pick], (near[pick] / near[pick].max()) ** NEIGHBOUR_POWER
         score = np.zeros(self.n, dtype=np.float32)
         for doc, v in zip(top.tolist(), votes.tolist()):
             score[self.proof_docs[self.proof_offsets[doc]:self.proof_offsets[doc + 1]]] += v
@@ -412,16 +417,15 @@ class PremiseRanker:
             signals = {"lexical": lexical, "embedding": embedding}
         else:
             fallback = None
+            sims = None if lexical is None and embedding is None else sum(x for x in (lexical, embedding) if x is not None)
             signals = {
-                "lexical": lexical, "knn": self._knn_scores(lexical, embedding),
+                "lexical": lexical, "knn": self._knn_scores(sims),
                 "formal": self._formal_scores(constants, conclusion), "usage": self.usage, "embedding": embedding,
                 "cooc": self._cooc_scores(weights), "local": self._local_scores(constants, weights),
             }
             if visible is not None:
-                signals["knn_near"] = self._knn_scores(lexical, embedding, among=visible)
-        if visible is not None:  # what the file cannot see is no candidate: the best DEPTH are the best visible
-            signals = {k: None if v is None else np.where(visible, v, 0.0).astype(np.float32) for k, v in signals.items()}
-        docs = self._pool(signals, scope)
+                signals["knn_near"] = self._knn_scores(sims, scope.rows)
+        docs = self._pool(signals, scope)  # what the file cannot see is no candidate
         if drop:
             docs = docs[~np.isin(docs, np.fromiter(drop, dtype=np.int64))]
         features = np.zeros((docs.size, len(FEATURES)), dtype=np.float32)
@@ -438,7 +442,16 @@ class PremiseRanker:
     def _pool(self, signals: dict[str, np.ndarray | None], scope: Scope | None = None) -> np.ndarray:
         """The best DEPTH rows of each signal, every row the neighbours' proofs name and the
         NEAR_POOL declarations just above the goal in its file."""
-        pool = [np.flatnonzero(s > 0) if name.startswith("knn") else _top(s, DEPTH) for name, s in signals.items() if s is not None]
+        rows = scope.rows if scope is not None and scope.visible is not None else None
+        pool = []
+        for name, s in signals.items():
+            if s is None:
+                continue
+            if name.startswith("knn"):
+                hit = np.flatnonzero(s > 0)
+                pool.append(hit if rows is None else hit[scope.visible[hit]])
+            else:  # the best DEPTH the file can see
+                pool.append(_top(s, DEPTH) if rows is None else rows[_top(s[rows], DEPTH)])
         if scope is not None and scope.earlier.size:
             pool.append(scope.earlier[-NEAR_POOL:])
         return np.unique(np.concatenate(pool)) if pool else np.zeros(0, dtype=np.int64)
