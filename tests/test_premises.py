@@ -385,6 +385,18 @@ def test_header_imports_reads_the_module_system_header_and_stops_at_the_first_co
     assert module_file("Mathlib.Data.Nat.Basic") == "Mathlib/Data/Nat/Basic.lean"
 
 
+def test_read_imports_keeps_corpus_files_only_and_reads_past_a_long_header_comment(tmp_path):
+    from mathindex.premises.imports import FIRST_BYTES, read_imports
+
+    (tmp_path / "A").mkdir()
+    (tmp_path / "A" / "B.lean").write_text("theorem b : True := trivial\n", encoding="utf-8")
+    long = "/-\n" + "x" * (2 * FIRST_BYTES) + "\n-/\n"
+    (tmp_path / "A" / "C.lean").write_text(long + "import Aesop\nimport A.B\n\ntheorem c : True := trivial\n", encoding="utf-8")
+    table = read_imports([tmp_path])
+    assert table.column("file").to_pylist() == ["A/B.lean", "A/C.lean"]
+    assert table.column("imports").to_pylist() == [[], ["A/B.lean"]]  # Aesop is no corpus file
+
+
 def test_a_goal_in_its_file_sees_only_its_imports_and_the_declarations_above_it(tmp_path):
     rel = scope_release(tmp_path)
     weights = {"lexical": 1.0, "knn": 1.0, "formal": 1.0, "earlier": 1.0, "near": 1.0, "imported": 1.0}

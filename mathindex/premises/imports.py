@@ -27,6 +27,7 @@ IMPORTS = pa.schema([
     pa.field("file", pa.string(), nullable=False),  # relative to its corpus root, as declarations.file
     pa.field("imports", pa.list_(pa.string()), nullable=False),
 ])
+FIRST_BYTES = 1 << 12  # read first: a Mathlib header (copyright, imports) fits
 HEADER_BYTES = 1 << 16  # a header longer than this (comments included) is read up to here
 _WORD = re.compile(r"\S+")
 _MODIFIERS = {"public", "private", "meta", "all"}
@@ -36,6 +37,12 @@ def header_imports(text: str) -> list[str]:
     """The modules a Lean file's header imports, in order: `import A`, `public import A`, `meta
     import A`, `import all A`, after an optional `module` or `prelude`, comments skipped. Reading
     stops at the first word that is none of those."""
+    return _header(text)[0]
+
+
+def _header(text: str) -> tuple[list[str], bool]:
+    """(header_imports, whether a word after the header was reached: False when `text` may end
+    inside the header)."""
     out: list[str] = []
     words = _WORD.findall(blank(text).text)
     i = 0
@@ -47,18 +54,18 @@ def header_imports(text: str) -> list[str]:
             j = i
             while j < len(words) and words[j] in _MODIFIERS:
                 j += 1
-            if j + 1 >= len(words) or words[j] != "import":
-                break
+            if j < len(words) and words[j] != "import":
+                return out, True
             j += 1
             while j < len(words) and words[j] in _MODIFIERS:  # `import all A`
                 j += 1
             if j >= len(words):
-                break
+                return out, False
             out.append(words[j])
             i = j + 1
         else:
-            break
-    return out
+            return out, True
+    return out, False
 
 
 def module_file(module: str) -> str:
@@ -74,7 +81,11 @@ def read_imports(roots: list[Path | str]) -> pa.Table:
         for rel, path in list_files(Path(root), (".lean",)):
             try:
                 with open(path, encoding="utf-8", errors="replace") as fh:
-                    heads[rel] = [module_file(m) for m in header_imports(fh.read(HEADER_BYTES))]
+                    text = fh.read(FIRST_BYTES)
+                    found, complete = _header(text)
+                    if not complete and len(text) == FIRST_BYTES:  # a long header: read on
+                        found = header_imports(text + fh.read(HEADER_BYTES - FIRST_BYTES))
+                heads[rel] = [module_file(m) for m in found]
             except OSError:
                 heads[rel] = []
     files = sorted(heads)
