@@ -181,6 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
     pm.add_argument("--goal", required=True, help="the goal, a Lean term (`a * b ≤ c`)")
     pm.add_argument("--context", default="", help="hypotheses as Lean binders (`{a b : ℕ} (h : a ≤ b)`)")
     pm.add_argument("--k", type=int, default=32, help="premises to print (default 32)")
+    pm.add_argument("--file", help="the goal's file (`Mathlib/Data/Nat/Basic.lean` or its module name): only what "
+                    "it imports and what it declares above --line are candidates")
+    pm.add_argument("--line", type=int, help="the goal's line in --file (default: below the file's last declaration)")
     pm.add_argument("--json", action="store_true", help="each premise's score and signals as JSON")
 
     b = sub.add_parser("bench", help="run one query set against a release")
@@ -486,10 +489,12 @@ def cmd_premises(args) -> int:
 
     if args.k < 1:
         raise UsageError("mathindex premises: --k must be at least 1")
+    if args.line is not None and (args.file is None or args.line < 1):
+        raise UsageError("mathindex premises: --line needs --file and is at least 1")
     try:
         check_goal(args.goal, args.context)  # before the release is opened: a typo costs no load
         ranker = PremiseRanker(args.release)
-        result = ranker.rank(args.goal, args.context, args.k)
+        result = ranker.rank(args.goal, args.context, args.k, file=args.file, line=args.line)
     except (GoalError, FileNotFoundError) as exc:
         raise UsageError(f"mathindex premises: {' '.join(str(exc).split())}") from None
     about = ranker.engine.describe([p.name for p in result.premises])
@@ -497,7 +502,7 @@ def cmd_premises(args) -> int:
         rows = [{"rank": i, "name": p.name, "score": p.score, "signals": p.signals,
                  **{k: v for k, v in about.get(p.name, {}).items() if k != "name"}}
                 for i, p in enumerate(result.premises, 1)]  # fmt: skip
-        print(json.dumps({"goal": result.goal, "context": result.context, "constants": result.constants,
+        print(json.dumps({"goal": result.goal, "context": result.context, "file": args.file, "constants": result.constants,
                           "fallback": result.fallback, "notes": result.notes, "premises": rows}, ensure_ascii=False, indent=2))
         return EXIT_OK
     for note in result.notes:

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -203,6 +204,14 @@ def test_cli_premises_json_and_bad_goal(sample_release, capsys):
     assert main(["premises", str(sample_release), "--goal", "a * b = b * a", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["fallback"] is None and out["premises"] and all("signals" in p and "score" in p for p in out["premises"])
+    assert main(["premises", str(sample_release), "--goal", "a * b = b * a", "--file", "MiniMath/Nope.lean"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "MiniMath/Nope.lean is not a file of the release" in err and "\n" not in err
+    assert main(["premises", str(sample_release), "--goal", "a * b = b * a", "--line", "3"]) == 2
+    assert "--line needs --file" in capsys.readouterr().err
+    assert (sample_release / PREMISES_DIR / "imports.parquet").is_file()  # the flow passed the Lean roots
+    assert main(["premises", str(sample_release), "--goal", "a * b = b * a", "--json", "--file", "MiniMath.Algebra.Group"]) == 0
+    assert json.loads(capsys.readouterr().out)["file"] == "MiniMath.Algebra.Group"
 
 
 def counting_engine(rel: Path):
@@ -307,3 +316,124 @@ def test_a_small_training_change_carries_weights_and_figures_and_says_so(tmp_pat
     ex4 = reextract(tmp_path / "src", rel)
     cached_premises(rel, ex4.declarations, ex4.dependencies, open_engine, cache, carry_share=0.0)
     assert opened == [1, 1, 1]
+
+
+SCOPE_BASE = """namespace Scope
+
+def twice (n : Nat) : Nat := n + n
+
+theorem twice_eq (n : Nat) : twice n = 2 * n := by
+  unfold twice
+  omega
+
+end Scope
+"""
+SCOPE_OTHER = """namespace Scope
+
+theorem twice_twice_other (n : Nat) : twice (twice n) = 4 * n := by
+  omega
+
+end Scope
+"""
+SCOPE_GOAL = """/- a header comment -/
+module
+public import Scope.Base -- the only import
+
+namespace Scope
+
+theorem twice_helper (n : Nat) : twice (twice n) = twice n + twice n := by
+  rfl
+
+theorem twice_twice (n : Nat) : twice (twice n) = 4 * n := by
+  rw [twice_helper, twice_eq]
+  omega
+
+theorem twice_later (n : Nat) : twice (twice (twice n)) = 8 * n := by
+  omega
+
+end Scope
+"""
+
+
+def scope_release(tmp: Path) -> Path:
+    """A release-like directory of three files, `Scope/Goal.lean` importing `Scope/Base.lean` only,
+    with the import graph read from the sources."""
+    from mathindex.premises.imports import read_imports
+
+    src = tmp / "src"
+    for name, text in (("Base", SCOPE_BASE), ("Other", SCOPE_OTHER), ("Goal", SCOPE_GOAL)):
+        (src / "Scope").mkdir(parents=True, exist_ok=True)
+        (src / "Scope" / f"{name}.lean").write_text(text, encoding="utf-8")
+    ex = extract_lean_tree(src, "tiny")
+    rel = tmp / "rel"
+    rel.mkdir()
+    statements, _ = build_formal_index(ex.declarations, ex.dependencies, rel / "formal")
+    write_table(statements, table_specs()["formal_statements"], rel)
+    write_premise_index(ex.declarations, ex.dependencies, split_files(ex.declarations.column("file").to_pylist()),
+                        rel / PREMISES_DIR, imports=read_imports([src]))
+    return rel
+
+
+def test_header_imports_reads_the_module_system_header_and_stops_at_the_first_command():
+    from mathindex.premises.imports import header_imports, module_file
+
+    assert header_imports(SCOPE_GOAL) == ["Scope.Base"]
+    text = "/- Copyright -/\nmodule\n\npublic import A.B\nmeta import C -- c\nimport all D\npublic meta import E\n\n" \
+           "/-! doc -/\ntheorem x : True := trivial\nimport F\n"
+    assert header_imports(text) == ["A.B", "C", "D", "E"]
+    assert header_imports("theorem x : True := trivial") == []
+    assert module_file("Mathlib.Data.Nat.Basic") == "Mathlib/Data/Nat/Basic.lean"
+
+
+def test_read_imports_keeps_corpus_files_only_and_reads_past_a_long_header_comment(tmp_path):
+    from mathindex.premises.imports import FIRST_BYTES, read_imports
+
+    (tmp_path / "A").mkdir()
+    (tmp_path / "A" / "B.lean").write_text("theorem b : True := trivial\n", encoding="utf-8")
+    long = "/-\n" + "x" * (2 * FIRST_BYTES) + "\n-/\n"
+    (tmp_path / "A" / "C.lean").write_text(long + "import Aesop\nimport A.B\n\ntheorem c : True := trivial\n", encoding="utf-8")
+    table = read_imports([tmp_path])
+    assert table.column("file").to_pylist() == ["A/B.lean", "A/C.lean"]
+    assert table.column("imports").to_pylist() == [[], ["A/B.lean"]]  # Aesop is no corpus file
+
+
+def test_a_goal_in_its_file_sees_only_its_imports_and_the_declarations_above_it(tmp_path):
+    rel = scope_release(tmp_path)
+    weights = {"lexical": 1.0, "knn": 1.0, "formal": 1.0, "earlier": 1.0, "near": 1.0, "imported": 1.0}
+    ranker = PremiseRanker(rel, engine=SimpleNamespace(formal=SimpleNamespace(index=FormalIndex(rel)), vector=None),
+                           weights=weights)
+    goal, context, exclude = "Scope.twice (Scope.twice n) = 4 * n", "(n : Nat)", frozenset(["Scope.twice_twice"])
+    anywhere = [p.name for p in ranker.rank(goal, context, 10, exclude).premises]
+    assert "Scope.twice_twice_other" in anywhere  # without a file, a file it does not import competes
+    in_file = ranker.rank(goal, context, 10, exclude, file="Scope/Goal.lean", line=10)
+    names = [p.name for p in in_file.premises]
+    assert "Scope.twice_twice_other" not in names  # Scope/Other.lean is not imported
+    assert "Scope.twice_later" not in names  # below the goal
+    assert {"Scope.twice_helper", "Scope.twice_eq"} <= set(names)
+    helper = in_file.premises[names.index("Scope.twice_helper")]
+    assert helper.signals["earlier"] == 1.0 and helper.signals["near"] > 0.9
+    assert in_file.premises[names.index("Scope.twice_eq")].signals["imported"] == 1.0  # imported directly
+    by_module = ranker.rank(goal, context, 10, exclude, file="Scope.Goal", line=10)
+    assert [p.name for p in by_module.premises] == names
+    with pytest.raises(GoalError, match="not a file of the release"):
+        ranker.rank(goal, context, 10, file="Scope/Missing.lean")
+
+
+def test_the_import_graph_is_a_stage_file_and_part_of_its_key(tmp_path):
+    from mathindex.premises.build import cached_premises
+    from mathindex.premises.imports import read_imports
+
+    rel, ex = build_release(tmp_path)
+    opened, open_engine = counting_engine(rel)
+    cache = tmp_path / "cache"
+    imports = read_imports([tmp_path / "src"])
+    cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache, imports=imports)
+    assert "imports.parquet" in _stage_files(rel) and opened == [1]
+    suite = json.loads((rel / PREMISES_DIR / "suite.json").read_text())
+    assert all(isinstance(q["line"], int) and q["line"] > 0 for q in suite["queries"])
+    cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache, imports=imports)
+    assert opened == [1]  # unchanged: a hit
+    other = imports.set_column(1, "imports", pa.array([[f] for f in imports.column("file").to_pylist()][::-1],
+                                                      type=imports.schema.field("imports").type))
+    cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache, imports=other)
+    assert opened == [1, 1]  # another header: measured anew

@@ -96,7 +96,8 @@ def release_flow(
                 row_counts = write_tables(staging, tables)  # the search engine reads them
                 formal_built = formal.index.with_figures(
                     table_bytes=ReleaseLayout(staging).table("formal_statements").stat().st_size)
-                premises = premise_index(staging, ex.declarations, ex.dependencies, embedding_model.reference, cache)
+                premises = premise_index(staging, ex.declarations, ex.dependencies, embedding_model.reference, cache,
+                                         [p.path for p in pins if p.kind == "lean"])
             with progress.stage("bench"), database_started(staging, list(row_counts), published_release(root)) as db:
                 bench = run_benchmarks(staging, suite_specs, embedding_model.reference, cache)
                 metrics = dict(bench.metrics)

@@ -43,34 +43,36 @@ BASELINES = {"bm25 over statements": {"lexical": 1.0}, "embedding channel alone"
 
 def cached_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.Table, open_engine: Callable[[], object],
                     cache_dir: Path | None, model: str | None = None, seed: int = SEED,
-                    carry_share: float = CARRY_SHARE) -> dict:
+                    carry_share: float = CARRY_SHARE, imports: pa.Table | None = None) -> dict:
     """`build_premises` behind the content-keyed cache (premises.cache) under `cache_dir` (a root's
     cache directory; None: no cache): when the inputs match an entry, its files are linked into
     `premises/` and its figures returned, and the search engine (`open_engine()`) is never opened.
     When they moved by at most `carry_share` of the declarations since a measured entry of the same
-    code, model and seed, the figures are carried (`carried_premises`)."""
+    code, model and seed, the figures are carried (`carried_premises`). `imports`: the corpus's
+    import graph (premises.imports.read_imports), part of the key."""
     t0 = time.perf_counter()
     if cache_dir is None:
-        return build_premises(release_dir, declarations, dependencies, open_engine(), seed)
+        return build_premises(release_dir, declarations, dependencies, open_engine(), seed, imports=imports)
     entries = Path(cache_dir) / cache.CACHE_DIR
-    key = cache.stage_key(declarations, dependencies, release_dir, model, seed)
+    key = cache.stage_key(declarations, dependencies, release_dir, model, seed, imports=imports)
     info = cache.load(entries, key, Path(release_dir) / PREMISES_DIR)
     if info is not None:
         log.info("premises: inputs unchanged (key %s): files and figures from the cache", key[:16])
         return {**info, "seconds": round(time.perf_counter() - t0, 1)}
-    carry_key = cache.carry_key(model, seed)
+    carry_key = cache.carry_key(model, seed, imports=imports)
     parts = split_files(declarations.column("file").to_pylist(), seed)
     files = cache.file_digests(declarations, dependencies, parts)
     used = proof_premises(declarations, dependencies)
     digests = {part: cache.table_digest(suite_rows(declarations, dependencies, parts, part, used).to_arrow())
                for part in (TEST, TUNE)}
     got = carried_premises(release_dir, declarations, dependencies, entries, carry_key, parts, files, digests,
-                           token_cache=cache_dir, carry_share=carry_share)
+                           token_cache=cache_dir, carry_share=carry_share, imports=imports)
     if got is not None:
         info, measured = got
         cache.store(entries, key, Path(release_dir) / PREMISES_DIR, info, measured[2], measured[1])
     else:
-        info = build_premises(release_dir, declarations, dependencies, open_engine(), seed, token_cache=cache_dir)
+        info = build_premises(release_dir, declarations, dependencies, open_engine(), seed, token_cache=cache_dir,
+                              imports=imports)
         info.pop("seconds")
         cache.store(entries, key, Path(release_dir) / PREMISES_DIR, info, files,
                     {"carry_key": carry_key, "measured": key, "suites": digests})
@@ -79,7 +81,8 @@ def cached_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.
 
 def carried_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.Table, entries: Path,
                      carry_key: str, parts: dict[str, str], files: pl.DataFrame, digests: dict[str, str],
-                     token_cache: Path | None, carry_share: float = CARRY_SHARE) -> tuple[dict, tuple] | None:
+                     token_cache: Path | None, carry_share: float = CARRY_SHARE,
+                     imports: pa.Table | None = None) -> tuple[dict, tuple] | None:
     """The stage without fitting or scoring, when that would measure (almost) the same thing again:
     a measured entry of the same carry key exists, at most `carry_share` of the declarations lie in
     files that changed since it, every changed (added, removed) file is a `train` file (held-out and
@@ -105,7 +108,7 @@ def carried_premises(release_dir: Path, declarations: pa.Table, dependencies: pa
         return None
     t0 = time.perf_counter()
     out = Path(release_dir) / PREMISES_DIR
-    index = write_premise_index(declarations, dependencies, parts, out, token_cache)
+    index = write_premise_index(declarations, dependencies, parts, out, token_cache, imports)
     for name in (SUITE_FILE, WEIGHTS_FILE):
         shutil.copyfile(entry / name, out / name)
     measured = json.loads((entry / cache.INFO_FILE).read_text(encoding="utf-8"))
@@ -127,14 +130,15 @@ def part_counts(parts: dict[str, str]) -> dict[str, int]:
 
 
 def build_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.Table, engine, seed: int = SEED,
-                   token_cache: Path | None = None) -> dict:
-    """Writes premises/ (priors, statement index, suite.json, weights.json, metrics.json) and
-    returns the figures: the ranker and both baselines on the held-out suite, in points.
+                   token_cache: Path | None = None, imports: pa.Table | None = None) -> dict:
+    """Writes premises/ (priors, statement index, the import graph when given, suite.json,
+    weights.json, metrics.json) and returns the figures: the ranker and both baselines on the
+    held-out suite, in points, each goal ranked in its file (premises.imports).
     `token_cache`: the root's cache, where the statement index keeps each document's tokens."""
     t0 = time.perf_counter()
     out = Path(release_dir) / PREMISES_DIR
     parts = split_files(declarations.column("file").to_pylist(), seed)
-    index = write_premise_index(declarations, dependencies, parts, out, token_cache)
+    index = write_premise_index(declarations, dependencies, parts, out, token_cache, imports)
     suite = build_suite(declarations, dependencies, seed, TEST, name=SUITE_NAMES[TEST])
     write_suite(suite, out / SUITE_FILE)
     tune = build_suite(declarations, dependencies, seed, TUNE, name=SUITE_NAMES[TUNE])["queries"]

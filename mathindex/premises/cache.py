@@ -4,7 +4,8 @@
 The key (`stage_key`) is the sha256 of everything the stage reads: the declarations and
 dependency tables (their Arrow IPC bytes, in the order given: row order decides the priors' rows),
 the vector index's identity (its sidecar's content key and embedder: the texts, the model and the
-index options), the query model reference, the seed, and the source of the `mathindex` package
+index options), the corpus's import graph (premises.imports), the query model reference, the
+seed, and the source of the `mathindex` package
 (the formal index, the goal grammar, BM25 and the ranker are all functions of those tables and
 that code). An entry is `CACHE_DIR/<key>/`: the stage's files and `info.json` (what the stage
 returned, wall-clock seconds left out), renamed into place whole, so a half-written entry is never
@@ -88,11 +89,11 @@ def vector_identity(release_dir: Path) -> dict | None:
 
 
 def stage_key(declarations: pa.Table, dependencies: pa.Table, release_dir: Path, model: str | None,
-              seed: int, code: str | None = None) -> str:
+              seed: int, code: str | None = None, imports: pa.Table | None = None) -> str:
     """The cache key of one premise stage run (see the module docstring)."""
     parts = {"declarations": table_digest(declarations), "dependencies": table_digest(dependencies),
              "vector": vector_identity(release_dir), "model": None if model is None else str(model), "seed": seed,
-             "code": code or code_version()}
+             "code": code or code_version(), "imports": None if imports is None else table_digest(imports)}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
@@ -145,11 +146,12 @@ def store(cache_dir: Path, key: str, out_dir: Path, info: dict, files: pl.DataFr
     return entry
 
 
-def carry_key(model: str | None, seed: int, code: str | None = None) -> str:
+def carry_key(model: str | None, seed: int, code: str | None = None, imports: pa.Table | None = None) -> str:
     """What carried figures must share with the build that measured them: the code (with polars,
-    whose row hashes file_digests uses), the query model reference and the seed."""
+    whose row hashes file_digests uses), the query model reference, the seed and the import graph
+    (a changed header changes what every goal below it can see)."""
     parts = {"model": None if model is None else str(model), "seed": seed, "code": code or code_version(),
-             "polars": pl.__version__}
+             "polars": pl.__version__, "imports": None if imports is None else table_digest(imports)}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 

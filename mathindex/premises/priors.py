@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mathindex.formal.index import unique_declarations
+from mathindex.premises.imports import IMPORTS_FILE
 from mathindex.premises.split import TRAIN
 from mathindex.premises.suite import THEOREM_KINDS, proof_premises
 from mathindex.search.lexical import build_lexical_index
@@ -31,6 +32,7 @@ PRIORS = pa.schema([
     pa.field("name", pa.string(), nullable=False),
     pa.field("kind", pa.string(), nullable=False),
     pa.field("file", pa.string(), nullable=False),
+    pa.field("line", pa.int32(), nullable=False),  # line_start: "earlier in the same file" (premises.imports)
     pa.field("part", pa.string(), nullable=False),  # premises.split: train, tune or test
     pa.field("usage", pa.int32(), nullable=False),  # training proofs that name it
     pa.field("proof", pa.list_(pa.int32()), nullable=False),  # rows its proof names; train theorems only
@@ -46,7 +48,7 @@ def statement_document(name: str, signature: str) -> str:
 def build_priors(declarations: pa.Table, dependencies: pa.Table, parts: dict[str, str]) -> pa.Table:
     """The priors table (PRIORS), one row per distinct declaration name, in the formal index's order.
     Only proofs of declarations written in `train` files are read."""
-    decls = pl.from_arrow(unique_declarations(declarations).select(["full_name", "kind", "file"]))
+    decls = pl.from_arrow(unique_declarations(declarations).select(["full_name", "kind", "file", "line_start"]))
     part = pl.DataFrame({"file": list(parts), "part": list(parts.values())}, schema={"file": pl.String, "part": pl.String})
     decls = decls.with_row_index("doc").join(part, on="file", how="left").with_columns(pl.col("part").fill_null(TRAIN))
     train_names = decls.filter(pl.col("part") == TRAIN).select("full_name")
@@ -60,20 +62,26 @@ def build_priors(declarations: pa.Table, dependencies: pa.Table, parts: dict[str
     out = (decls.join(usage, on="full_name", how="left").join(proofs, on="full_name", how="left").sort("doc")
            .with_columns(pl.col("usage").fill_null(0).cast(pl.Int32),
                          pl.col("proof").fill_null(pl.lit([], dtype=pl.List(pl.Int32)))))
-    return out.select(pl.col("full_name").alias("name"), "kind", "file", "part", "usage", "proof").to_arrow().cast(PRIORS)
+    return out.select(pl.col("full_name").alias("name"), "kind", "file", pl.col("line_start").fill_null(0).alias("line"), "part",
+                      "usage", "proof").to_arrow().cast(PRIORS)
 
 
 def write_premise_index(declarations: pa.Table, dependencies: pa.Table, parts: dict[str, str], out_dir: Path,
-                        token_cache: Path | None = None) -> dict:
-    """`out_dir/priors.parquet` and the statements' BM25 index `out_dir/statements/` (documents'
-    tokens kept in `token_cache`, `search.lexical.build_lexical_index`); returns counts."""
+                        token_cache: Path | None = None, imports: pa.Table | None = None) -> dict:
+    """`out_dir/priors.parquet`, the statements' BM25 index `out_dir/statements/` (documents'
+    tokens kept in `token_cache`, `search.lexical.build_lexical_index`) and, when given, the import
+    graph `out_dir/imports.parquet` (premises.imports); returns counts."""
     priors = build_priors(declarations, dependencies, parts)
     out_dir.mkdir(parents=True, exist_ok=True)
     pq.write_table(priors, out_dir / PRIORS_FILE, compression="zstd")
+    (out_dir / IMPORTS_FILE).unlink(missing_ok=True)
+    if imports is not None:
+        pq.write_table(imports, out_dir / IMPORTS_FILE, compression="zstd")
     decls = unique_declarations(declarations)
     names = decls.column("full_name").to_pylist()
     docs = [statement_document(n, s) for n, s in zip(names, decls.column("signature").to_pylist())]
     build_lexical_index(names, docs, out_dir / STATEMENTS_DIR, token_cache)
     proof_lengths = np.diff(priors.column("proof").combine_chunks().offsets.to_numpy())
     return {"declarations": priors.num_rows, "training_proofs": int((proof_lengths > 0).sum()),
-            "training_premise_uses": int(proof_lengths.sum())}
+            "training_premise_uses": int(proof_lengths.sum()),
+            "import_graph_files": 0 if imports is None else imports.num_rows}

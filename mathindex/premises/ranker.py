@@ -16,7 +16,12 @@ Signals, each a score per declaration (`FEATURES`):
 - `cooc`: over the goal's constants c (idf-weighted), the share of training theorems whose
   statement names c whose proof names the declaration;
 - `covered`: the idf-weighted share of the declaration's own constants the goal has (MePo);
-- `local`: the idf-weighted share of the goal's constants declared in the declaration's file.
+- `local`: the idf-weighted share of the goal's constants declared in the declaration's file;
+- with the goal's file known (`file`, `line`: premises.imports), candidates are only what that
+  file can see (the files it imports, transitively, and its own declarations above `line`), and
+  `earlier` (declared above the goal in its file), `near` (how few declarations lie between: the
+  lemmas just proved), `imported` (1 / import distance of the declaration's file) and `knn_near`
+  (`knn` over the neighbours the goal's file can see) join in; without a file they are 0.
 
 Candidates are the best `DEPTH` of each signal and every premise of the neighbours; the score is
 the weighted sum, with the weights `premises/weights.json` records (fitted on the `tune` part by
@@ -36,17 +41,23 @@ import pyarrow.parquet as pq
 
 from mathindex.formal.normal import head
 from mathindex.formal.query import FormalQueryError, split_terms
+from mathindex.lean.lexer import KEYWORDS
+from mathindex.premises.imports import IMPORTS_FILE, FileGraph, module_file
 from mathindex.premises.priors import PREMISES_DIR, PRIORS_FILE, STATEMENTS_DIR
 from mathindex.premises.suite import THEOREM_KINDS
 from mathindex.search.lexical import LexicalIndex
 from mathindex.store import ReleaseLayout
 
-FEATURES = ("lexical", "knn", "formal", "usage", "embedding", "cooc", "covered", "local")
+FEATURES = ("lexical", "knn", "formal", "usage", "embedding", "cooc", "covered", "local", "earlier", "near",
+            "imported", "knn_near")
+FILE_FEATURES = ("earlier", "near", "imported", "knn_near")  # 0 unless the goal's file is given
 DEFAULT_WEIGHTS = {"lexical": 1.0, "knn": 3.0, "formal": 0.5, "usage": 0.5, "embedding": 1.0, "cooc": 1.0,
-                   "covered": 0.5, "local": 0.5}
+                   "covered": 0.5, "local": 0.5, "earlier": 0.5, "near": 1.0, "imported": 0.5, "knn_near": 1.0}
 WEIGHTS_FILE = "weights.json"
 DEPTH = 200  # candidates per signal
 NEIGHBOURS = 128  # similar training statements whose proofs vote (kNN alone, 400 held-out goals: R@32 13.6 at 64, 16.2 at 256)
+NEAR_ROWS = 20.0  # `near`: exp(-(declarations between the candidate and the goal) / NEAR_ROWS)
+NEAR_POOL = 200  # the declarations just above the goal that are candidates whatever their signals
 NEIGHBOUR_POWER = 2.0  # a neighbour's vote: (its BM25 score / the best neighbour's) ** power
 MAX_ALTERNATIVES = 8  # a bare name with more declarations of that last component is left out
 _BINARY = r"[*/^=<>≤≥≠∣∈∉⊆⊂∪∩•∧∨↔→+]"
@@ -77,6 +88,21 @@ class PremiseResult:
     constants: list[str] = field(default_factory=list)  # the goal's constants as resolved
     fallback: str | None = None  # the channel that answered alone, when the goal names no known constant
     notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Scope:
+    """What the goal's file can see: `visible` rows (None: every row, the release has no import
+    graph), the file's rows above the goal (`earlier`, ascending), the row the goal would take
+    (`goal_row`) and each row's import distance (`depth`: 0 the file itself, -1 not imported; None
+    without a graph)."""
+
+    file: str
+    visible: np.ndarray | None
+    earlier: np.ndarray
+    goal_row: int
+    depth: np.ndarray | None
+    rows: np.ndarray | None = None  # flatnonzero(visible)
 
 
 @dataclass
@@ -145,6 +171,7 @@ class PremiseRanker:
         self.proof_docs = proof.values.to_numpy()
         kinds = np.isin(np.asarray(priors.column("kind").to_pylist(), dtype=object), THEOREM_KINDS)
         self.neighbour_ok = kinds & (np.diff(self.proof_offsets) > 0)
+        self.neighbour_rows = np.flatnonzero(self.neighbour_ok)
         self.formal = engine.formal.index if engine.formal is not None else None
         if self.formal is not None and self.formal.names != self.names:
             raise ValueError(f"{self.release}: the premise index and the formal index list different declarations")
@@ -167,10 +194,17 @@ class PremiseRanker:
         self.constant_id = {c: i for i, c in enumerate(vocab)}
         df = np.bincount(self.const_ids, minlength=len(vocab)).astype(np.float32)
         self.constant_idf = np.log((self.n + 1) / (df + 0.5)).astype(np.float32)
-        files = pc.dictionary_encode(pq.read_table(self.release / PREMISES_DIR / PRIORS_FILE, columns=["file"]).column("file").combine_chunks())
+        base = self.release / PREMISES_DIR
+        located = pq.read_table(base / PRIORS_FILE, columns=[c for c in ("file", "line") if c in pq.read_schema(base / PRIORS_FILE).names])
+        files = pc.dictionary_encode(located.column("file").combine_chunks())
         ids = files.indices.to_numpy()  # rows come in (corpus, file, line) order: a file is one run of rows
         self.file_ids = np.concatenate([[0], np.cumsum(ids[1:] != ids[:-1])]) if ids.size else ids
         self.file_start = np.searchsorted(self.file_ids, np.arange(int(self.file_ids.max(initial=-1)) + 2))
+        self.file_names = files.dictionary.to_pylist()
+        self.run_files = [self.file_names[int(ids[i])] for i in self.file_start[:-1]] if ids.size else []
+        self.file_run = {f: i for i, f in enumerate(self.run_files)}
+        self.lines = located.column("line").to_numpy() if "line" in located.column_names else None  # before issue 12's 9th session: none
+        self.imports = FileGraph(pq.read_table(base / IMPORTS_FILE), self.run_files) if (base / IMPORTS_FILE).is_file() else None
         self.cooc = self._cooccurrence(len(vocab))
         self._resolver = ConstantResolver(self.names)
         self._builder = TelescopeBuilder()
@@ -202,6 +236,42 @@ class PremiseRanker:
                     out[cid] = max(out.get(cid, 0.0), float(self.constant_idf[cid]) / len(alts))
         return out
 
+    def scope(self, file: str | None, line: int | None = None) -> Scope | None:
+        """The rows a proof in `file` (a corpus file or a module name) at `line` can name: the
+        files it imports, transitively (every other file when the release has no import graph),
+        and its own declarations above `line` (all of them without a line). None without a file;
+        GoalError for a file the release does not hold."""
+        if file is None:
+            return None
+        name = file if file.endswith(".lean") or "/" in file else module_file(file)
+        run = self.file_run.get(name)
+        if run is None and (self.imports is None or name not in self.imports):
+            raise GoalError(f"file: {file} is not a file of the release")
+        depth = None
+        if self.imports is not None:
+            depth = self.imports.depths(name)[self.file_ids]
+        if run is None:  # a file of the graph without declarations (tactics only)
+            earlier, goal_row = np.zeros(0, dtype=np.int64), 0
+        else:
+            lo, hi = int(self.file_start[run]), int(self.file_start[run + 1])
+            goal_row = hi if line is None or self.lines is None else lo + int(np.searchsorted(self.lines[lo:hi], line, side="left"))
+            earlier = np.arange(lo, goal_row, dtype=np.int64)
+        visible = None
+        if depth is not None:
+            visible = depth > 0
+            visible[earlier] = True
+        return Scope(name, visible, earlier, goal_row, depth, None if visible is None else np.flatnonzero(visible))
+
+    def _file_features(self, docs: np.ndarray, scope: Scope) -> dict[str, np.ndarray]:
+        """`earlier`, `near` and `imported` of the candidate rows (FILE_FEATURES but `knn_near`)."""
+        earlier = np.isin(docs, scope.earlier)
+        near = np.where(earlier, np.exp(-np.maximum(scope.goal_row - 1 - docs, 0) / NEAR_ROWS), 0.0)
+        imported = np.zeros(docs.size, dtype=np.float32)
+        if scope.depth is not None:
+            d = scope.depth[docs]
+            imported = np.where(d > 0, 1.0 / np.maximum(d, 1), 0.0)
+        return {"earlier": earlier.astype(np.float32), "near": near.astype(np.float32), "imported": imported.astype(np.float32)}
+
     # -- signals ------------------------------------------------------------------------------
 
     def goal_constants(self, goal: str, context: str) -> tuple[list[list[str]], tuple | None]:
@@ -221,7 +291,7 @@ class PremiseRanker:
         vocab = self.formal.vocab
         named, ambiguous = [], []
         for name in dict.fromkeys(m.group(0) for m in _IDENT_IN.finditer(f"{context} {goal}")):
-            if name in bound or name.startswith("_"):
+            if name in bound or name.startswith("_") or name in KEYWORDS:  # `Type*` is no `PSet.Type`, `fun` no `Conv.Path.fun`
                 continue
             found = [name] if name in vocab.full else vocab.resolve(name) if "." in name else (
                 [] if _BARE.match(name) else vocab.by_last.get(name, []))
@@ -291,18 +361,23 @@ class PremiseRanker:
         got = np.bincount(owner, weights=idf * hit, minlength=docs.size)
         return np.where(total > 0, got / np.maximum(total, 1e-9), 0.0).astype(np.float32)
 
-    def _knn_scores(self, lexical: np.ndarray | None, embedding: np.ndarray | None) -> np.ndarray | None:
+    def _knn_scores(self, sims: np.ndarray | None, rows: np.ndarray | None = None) -> np.ndarray | None:
         """Similarity-weighted votes of the proofs of the NEIGHBOURS most similar training theorems
-        (similarity: scaled BM25, plus the embedding channel's when the release has one)."""
-        if lexical is None and embedding is None:
+        (`sims`: scaled BM25, plus the embedding channel's when the release has one; `rows`: only
+        neighbours among these rows)."""
+        if sims is None:
             return None
-        sims = sum(x for x in (lexical, embedding) if x is not None)
-        sims = np.where(self.neighbour_ok, sims, 0.0)
-        top = np.argpartition(-sims, NEIGHBOURS)[:NEIGHBOURS] if self.n > NEIGHBOURS else np.arange(self.n)
-        top = top[sims[top] > 0]
-        if top.size == 0:
+        among = self.neighbour_rows if rows is None else rows[self.neighbour_ok[rows]]
+        near = sims[among]
+        pick = np.arange(among.size)
+        if among.size > NEIGHBOURS:  # the NEIGHBOURS best, ties at the cut by row (argpartition's choice is arbitrary)
+            kth = np.partition(near, among.size - NEIGHBOURS)[among.size - NEIGHBOURS]
+            above = np.flatnonzero(near > kth)
+            pick = np.concatenate([above, np.flatnonzero(near == kth)[:NEIGHBOURS - above.size]])
+        pick = pick[near[pick] > 0]
+        if pick.size == 0:
             return None
-        votes = (sims[top] / sims[top].max()) ** NEIGHBOUR_POWER
+        top, votes = among[pick], (near[pick] / near[pick].max()) ** NEIGHBOUR_POWER
         score = np.zeros(self.n, dtype=np.float32)
         for doc, v in zip(top.tolist(), votes.tolist()):
             score[self.proof_docs[self.proof_offsets[doc]:self.proof_offsets[doc + 1]]] += v
@@ -315,11 +390,14 @@ class PremiseRanker:
         hits = vector.search(text, DEPTH)
         return [(self.doc_of[n], s) for n, s in hits if n in self.doc_of]
 
-    def candidates(self, goal: str, context: str = "", exclude: frozenset[str] = frozenset()) -> Candidates:
+    def candidates(self, goal: str, context: str = "", exclude: frozenset[str] = frozenset(),
+                   file: str | None = None, line: int | None = None) -> Candidates:
         """The candidate rows and their FEATURES (no weights applied): what `rank` scores and what
         premises.fit fits the weights on. `exclude` (a benchmark's theorem itself) and the goal's
         own constants are no candidates, and the excluded rows do not vote either (BM25 scores and
-        embedding hits are taken without them)."""
+        embedding hits are taken without them). With `file` (and `line`), only what that file can
+        see is a candidate (`scope`) and FILE_FEATURES are set."""
+        scope = self.scope(file, line)
         constants, conclusion = self.goal_constants(goal, context)
         weights = self.constant_weights(constants)
         drop = {self.doc_of[n] for n in exclude if n in self.doc_of}
@@ -333,17 +411,21 @@ class PremiseRanker:
             lexical[drop_rows] = 0.0
         lexical = _max_scaled(lexical)
         embedding = _relative(embedded, self.n)
+        visible = scope.visible if scope is not None else None
         if not constants:  # nothing known to reason from: the embedding channel alone (rank_weights), else BM25
             fallback = "embedding" if embedded else "lexical"
             signals = {"lexical": lexical, "embedding": embedding}
         else:
             fallback = None
+            sims = None if lexical is None and embedding is None else sum(x for x in (lexical, embedding) if x is not None)
             signals = {
-                "lexical": lexical, "knn": self._knn_scores(lexical, embedding),
+                "lexical": lexical, "knn": self._knn_scores(sims),
                 "formal": self._formal_scores(constants, conclusion), "usage": self.usage, "embedding": embedding,
                 "cooc": self._cooc_scores(weights), "local": self._local_scores(constants, weights),
             }
-        docs = self._pool(signals)
+            if visible is not None:
+                signals["knn_near"] = self._knn_scores(sims, scope.rows)
+        docs = self._pool(signals, scope)  # what the file cannot see is no candidate
         if drop:
             docs = docs[~np.isin(docs, np.fromiter(drop, dtype=np.int64))]
         features = np.zeros((docs.size, len(FEATURES)), dtype=np.float32)
@@ -352,18 +434,35 @@ class PremiseRanker:
                 features[:, j] = signals[name][docs]
         if fallback is None:
             features[:, FEATURES.index("covered")] = self._covered(docs, weights)
+            if scope is not None:
+                for name, values in self._file_features(docs, scope).items():
+                    features[:, FEATURES.index(name)] = values
         return Candidates(docs, features, sorted({c for alts in constants for c in alts}), fallback)
 
-    def _pool(self, signals: dict[str, np.ndarray | None]) -> np.ndarray:
-        """The best DEPTH rows of each signal and every row the neighbours' proofs name."""
-        pool = [np.flatnonzero(s > 0) if name == "knn" else _top(s, DEPTH) for name, s in signals.items() if s is not None]
+    def _pool(self, signals: dict[str, np.ndarray | None], scope: Scope | None = None) -> np.ndarray:
+        """The best DEPTH rows of each signal, every row the neighbours' proofs name and the
+        NEAR_POOL declarations just above the goal in its file."""
+        rows = scope.rows if scope is not None and scope.visible is not None else None
+        pool = []
+        for name, s in signals.items():
+            if s is None:
+                continue
+            if name.startswith("knn"):
+                hit = np.flatnonzero(s > 0)
+                pool.append(hit if rows is None else hit[scope.visible[hit]])
+            else:  # the best DEPTH the file can see
+                pool.append(_top(s, DEPTH) if rows is None else rows[_top(s[rows], DEPTH)])
+        if scope is not None and scope.earlier.size:
+            pool.append(scope.earlier[-NEAR_POOL:])
         return np.unique(np.concatenate(pool)) if pool else np.zeros(0, dtype=np.int64)
 
-    def rank(self, goal: str, context: str = "", k: int = 32, exclude: frozenset[str] = frozenset()) -> PremiseResult:
-        """The k declarations most likely to be named by a proof of `goal` under `context`; raises
-        GoalError when either does not parse."""
+    def rank(self, goal: str, context: str = "", k: int = 32, exclude: frozenset[str] = frozenset(),
+             file: str | None = None, line: int | None = None) -> PremiseResult:
+        """The k declarations most likely to be named by a proof of `goal` under `context`, in
+        `file` above `line` when given (`scope`); raises GoalError when either does not parse or
+        the file is not the release's."""
         check_goal(goal, context)
-        cand = self.candidates(goal, context, exclude)
+        cand = self.candidates(goal, context, exclude, file, line)
         order, scores = ordered(cand, rank_weights(cand, self.weights), k)
         premises = [Premise(self.names[int(cand.docs[i])], round(float(scores[i]), 6),
                             {f: round(float(cand.features[i, j]), 6) for j, f in enumerate(FEATURES) if cand.features[i, j]})

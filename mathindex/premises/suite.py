@@ -77,7 +77,7 @@ def build_suite(declarations: pa.Table, dependencies: pa.Table, seed: int = SEED
             rejected += 1
             continue
         queries.append({"id": r["full_name"], "style": STYLE, "query": r["goal"], "context": r["context"],
-                        "theorem": r["full_name"], "file": r["file"], "gold": r["premises"]})
+                        "theorem": r["full_name"], "file": r["file"], "line": r["line_start"], "gold": r["premises"]})
     return {"suite": name, "k": 32, "headline": list(HEADLINE), "seed": seed, "part": part,
             "files": sum(1 for p in parts.values() if p == part), "rejected_goals": rejected, "queries": queries}
 
