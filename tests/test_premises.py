@@ -397,6 +397,28 @@ def test_read_imports_keeps_corpus_files_only_and_reads_past_a_long_header_comme
     assert table.column("imports").to_pylist() == [[], ["A/B.lean"]]  # Aesop is no corpus file
 
 
+def test_read_imports_never_opens_a_fifo_or_a_link_out_of_the_corpus(tmp_path):
+    import os
+    import threading
+
+    from mathindex.premises.imports import read_imports
+
+    corpus, outside = tmp_path / "corpus", tmp_path / "outside.lean"
+    (corpus / "A").mkdir(parents=True)
+    (corpus / "A" / "B.lean").write_text("import A.C\n\ntheorem b : True := trivial\n", encoding="utf-8")
+    os.mkfifo(corpus / "A" / "C.lean")  # opening it for reading would block until a writer comes
+    outside.write_text("import A.B\n", encoding="utf-8")
+    os.symlink(outside, corpus / "A" / "D.lean")
+    result = {}
+    reader = threading.Thread(target=lambda: result.update(table=read_imports([corpus])), daemon=True)
+    reader.start()
+    reader.join(20)
+    assert "table" in result, "read_imports blocked on a FIFO"
+    table = result["table"]
+    assert table.column("file").to_pylist() == ["A/B.lean", "A/C.lean", "A/D.lean"]
+    assert table.column("imports").to_pylist() == [["A/C.lean"], [], []]  # neither refused file imports anything
+
+
 def test_a_goal_in_its_file_sees_only_its_imports_and_the_declarations_above_it(tmp_path):
     rel = scope_release(tmp_path)
     weights = {"lexical": 1.0, "knn": 1.0, "formal": 1.0, "earlier": 1.0, "near": 1.0, "imported": 1.0}

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from mathindex.corpusfiles import list_files
+from mathindex.corpusfiles import MAX_BYTES, CorpusRoot, Refused, list_files, open_file
 from mathindex.lean.lexer import blank
 
 IMPORTS_FILE = "imports.parquet"
@@ -74,22 +74,30 @@ def module_file(module: str) -> str:
 
 
 def read_imports(roots: list[Path | str]) -> pa.Table:
-    """The import graph of every `.lean` file under the roots (IMPORTS), sorted by file. A file that
-    cannot be read imports nothing."""
+    """The import graph of every `.lean` file under the roots (IMPORTS), sorted by file. Files are
+    read through `corpusfiles` (a FIFO, a link out of the tree or an unreadable file is never
+    opened or never blocks); a file that cannot be read imports nothing."""
     heads: dict[str, list[str]] = {}
     for root in roots:
+        corpus = CorpusRoot.of(root)
         for rel, path in list_files(Path(root), (".lean",)):
-            try:
-                with open(path, encoding="utf-8", errors="replace") as fh:
-                    text = fh.read(FIRST_BYTES)
-                    found, complete = _header(text)
-                    if not complete and len(text) == FIRST_BYTES:  # a long header: read on
-                        found = header_imports(text + fh.read(HEADER_BYTES - FIRST_BYTES))
-                heads[rel] = [module_file(m) for m in found]
-            except OSError:
-                heads[rel] = []
+            heads[rel] = [module_file(m) for m in _file_imports(corpus, path)]
     files = sorted(heads)
     return pa.table({"file": files, "imports": [[g for g in heads[f] if g in heads] for f in files]}, schema=IMPORTS)
+
+
+def _file_imports(corpus: CorpusRoot, path: Path) -> list[str]:
+    """The modules a file's header imports: its first FIRST_BYTES, up to HEADER_BYTES for a long
+    header; [] for a file corpusfiles refuses."""
+    try:
+        with open_file(corpus, path, MAX_BYTES[".lean"]) as fh:
+            head = fh.read(FIRST_BYTES)
+            found, complete = _header(head.decode("utf-8", errors="replace"))
+            if not complete and len(head) == FIRST_BYTES:  # a long header: read on
+                found = header_imports((head + fh.read(HEADER_BYTES - FIRST_BYTES)).decode("utf-8", errors="replace"))
+            return found
+    except (Refused, OSError):
+        return []
 
 
 class FileGraph:
