@@ -17,15 +17,14 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from prose_common import node_kinds, rank_of, ranking_engine  # noqa: E402
 
 from mathindex.evaluation.suites import load_suite  # noqa: E402
-from mathindex.search.engine import SearchEngine, query_kind  # noqa: E402
+from mathindex.search.engine import query_kind  # noqa: E402
 
 CHANNELS = ("lexical", "embedding", "formula", "parent")
-
-
-def rank_of(names: list[str], gold: set[str]) -> int | None:
-    return next((i for i, n in enumerate(names, 1) if n in gold), None)
 
 
 def main() -> None:
@@ -36,8 +35,8 @@ def main() -> None:
     ap.add_argument("--style", default="q1b_latex")
     ap.add_argument("--all", action="store_true", help="also the queries whose gold is first")
     args = ap.parse_args()
-    engine = SearchEngine(args.release)
-    kind_of = dict(zip(engine.nodes.column("name").to_pylist(), engine.nodes.column("kind").to_pylist()))
+    engine = ranking_engine(args.release)  # ranks the cached lists: no channel opened
+    kind_of = node_kinds(args.release)
     suite = load_suite(args.suite)
     cached = pickle.loads(args.runs.read_bytes())["runs"]
     buckets: Counter = Counter()

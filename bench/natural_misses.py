@@ -16,8 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import pyarrow.parquet as pq  # noqa: E402
-from prose_common import load_runs, rank_of, ranking_engine  # noqa: E402
+from prose_common import load_runs, node_kinds, rank_of, ranking_engine  # noqa: E402
 
 from mathindex.evaluation.metrics import metric_value  # noqa: E402
 from mathindex.search.engine import query_kind, weights_for  # noqa: E402
@@ -42,7 +41,7 @@ def main() -> None:
     ap.add_argument("--list", action="store_true", help="print every query's row")
     args = ap.parse_args()
     engine = ranking_engine(args.release)
-    kinds = dict(zip(*pq.read_table(args.release / "nodes.parquet", columns=["name", "kind"]).to_pydict().values()))
+    kinds = node_kinds(args.release)
     runs = load_runs(args.runs, args.suite, {args.style})
     rows = []
     for q, results, resolved in runs:

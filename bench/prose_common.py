@@ -30,6 +30,12 @@ def ranking_engine(release: Path) -> SearchEngine:
     return engine
 
 
+def node_kinds(release: Path) -> dict[str, str]:
+    """name -> kind of every node of the release (its `nodes` table)."""
+    nodes = pq.read_table(ReleaseLayout(release).table("nodes"), columns=["name", "kind"])
+    return dict(zip(nodes.column("name").to_pylist(), nodes.column("kind").to_pylist()))
+
+
 def load_runs(pickle_path: Path, suite_path: Path, styles: set[str] | None = None):
     """[(query, channel lists, resolved)] of the suite's queries (of `styles`, when given) from a
     bench/cache_runs.py pickle."""
