@@ -1,17 +1,18 @@
 """Cold whole-corpus embedding time of embedding configurations, projected from a uniform sample.
 
-Each configuration (model, facets embedded, int8 or not) embeds a seeded uniform sample of its own
+Each configuration (model, facets embedded, precision) embeds a seeded uniform sample of its own
 distinct texts through the pipeline (`embed_texts`, empty cache, worker processes as in a release),
 in rotated rounds so that the machine's noise falls on every configuration alike; the projection
 for the whole corpus is (distinct texts of the configuration) / (median rate). The first
 configuration is the baseline the ratios are against: the bundled model over every facet, which
 is what releases embedded before (`--no-bundled`: the first --model's first backend instead).
-Configurations over the same facets embed the same sample, so each --model backend also reports
-the cosine of its vectors to the torch fp32 vectors of that model (min and median over the sample).
+Configurations over the same facets embed the same sample, so each --model configuration also
+reports the cosine of its vectors to the fp32 vectors of that model (min and median over the
+sample; fp32 onnx and torch agree to 0.99999).
 
     .venv/bin/python bench/embed_cost.py build/tables/mathlib-stacks --model build/models/<entry> [--fraction 0.01] [--rounds 2]
     .venv/bin/python bench/embed_cost.py build/mathlib/releases/<id> --model build/models/<entry> \
-        --no-bundled --backend torch --backend onnx [--int8] --rounds 3
+        --no-bundled --backend torch --backend onnx [--int8] [--bf16] --rounds 3
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ def main() -> None:
     ap.add_argument("tables", type=Path, help="a release or tables directory (embedding_texts.parquet)")
     ap.add_argument("--model", action="append", default=[], help="trained model directories to add")
     ap.add_argument("--int8", action="store_true", help="also each --model with int8 dynamic quantisation")
+    ap.add_argument("--bf16", action="store_true", help="also each --model in bf16 (torch autocast; any --backend runs torch)")
     ap.add_argument("--backend", action="append", default=[], choices=["torch", "onnx"],
                     help="each --model with these embedder backends (default torch)")
     ap.add_argument("--warm", action="store_true",
@@ -55,11 +57,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     backends = args.backend or ["torch"]
-    configs = [] if args.no_bundled else [("bundled, every facet (before)", None, None, False, "torch"),
-                                          ("bundled, embedded facets", None, EMBEDDED_FACETS, False, "torch")]
-    for q8 in [False, True] if args.int8 else [False]:
-        configs += [(f"{Path(m).name}{' int8' if q8 else ''} {b}, embedded facets", m, EMBEDDED_FACETS, q8, b)
-                    for m in args.model for b in backends]
+    configs = [] if args.no_bundled else [("bundled, every facet (before)", None, None, "fp32", "torch"),
+                                          ("bundled, embedded facets", None, EMBEDDED_FACETS, "fp32", "torch")]
+    precisions = ["fp32"] + ["int8"] * args.int8 + ["bf16"] * args.bf16
+    for p in precisions:
+        configs += [(f"{Path(m).name}{'' if p == 'fp32' else ' ' + p} {b}, embedded facets", m, EMBEDDED_FACETS, p, b)
+                    for m in args.model for b in (backends if p != "bf16" else ["torch"])]
     rng = np.random.default_rng(args.seed)
     by_facets: dict = {}
     for _, _, facets, _, _ in configs:  # one sample per facet set: paired configurations embed the same texts
@@ -73,8 +76,9 @@ def main() -> None:
     backend_used = [""] * len(configs)
     for r in range(args.rounds):
         for i in [(r + j) % len(configs) for j in range(len(configs))]:  # rotated order
-            _, model, _, int8, backend = configs[i]
-            embedder = SentenceTransformerEmbedder(model, progress=False, int8=int8, backend=backend, onnx_dir=args.onnx_dir)
+            _, model, _, precision, backend = configs[i]
+            embedder = SentenceTransformerEmbedder(model, progress=False, int8=precision == "int8", bf16=precision == "bf16",
+                                                   backend=backend, onnx_dir=args.onnx_dir)
             backend_used[i] = embedder.backend
             if args.warm:
                 embedder.keep_workers = True
@@ -91,11 +95,11 @@ def main() -> None:
     for i, ((label, model, facets, _, _), (total, sample), rs) in enumerate(zip(configs, samples, rates)):
         rate = statistics.median(rs)
         hours = total / rate / 3600
-        ref = next((j for j, c in enumerate(configs) if c[1:4] == (model, facets, False) and c[4] == "torch"), None)
+        ref = next((j for j, c in enumerate(configs) if c[1:4] == (model, facets, "fp32")), None)
         cos = ""
         if ref is not None and ref != i:
             c = (vectors[i] * vectors[ref]).sum(axis=1)
-            cos = f"; cosine to torch fp32 min {c.min():.7f} median {np.median(c):.7f}"
+            cos = f"; cosine to {configs[ref][4]} fp32 min {c.min():.7f} median {np.median(c):.7f}"
         ran = "" if backend_used[i] == configs[i][4] else f" (ran {backend_used[i]})"
         print(f"  {label:<44} {total:>8,} distinct texts, sample {sample.num_rows:>6,}: {rate:7.1f} texts/s "
               f"(runs {', '.join(f'{x:.1f}' for x in rs)}) -> {hours * 60:6.1f} min for all "

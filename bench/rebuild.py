@@ -89,7 +89,7 @@ def main() -> None:
     ap.add_argument("--sources", type=Path, required=True)
     ap.add_argument("--work", type=Path, required=True)
     ap.add_argument("--model", help="the model of the cold release (default: the bundled one)")
-    ap.add_argument("--precision", choices=["fp32", "int8"])
+    ap.add_argument("--precision", choices=["fp32", "bf16", "int8"])
     ap.add_argument("--embeddings", type=Path, help="a root's cache directory whose embedding vectors to link in")
     ap.add_argument("--changed-file", default=CHANGED_FILE)
     ap.add_argument("--again", type=float, metavar="COLD_SECONDS",

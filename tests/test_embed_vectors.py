@@ -242,3 +242,23 @@ def test_int8_embedder_has_its_own_name_and_close_vectors(tmp_path):
     assert a.shape == b.shape == (2, 384)
     cos = (a * b).sum(axis=1)
     assert (cos > 0.9).all() and not np.allclose(a, b)  # quantised, yet close
+
+
+def test_bf16_embedder_has_its_own_name_and_near_fp32_vectors(tmp_path):
+    """bf16 (torch autocast) is another model name, runs torch whatever backend was asked, and its
+    vectors are within rounding of fp32's; the engine reads the precision back from the name."""
+    from mathindex.embed import SentenceTransformerEmbedder
+    from mathindex.embed.embedder import EmbedderError, precision_of
+    from tests.models import cut_minilm
+
+    path = cut_minilm(tmp_path / "minilm-1layer", 1)
+    fp32 = SentenceTransformerEmbedder(str(path), progress=False)
+    bf16 = SentenceTransformerEmbedder(str(path), progress=False, bf16=True, backend="onnx", onnx_dir=tmp_path / "onnx")
+    assert bf16.name == fp32.name + "+bf16" and bf16.revision == fp32.revision and bf16.backend == "torch"
+    assert precision_of(bf16.name) == ("bf16", "torch") and precision_of(fp32.name)[0] == "fp32"
+    texts = ["theorem Nat.add_comm (n m : ℕ) : n + m = m + n", "a lattice is a poset with joins and meets"]
+    a, b = fp32.encode(texts), bf16.encode(texts)
+    cos = (a * b).sum(axis=1)
+    assert (cos > 0.999).all() and not np.array_equal(a, b)  # rounded products, yet the same vectors to 1e-3
+    with pytest.raises(EmbedderError, match="bf16 or int8"):
+        SentenceTransformerEmbedder(str(path), progress=False, bf16=True, int8=True)

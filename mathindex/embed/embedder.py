@@ -77,14 +77,17 @@ def _model_name(path: Path, revision: str) -> str:
     return model_name(path, revision)
 
 
-def _forward(model, tokenizer, encoded: dict, idx, device) -> np.ndarray:
-    """Unit vectors of the pre-tokenised rows `idx` of `encoded`, padded as one batch."""
+def _forward(model, tokenizer, encoded: dict, idx, device, bf16: bool = False) -> np.ndarray:
+    """Unit vectors of the pre-tokenised rows `idx` of `encoded`, padded as one batch; `bf16`: the
+    matrix products in bfloat16 with float32 accumulation (torch autocast: layer norms, softmax and
+    pooling stay float32)."""
     import torch
 
     rows = [{k: encoded[k][i] for k in encoded} for i in idx]
     features = tokenizer.pad(rows, padding=True, return_tensors="pt")
     features = {k: v.to(device) for k, v in features.items()}
-    with torch.inference_mode():
+    autocast = torch.autocast(device_type=torch.device(device).type, dtype=torch.bfloat16, enabled=bf16)
+    with torch.inference_mode(), autocast:
         emb = model.forward(features)["sentence_embedding"]
         emb = torch.nn.functional.normalize(emb, p=2, dim=1)
     return emb.float().cpu().numpy()
@@ -107,7 +110,7 @@ def quantise_int8(model):
     return quantize_dynamic(model, {torch.nn.Linear: per_channel_dynamic_qconfig}, inplace=True)
 
 
-def _worker_init(path: str, device: str, int8: bool = False, onnx_file: str | None = None) -> None:
+def _worker_init(path: str, device: str, int8: bool = False, onnx_file: str | None = None, bf16: bool = False) -> None:
     """Load the model once in a worker process, one intra-op thread (workers share the cores); with
     `onnx_file` only an onnxruntime session (the parent tokenises and pads: `_worker_run`)."""
     if onnx_file is not None:
@@ -122,13 +125,13 @@ def _worker_init(path: str, device: str, int8: bool = False, onnx_file: str | No
     model = SentenceTransformer(path, device=device)
     if int8:
         model = quantise_int8(model)
-    _WORKER.update(model=model, max_len=int(model.max_seq_length), device=device)
+    _WORKER.update(model=model, max_len=int(model.max_seq_length), device=device, bf16=bf16)
 
 
 def _worker_encode(texts: list[str]) -> np.ndarray:
     model = _WORKER["model"]
     enc = _tokenise(model.tokenizer, texts, _WORKER["max_len"])
-    return _forward(model, model.tokenizer, enc, range(len(texts)), _WORKER["device"])
+    return _forward(model, model.tokenizer, enc, range(len(texts)), _WORKER["device"], _WORKER["bf16"])
 
 
 def _worker_run(feeds: dict) -> np.ndarray:
@@ -142,21 +145,36 @@ def _worker_run(feeds: dict) -> np.ndarray:
 # torch's texts/s (2.14x with worker start-up) in bench/embed_cost.py on the whole-Mathlib texts;
 # MathlibQR dev unchanged on the pool (58.30).
 EMBED_BACKEND = "onnx"
-# How a release's vectors are computed: fp32 (the model as trained) or int8 (ONNX Runtime dynamic
-# quantisation, per-channel MatMul weights: another model, named `<name>+onnx-int8`, so its vectors
-# never mix with fp32 ones). A release records it (manifest `vector_index.embedding.precision`) and
-# the search engine encodes queries the same way (`precision_of` the index's embedder name).
-PRECISIONS = ("fp32", "int8")
-_INT8_SUFFIXES = {"+onnx-int8": "onnx", "+int8": "torch"}
+# How a release's vectors are computed: fp32 (the model as trained), bf16 (torch autocast: matrix
+# products in bfloat16 with float32 accumulation, on the CPU's AMX / AVX512-BF16 units) or int8 (ONNX
+# Runtime dynamic quantisation, per-channel MatMul weights). bf16 and int8 are other models, named
+# `<name>+bf16` and `<name>+onnx-int8`, so their vectors never mix with fp32 ones in a cache or an
+# index. A release records it (manifest `vector_index.embedding.precision`) and the search engine
+# encodes queries the same way (`precision_of` the index's embedder name).
+PRECISIONS = ("fp32", "bf16", "int8")
+_SUFFIXES = {"+onnx-int8": ("int8", "onnx"), "+int8": ("int8", "torch"), "+bf16": ("bf16", "torch")}
 
 
 def precision_of(embedder_name: str) -> tuple[str, str]:
     """(precision, backend) an index's embedder name was made with: `…+onnx-int8` is int8 through
-    ONNX Runtime, `…+int8` int8 through torch, anything else fp32 (EMBED_BACKEND)."""
-    for suffix, backend in _INT8_SUFFIXES.items():
+    ONNX Runtime, `…+int8` int8 through torch, `…+bf16` bf16 through torch, anything else fp32
+    (EMBED_BACKEND)."""
+    for suffix, made in _SUFFIXES.items():
         if embedder_name.endswith(suffix):
-            return "int8", backend
+            return made
     return "fp32", EMBED_BACKEND
+
+
+def native_bf16() -> bool:
+    """Whether this CPU has bfloat16 matrix units (AVX512-BF16 or AMX) that oneDNN uses; without
+    them bf16 still gives the same vectors, only slower than fp32."""
+    import torch
+
+    check = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
+    try:
+        return bool(check()) if check is not None else False
+    except RuntimeError:
+        return False
 
 
 def onnx_dir_for(cache_dir: Path) -> Path:
@@ -191,6 +209,7 @@ class SentenceTransformerEmbedder:
     keep_workers: bool = False  # keep the worker processes between encode calls (else stopped after each)
     progress: bool | None = None  # None: a progress bar only on a terminal
     int8: bool = False  # Linear layers in int8 (quantise_int8); the name gets "+int8", so vectors never mix
+    bf16: bool = False  # torch with bf16 autocast (`_forward`); the name gets "+bf16"; the backend is torch
     backend: str = "torch"  # "onnx": onnxruntime when its export passed the self-check (else torch)
     onnx_dir: str | Path | None = None  # where ONNX exports are cached (None: onnx.default_root())
     name: str = field(default="", init=False)
@@ -208,6 +227,8 @@ class SentenceTransformerEmbedder:
             raise EmbedderError(f"embedding model path is not a directory: {given}")
         if self.backend not in ("torch", "onnx"):
             raise EmbedderError(f"unknown embedder backend {self.backend!r} (torch or onnx)")
+        if self.bf16 and self.int8:
+            raise EmbedderError("an embedder is bf16 or int8, not both")
         self.revision = model_revision(path)
         base = _model_name(path, self.revision)
         try:
@@ -218,6 +239,10 @@ class SentenceTransformerEmbedder:
             first = str(exc).splitlines()[0] if str(exc) else ""
             raise EmbedderError(f"cannot load embedding model {given or path}: {type(exc).__name__}: {first}") from exc
         self.onnx_file: Path | None = None
+        if self.bf16:
+            self.backend = "torch"  # onnxruntime's CPU kernels have no bf16 matrix products
+            if self.device == "cpu" and not native_bf16():
+                log.warning("embedder %s: this CPU has no bf16 matrix units; bf16 runs slower than fp32", base)
         if self.backend == "onnx":
             from mathindex.embed import onnx
 
@@ -230,7 +255,7 @@ class SentenceTransformerEmbedder:
                 self.backend = "torch"
         if self.int8 and self.backend == "torch":
             self.model = quantise_int8(self.model)
-        self.name = base + ("" if not self.int8 else "+onnx-int8" if self.backend == "onnx" else "+int8")
+        self.name = base + ("+bf16" if self.bf16 else "" if not self.int8 else "+onnx-int8" if self.backend == "onnx" else "+int8")
         self._session = None
         get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = int(get_dim())
@@ -268,7 +293,7 @@ class SentenceTransformerEmbedder:
 
             onnx_file = None if self.onnx_file is None else str(self.onnx_file)
             self._pool = ProcessPoolExecutor(self.workers, mp_context=mp.get_context("spawn"), initializer=_worker_init,
-                                             initargs=(str(self.path), self.device, self.int8, onnx_file))
+                                             initargs=(str(self.path), self.device, self.int8, onnx_file, self.bf16))
             if onnx_file is None:
                 list(self._pool.map(_worker_encode, [["warm up"]] * self.workers))
             else:
@@ -286,7 +311,7 @@ class SentenceTransformerEmbedder:
     def _run_here(self, encoded: dict, idx) -> np.ndarray:
         """Vectors of rows `idx` in this process: onnxruntime with torch's thread count, or torch."""
         if self.onnx_file is None:
-            return _forward(self.model, self.model.tokenizer, encoded, idx, self.model.device)
+            return _forward(self.model, self.model.tokenizer, encoded, idx, self.model.device, self.bf16)
         import torch
 
         from mathindex.embed.onnx import run, session

@@ -460,10 +460,10 @@ class _VectorChannel:
         except (OSError, ValueError, KeyError, TypeError):
             built = ""  # VectorIndex.open below says what is wrong
         precision, backend = precision_of(built)
-        int8 = precision == "int8"
+        int8, bf16 = precision == "int8", precision == "bf16"
         try:
             self.embedder = SentenceTransformerEmbedder(spec, progress=False, backend=backend,
-                                                        onnx_dir=onnx_dir_for(cache_dir), int8=int8)
+                                                        onnx_dir=onnx_dir_for(cache_dir), int8=int8, bf16=bf16)
         except OSError as exc:  # a read-only root cannot hold a new fp32 export: torch gives the same vectors
             if int8 and backend == "onnx":
                 raise

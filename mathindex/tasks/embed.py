@@ -54,14 +54,15 @@ def embed_and_index(
     the manifest records (`model`: None for the bundled model, else `models/<name>@<rev16>`), and
     embedding stats (with the backend that ran: `backend`, or torch when ONNX fell back): a VectorBuild. ONNX
     exports are cached under `cache_dir/onnx`, or $MATHINDEX_ONNX_DIR when set (one export for
-    many roots: the tests share one). `precision` int8 embeds with the int8 model
+    many roots: the tests share one). `precision` bf16 or int8 embeds with that model
     (`embed.embedder.PRECISIONS`)."""
     from mathindex.embed import SentenceTransformerEmbedder
     from mathindex.embed import embed_and_index as embed_and_build
     from mathindex.embed.texts import EMBEDDED_FACETS, embedded_texts
 
     embedder = SentenceTransformerEmbedder(None if model.path is None else str(model.path), backend=backend,
-                                           onnx_dir=onnx_dir_for(cache_dir), int8=precision == "int8")
+                                           onnx_dir=onnx_dir_for(cache_dir), int8=precision == "int8",
+                                           bf16=precision == "bf16")
     last = reusable_index(previous)
     # only the embedded facets (texts.EMBEDDED_FACETS); the lexical index still reads every facet
     index, stats = embed_and_build(embedded_texts(texts), embedder, cache_dir, ReleaseLayout(release_dir).vector, last)
