@@ -143,6 +143,13 @@ def test_index_build_search_open_and_refuse(embedder, tmp_path):
         VectorIndex.open(tmp_path / "a", {"name": embedder.name, "revision": embedder.revision, "dim": 768})
     with pytest.raises(IndexMismatchError, match="no vector index"):
         VectorIndex.open(tmp_path / "missing", embedder)
+    # a bf16 index takes its model's fp32 queries (embedder.query_encoding); no other model's, nor int8's
+    rounded = {"name": embedder.name + "+bf16", "revision": embedder.revision, "dim": 384}
+    VectorIndex.build(x, ids, rounded, tmp_path / "bf16", M=32, ef_construction=80, recall_queries=200)
+    assert VectorIndex.open(tmp_path / "bf16", embedder).search(x[:1], 1)[0][0, 0] == ids[0]
+    for other in ("other-model", embedder.name + "+onnx-int8"):
+        with pytest.raises(IndexMismatchError, match=r"built with .*\+bf16"):
+            VectorIndex.open(tmp_path / "bf16", {"name": other, "revision": "r", "dim": 384})
     with pytest.raises(IndexMismatchError, match="shape \\(3000, 8\\), embedder .* has dimension 384"):
         VectorIndex.build(x[:, :8], ids, embedder, tmp_path / "c")
 
@@ -248,7 +255,7 @@ def test_bf16_embedder_has_its_own_name_and_near_fp32_vectors(tmp_path):
     """bf16 (torch autocast) is another model name, runs torch whatever backend was asked, and its
     vectors are within rounding of fp32's; the engine reads the precision back from the name."""
     from mathindex.embed import SentenceTransformerEmbedder
-    from mathindex.embed.embedder import EmbedderError, precision_of
+    from mathindex.embed.embedder import EMBED_BACKEND, EmbedderError, precision_of, query_encoding
     from tests.models import cut_minilm
 
     path = cut_minilm(tmp_path / "minilm-1layer", 1)
@@ -256,6 +263,8 @@ def test_bf16_embedder_has_its_own_name_and_near_fp32_vectors(tmp_path):
     bf16 = SentenceTransformerEmbedder(str(path), progress=False, bf16=True, backend="onnx", onnx_dir=tmp_path / "onnx")
     assert bf16.name == fp32.name + "+bf16" and bf16.revision == fp32.revision and bf16.backend == "torch"
     assert precision_of(bf16.name) == ("bf16", "torch") and precision_of(fp32.name)[0] == "fp32"
+    assert query_encoding(bf16.name) == query_encoding(fp32.name) == ("fp32", EMBED_BACKEND)  # queries at fp32
+    assert query_encoding(fp32.name + "+onnx-int8") == ("int8", "onnx")
     texts = ["theorem Nat.add_comm (n m : ℕ) : n + m = m + n", "a lattice is a poset with joins and meets"]
     a, b = fp32.encode(texts), bf16.encode(texts)
     cos = (a * b).sum(axis=1)

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mathindex.embed import truth as recall_truth
+from mathindex.embed.embedder import queries_fit
 from mathindex.schemas.embed import VECTOR_IDS
 
 log = logging.getLogger(__name__)
@@ -236,7 +237,8 @@ class VectorIndex:
 
     @classmethod
     def open(cls, out_dir: Path, embedder: Any, mmap: bool = True) -> "VectorIndex":
-        """Open a built index; IndexMismatchError when `embedder` differs in name or dimension."""
+        """Open a built index; IndexMismatchError when `embedder` differs in name or dimension (a bf16
+        index takes the queries of its model at fp32: `embedder.queries_fit`)."""
         import faiss
 
         out_dir = Path(out_dir)
@@ -245,7 +247,7 @@ class VectorIndex:
             raise IndexMismatchError(f"no vector index in {out_dir}")
         sidecar = json.loads(side.read_text())
         built, given = sidecar["embedder"], embedder_info(embedder)
-        if built["name"] != given["name"] or int(built["dim"]) != given["dim"]:
+        if not queries_fit(built["name"], given["name"]) or int(built["dim"]) != given["dim"]:
             raise IndexMismatchError(
                 f"vector index in {out_dir} was built with {built['name']} (dim {built['dim']}), "
                 f"not {given['name']} (dim {given['dim']}); re-embed with `mathindex reembed`"

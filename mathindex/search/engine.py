@@ -447,23 +447,24 @@ def _symbol_map(release: Path, path: Path | None):
 class _VectorChannel:
     """Embeds the query with the release's embedder and searches the int8 HNSW index. The query is
     encoded by the backend releases embed with (ONNX Runtime when the model's checked export is in
-    the root's cache or can be made there; the same vectors as torch), else by torch."""
+    the root's cache or can be made there; the same vectors as torch), else by torch, at the
+    precision `embed.embedder.query_encoding` gives for the index (a bf16 index's queries at fp32)."""
 
     def __init__(self, release: Path, model: Path | None, cache_dir: Path):
         from mathindex.embed import SentenceTransformerEmbedder, VectorIndex
-        from mathindex.embed.embedder import onnx_dir_for, precision_of
+        from mathindex.embed.embedder import onnx_dir_for, query_encoding
         from mathindex.embed.index import SIDECAR_FILE
 
         spec = None if model is None else str(model)
-        try:  # the index's embedder name says how its vectors were made: queries are encoded the same way
+        try:  # the index's embedder name says how its vectors were made, and so how queries are encoded
             built = json.loads((ReleaseLayout(release).vector / SIDECAR_FILE).read_text())["embedder"]["name"]
         except (OSError, ValueError, KeyError, TypeError):
             built = ""  # VectorIndex.open below says what is wrong
-        precision, backend = precision_of(built)
-        int8, bf16 = precision == "int8", precision == "bf16"
+        precision, backend = query_encoding(built)
+        int8 = precision == "int8"
         try:
             self.embedder = SentenceTransformerEmbedder(spec, progress=False, backend=backend,
-                                                        onnx_dir=onnx_dir_for(cache_dir), int8=int8, bf16=bf16)
+                                                        onnx_dir=onnx_dir_for(cache_dir), int8=int8)
         except OSError as exc:  # a read-only root cannot hold a new fp32 export: torch gives the same vectors
             if int8 and backend == "onnx":
                 raise

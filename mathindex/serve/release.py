@@ -373,7 +373,7 @@ def _thread_safe_encoding(engine) -> None:
             return run(sess, embedder._feeds(enc, idx))
     else:
         def forward(enc, idx):
-            return _forward(model, model.tokenizer, enc, idx, model.device)
+            return _forward(model, model.tokenizer, enc, idx, model.device, embedder.bf16)
 
     own = _own_tokenizer(model.tokenizer, embedder.max_seq_length)
 
