@@ -163,6 +163,25 @@ def test_premises_gives_the_rankers_declarations_with_signals_and_locations(clie
     assert unknown["fallback"] == "embedding" and unknown["notes"] and len(unknown["premises"]) == 3
 
 
+def test_premises_in_a_file_rank_only_what_the_file_can_name_above_the_line(client, holder):
+    """`file` and `line` reach the ranker's scope: `Prime.two_le` (line 41 of its file) is no
+    candidate for a goal at line 41 of that file, and is one two lines below; the answers are those
+    of `search.premises` with the same place."""
+    from mathindex.search import premises
+
+    here = "MiniMath/NumberTheory/Divisors.lean"
+    for line, visible in ((41, False), (43, True)):
+        params = {"goal": GOAL, "context": "(p : Nat)", "k": 32, "file": here, "line": line}
+        body = _ok(client.get("/premises", params=params))
+        assert body["file"] == here and body["line"] == line
+        names = [p["name"] for p in body["premises"]]
+        assert ("MiniMath.Nat.Prime.two_le" in names) == visible, (line, names[:5])
+        expected = premises(holder.current.path, GOAL, k=32, context="(p : Nat)", file=here, line=line)
+        assert names == [p.name for p in expected.premises]
+    assert "not a file of the release" in _error(client.get("/premises", params={"goal": GOAL, "file": "MiniMath/Nope.lean"}), 422)
+    assert "line needs a file" in _error(client.get("/premises", params={"goal": GOAL, "line": 3}), 400)
+
+
 @pytest.mark.parametrize(("params", "status", "says"), [
     ({"goal": "a + (b"}, 422, "position 5"),
     ({"goal": "a = "}, 422, "position 3"),
@@ -218,7 +237,7 @@ def test_openapi_documents_the_response_models(client):
             "PremiseHit"} <= set(doc["components"]["schemas"])
     premises = doc["paths"]["/premises"]["get"]
     assert premises["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/PremisesResponse")
-    assert {"goal", "context", "k"} == {p["name"] for p in premises["parameters"]}
+    assert {"goal", "context", "k", "file", "line"} == {p["name"] for p in premises["parameters"]}
     assert {"404", "422", "413"} <= set(premises["responses"])
 
 

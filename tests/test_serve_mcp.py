@@ -40,7 +40,7 @@ async def _session(root):
 def test_mcp_tools_answer_from_the_sample_release(root):
     out = anyio.run(_session, root)
     assert {"search", "resolve", "formula", "declaration", "premises"} <= set(out["tools"])
-    assert {"goal", "context", "k"} <= set(out["tools"]["premises"].input_schema["properties"])
+    assert {"goal", "context", "k", "file", "line"} <= set(out["tools"]["premises"].input_schema["properties"])
     assert "query" in out["tools"]["search"].input_schema["properties"]
 
     search = out["search"]

@@ -30,7 +30,7 @@ from mathindex.serve.models import (
     ResolveResponse,
     SearchResponse,
 )
-from mathindex.serve.release import MAX_K, PREMISES_K, BadInput, checked_text, describe
+from mathindex.serve.release import MAX_K, PREMISES_K, BadInput, checked_place, checked_text, describe
 from mathindex.serve.swap import ReleaseHolder
 
 log = logging.getLogger(__name__)
@@ -157,12 +157,16 @@ def create_app(holder: ReleaseHolder, *, threads: int | None = None, budget_s: f
     @app.get("/premises", response_model=PremisesResponse, responses=_ERRORS, tags=["premises"])
     async def premises(goal: str = Query(..., description="the goal, a Lean term (`a * b ≤ c`)"),
                        context: str = Query("", description="hypotheses as Lean binders (`{a b : ℕ} (h : a ≤ b)`)"),
-                       k: int = Query(PREMISES_K, ge=1, le=MAX_K, description="premises to return")):
-        """Declarations a proof of the goal is likely to name, with score and signals; 422 when the
-        goal does not parse, 404 when the release has no premise index."""
+                       k: int = Query(PREMISES_K, ge=1, le=MAX_K, description="premises to return"),
+                       file: str | None = Query(None, description="the goal's file or module (`Mathlib/Order/Basic.lean`)"),
+                       line: int | None = Query(None, ge=1, description="the goal's line in `file`")):
+        """Declarations a proof of the goal is likely to name, with score and signals; in `file`
+        above `line`, only what that file imports and declares there. 422 when the goal does not
+        parse or the file is not the release's, 404 when the release has no premise index."""
         release = holder.current
         return _json(await runner.run(release.premises, checked_text(goal, "goal"),
-                                      checked_text(context, "context", empty_ok=True), k))
+                                      checked_text(context, "context", empty_ok=True), k,
+                                      *checked_place(file, line)))
 
     @app.get("/health", response_model=HealthResponse, tags=["release"])
     async def health():

@@ -15,7 +15,7 @@ from mathindex.serve.models import (
     ResolveResponse,
     SearchResponse,
 )
-from mathindex.serve.release import PREMISES_K, BadInput, checked_k, checked_text, describe
+from mathindex.serve.release import PREMISES_K, BadInput, checked_k, checked_place, checked_text, describe
 from mathindex.serve.swap import ReleaseHolder
 
 INSTRUCTIONS = (
@@ -72,10 +72,12 @@ def build_mcp(holder: ReleaseHolder) -> MCPServer:
 
     @server.tool()
     @_answers
-    def premises(goal: str, context: str = "", k: int = PREMISES_K) -> PremisesResponse:
+    def premises(goal: str, context: str = "", k: int = PREMISES_K, file: str | None = None,
+                 line: int | None = None) -> PremisesResponse:
         """Declarations a proof of the Lean goal (under the hypotheses `context`, as Lean binders) is
-        likely to name, each with its score, signals, kind and file:line."""
+        likely to name, each with its score, signals, kind and file:line. With `file` (the goal's
+        file or module) and `line`, only what that file imports and declares above the line."""
         return holder.current.premises(checked_text(goal, "goal"), checked_text(context, "context", empty_ok=True),
-                                       checked_k(k))
+                                       checked_k(k), *checked_place(file, line))
 
     return server

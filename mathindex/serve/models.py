@@ -111,6 +111,8 @@ class PremisesResponse(_Model):
     goal: str
     context: str = Field(description="the hypotheses, as Lean binders")
     k: int
+    file: str | None = Field(None, description="the goal's file: only what it imports and declares above `line` was ranked")
+    line: int | None = None
     premises: list[PremiseHit]
     constants: list[str] = Field(description="the goal's constants as the ranker resolved them")
     fallback: str | None = Field(None, description="the channel that answered alone when the goal names no known constant")

@@ -72,6 +72,16 @@ def checked_k(k: int) -> int:
     return k
 
 
+def checked_place(file: str | None, line: int | None) -> tuple[str | None, int | None]:
+    """(file, line) of a premises request: a file as `checked_text`, a line of at least 1 and only
+    with a file (else BadInput 400)."""
+    if file is not None:
+        file = checked_text(file, "file").strip()
+    if line is not None and (file is None or line < 1):
+        raise BadInput("line needs a file and is at least 1")
+    return file, line
+
+
 class ServedRelease:
     """A verified, opened release; every method is safe to call from several threads at once."""
 
@@ -140,22 +150,25 @@ class ServedRelease:
         names = self.engine.resolver.resolve(query)
         return ResolveResponse(release_id=self.release_id, query=query, nodes=self._nodes(names))
 
-    def premises(self, goal: str, context: str = "", k: int = PREMISES_K) -> PremisesResponse:
+    def premises(self, goal: str, context: str = "", k: int = PREMISES_K, file: str | None = None,
+                 line: int | None = None) -> PremisesResponse:
         """The k declarations a proof of the Lean `goal` under `context` is likely to name, with their
-        locations; BadInput 422 for a goal or context that does not parse (with the position), 404
-        for a release without a premise index."""
+        locations; in `file` (a file of the release or its module name) above `line`, only what that
+        file can name (`PremiseRanker.scope`). BadInput 422 for a goal or context that does not parse
+        (with the position) or a file the release does not hold, 404 for a release without a premise index."""
         from mathindex.premises import GoalError
 
         if self.premise_ranker is None:
             raise BadInput(self.premises_missing or f"release {self.release_id} has no premise index", 404)
         started = time.perf_counter()
         try:
-            result = self.premise_ranker.rank(goal, context, k)
+            result = self.premise_ranker.rank(goal, context, k, file=file, line=line)
         except GoalError as exc:
             raise BadInput(" ".join(str(exc).split()), 422) from None
         hits = [PremiseHit(rank=i, score=p.score, signals=p.signals, **dict(node))
                 for i, (p, node) in enumerate(zip(result.premises, self._nodes([p.name for p in result.premises])), 1)]
-        return PremisesResponse(release_id=self.release_id, goal=goal, context=context, k=k, premises=hits,
+        return PremisesResponse(release_id=self.release_id, goal=goal, context=context, k=k, file=file, line=line,
+                                premises=hits,
                                 constants=result.constants, fallback=result.fallback, notes=result.notes,
                                 took_ms=round((time.perf_counter() - started) * 1000, 2))
 
