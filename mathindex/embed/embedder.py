@@ -170,8 +170,8 @@ def query_encoding(index_embedder_name: str) -> tuple[str, str]:
     as the index was made (`precision_of`), but for bf16, whose queries are encoded at fp32 by
     EMBED_BACKEND. bf16 vectors are the fp32 ones rounded (cosine >= 0.99997 on 1,500 whole-Mathlib
     texts): a query loses nothing by skipping the rounding, and one short query through torch's
-    bf16 autocast costs about 2.5x ONNX fp32's CPU (a batch of texts is where bf16 pays). int8 is
-    another model, and its queries are int8 too."""
+    bf16 autocast costs about 3x ONNX fp32's CPU (bench/query_encode.py; a batch is where bf16
+    pays). int8 is another model, and its queries are int8 too."""
     precision, backend = precision_of(index_embedder_name)
     return ("fp32", EMBED_BACKEND) if precision == "bf16" else (precision, backend)
 
