@@ -76,8 +76,10 @@ def main() -> None:
     print(f"{len(test)} held-out goals collected in {time.perf_counter() - t0:.0f} s", flush=True)
     report = {"held_out_goals": len(test), "weights": weights, "methods": {}}
     rows = {"linear ranker (the release's weights)": (score(ranker, test_runs, weights), score(ranker, [runs[q["id"]] for q in fit_q], weights))}
+    mid_q = sample_queries(model_q, 2400, SEED)
     for label, queries in ((f"+ trees fitted on {len(model_q)} tune goals (the stage)", model_q),
-                           (f"+ trees fitted on {len(fit_q)} tune goals", fit_q)):
+                           (f"+ trees fitted on {len(mid_q)} tune goals", mid_q),
+                           (f"+ trees fitted on {len(fit_q)} tune goals (the weights' sample)", fit_q)):
         t0 = time.perf_counter()
         fit_runs = [runs[q["id"]] for q in queries]
         model, how = fit_model(ranker, fit_runs, weights)
