@@ -8,7 +8,7 @@ The release is read, never written: its files (premises/ too; its priors rewritt
 (the stage's coordinate ascent on its FIT_QUERIES tune goals: this code fits them the same way);
 the held-out goals are the stage's EVAL_QUERIES sample, each in its file. The tree model is fitted
 as the stage fits it (premises.fit.fit_model) on MODEL_QUERIES tune goals, and, for comparison, on
-the FIT_QUERIES goals alone; the tune figure is the model's on its own fitting goals. Then the p50
+all tune goals and on the FIT_QUERIES goals alone; the tune figure is the model's on its own fitting goals. Then the p50
 and p95 of `rank` with the release loaded and the model in use, over held-out goals in their file."""
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def main() -> None:
     weights = read_weights(rel / PREMISES_DIR)["weights"]
     ranker = PremiseRanker(rel, engine=SearchEngine(rel, model=model_name), weights=dict(weights))
     t0 = time.perf_counter()
-    unique = list({q["id"]: q for q in fit_q + model_q}.values())
+    unique = list({q["id"]: q for q in fit_q + model_q + tune}.values())
     runs = dict(zip([q["id"] for q in unique], collect(ranker, unique)))
     print(f"{len(unique)} tune goals collected in {time.perf_counter() - t0:.0f} s", flush=True)
     t0 = time.perf_counter()
@@ -76,9 +76,8 @@ def main() -> None:
     print(f"{len(test)} held-out goals collected in {time.perf_counter() - t0:.0f} s", flush=True)
     report = {"held_out_goals": len(test), "weights": weights, "methods": {}}
     rows = {"linear ranker (the release's weights)": (score(ranker, test_runs, weights), score(ranker, [runs[q["id"]] for q in fit_q], weights))}
-    mid_q = sample_queries(model_q, 2400, SEED)
-    for label, queries in ((f"+ trees fitted on {len(model_q)} tune goals (the stage)", model_q),
-                           (f"+ trees fitted on {len(mid_q)} tune goals", mid_q),
+    for label, queries in ((f"+ trees fitted on all {len(tune)} tune goals", tune),
+                           (f"+ trees fitted on {len(model_q)} tune goals (the stage)", model_q),
                            (f"+ trees fitted on {len(fit_q)} tune goals (the weights' sample)", fit_q)):
         t0 = time.perf_counter()
         fit_runs = [runs[q["id"]] for q in queries]

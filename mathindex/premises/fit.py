@@ -24,10 +24,11 @@ WEIGHT_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0,
 ROUNDS = 4
 FIT_QUERIES = 600  # tune queries sampled (seeded) for the fit (1,500 cost a whole-Mathlib release 3x the time for +0 on test)
 METRICS = ("recall@10", "recall@32", "mrr@32")
-# tune queries the tree model is fitted on: every one on whole Mathlib (4,404). Held-out R@10 grew
-# with them (600: 37.70, 1,341: 38.61, 2,400: 39.26, 2,682: 40.21; bench/premises_trees.py and
-# issue 12's tenth session); collecting a query's candidates costs about 50 ms on a loaded machine
-MODEL_QUERIES = 5000
+# tune queries the tree model is fitted on (a seeded sample; whole Mathlib has 4,404). Held-out R@10
+# by their number (bench/premises_trees.py, issue 12's tenth session): 600: 37.70, 2,400: 39.26,
+# all 4,404: 39.05 (the linear ranker 38.35); collecting a query's candidates costs 50-180 ms on
+# the loaded machine, so the stage stops at 2,400
+MODEL_QUERIES = 2400
 MIN_MODEL_QUERIES = 100  # fewer: no tree model, the linear ranker alone
 
 
