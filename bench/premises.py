@@ -52,7 +52,7 @@ def main() -> None:
     suite = json.loads((args.suite or args.release / PREMISES_DIR / SUITE_FILE).read_text(encoding="utf-8"))
     queries = sample_queries(suite["queries"], args.sample, 0) if args.sample else suite["queries"]
     t0 = time.perf_counter()
-    figures = evaluate(ranker, queries, ranker.weights)
+    figures, _ = evaluate(ranker, queries, ranker.weights, ranker.model)
     print(f"{len(queries)} goals of {suite.get('files', '?')} held-out files, scored in {time.perf_counter() - t0:.0f} s; "
           f"weights {ranker.weights}")
     print(f"{'method':<26} {'R@10':>6} {'R@32':>6} {'MRR@32':>7}")

@@ -459,3 +459,90 @@ def test_the_import_graph_is_a_stage_file_and_part_of_its_key(tmp_path):
                                                       type=imports.schema.field("imports").type))
     cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache, imports=other)
     assert opened == [1, 1]  # another header: measured anew
+
+
+# -- the tree model (issue 12, tenth session) ------------------------------------------------------
+
+
+def test_tree_model_predicts_as_sklearn_and_reads_back_from_its_json():
+    import numpy as np
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from mathindex.premises.trees import TreeModel, from_sklearn
+
+    rng = np.random.default_rng(0)
+    x = rng.random((2000, 4))
+    x[:, 2] = np.round(3 * x[:, 2])
+    y = (x[:, 0] + x[:, 1] * x[:, 2] > 1.2).astype(int)
+    fitted = HistGradientBoostingClassifier(max_iter=20, max_leaf_nodes=7, early_stopping=False, random_state=0).fit(x, y)
+    model = from_sklearn(fitted, ["a", "b", "c", "d"])
+    again = TreeModel.from_json(json.loads(json.dumps(model.to_json())))
+    z = rng.random((300, 4))
+    z[:, 2] = np.round(3 * z[:, 2])
+    assert np.allclose(model.predict(z), fitted.decision_function(z), atol=1e-9)
+    assert np.allclose(again.predict(z), fitted.decision_function(z), atol=1e-9)
+
+
+def test_the_tree_model_reorders_the_linear_rankers_best(tmp_path):
+    """A model that scores the linear top candidate below every other puts it last, the others kept."""
+    import numpy as np
+
+    from mathindex.premises.ranker import MODEL_FEATURES
+    from mathindex.premises.trees import TreeModel
+
+    rel, _ = build_release(tmp_path)
+    ranker = ranker_of(rel)
+    goal, context = "Tiny.double (Tiny.double n) = 4 * n", "(n : Nat)"
+    linear = ranker.rank(goal, context, k=50).premises
+    assert len(linear) >= 2 and linear[0].score > linear[1].score
+    cut = (linear[0].score + linear[1].score) / 2
+    ranker.model = TreeModel(list(MODEL_FEATURES), 0.0, np.array([[MODEL_FEATURES.index("linear"), -1, -1]]),
+                             np.array([[cut, 0.0, 0.0]]), np.array([[1, 0, 0]]), np.array([[2, 0, 0]]), np.array([[0.0, 1.0, -1.0]]))
+    got = [p.name for p in ranker.rank(goal, context, k=50).premises]
+    assert got[-1] == linear[0].name and sorted(got[:-1]) == sorted(p.name for p in linear[1:])
+
+
+def test_fit_model_learns_what_the_linear_score_misses():
+    """Gold rows are those with the `simp` flag, whatever their linear score: the trees learn it."""
+    import numpy as np
+
+    from mathindex.premises.fit import MIN_MODEL_QUERIES, Run, fit_model, score
+    from mathindex.premises.ranker import EXTRA, FEATURES, Candidates
+
+    rng = np.random.default_rng(1)
+    names = [f"d{i}" for i in range(40)]
+    runs = []
+    for _ in range(MIN_MODEL_QUERIES + 20):
+        features = np.zeros((40, len(FEATURES)), np.float32)
+        features[:, FEATURES.index("lexical")] = rng.random(40)
+        extra = np.zeros((40, len(EXTRA)), np.float32)
+        gold = rng.choice(40, 3, replace=False)
+        extra[gold, EXTRA.index("simp")] = 1.0
+        runs.append(Run(Candidates(np.arange(40), features, ["c"], None, extra), {names[g] for g in gold}))
+    ranker = SimpleNamespace(names=names)
+    model, how = fit_model(ranker, runs[:MIN_MODEL_QUERIES], {"lexical": 1.0})
+    assert how["fitted"] and how["queries"] == MIN_MODEL_QUERIES
+    held = runs[MIN_MODEL_QUERIES:]
+    assert score(ranker, held, {"lexical": 1.0}, model=model)["recall@10"] == 100.0
+    assert score(ranker, held, {"lexical": 1.0})["recall@10"] < 50.0
+    few, why = fit_model(ranker, runs[:10], {"lexical": 1.0})
+    assert few is None and not why["fitted"]
+
+
+def test_held_out_proofs_never_feed_the_tree_models_tables(tmp_path):
+    """`imported_use` counts training proofs per file: a held-out proof does not move it; `simp` is
+    the attribute."""
+    import numpy as np
+
+    base, _ = build_release(tmp_path / "a")
+    changed, _ = build_release(tmp_path / "b", held_out_lemma="Tiny.double_add")
+    a, b = ranker_of(base), ranker_of(changed)
+    assert (a.file_use != b.file_use).nnz == 0
+    row = a.doc_of["Tiny.double_eq_two_mul"]
+    assert a.file_use[:, row].sum() == 2  # double_add and triple_double (train files); tune and test proofs do not count
+    trained, _ = build_release(tmp_path / "c", library=LIBRARY.replace("simp only [double_eq_two_mul, Nat.mul_add]", "omega"))
+    assert ranker_of(trained).file_use[:, row].sum() == 1
+    assert not a.is_simp.any()
+    simp, _ = build_release(tmp_path / "d", library=LIBRARY.replace("theorem double_eq_two_mul", "@[simp] theorem double_eq_two_mul"))
+    flagged = ranker_of(simp)
+    assert np.flatnonzero(flagged.is_simp).tolist() == [flagged.doc_of["Tiny.double_eq_two_mul"]]

@@ -17,11 +17,12 @@ import polars as pl
 import pyarrow as pa
 
 from mathindex.premises import cache
-from mathindex.premises.fit import FIT_QUERIES, collect, fit_weights, sample_queries, score
+from mathindex.premises.fit import FIT_QUERIES, MODEL_QUERIES, collect, fit_model, fit_weights, sample_queries, score
 from mathindex.premises.priors import PREMISES_DIR, write_premise_index
 from mathindex.premises.ranker import DEFAULT_WEIGHTS, WEIGHTS_FILE, PremiseRanker
 from mathindex.premises.split import HELD_OUT, SEED, TEST, TRAIN, TUNE, TUNE_SHARE, split_files
 from mathindex.premises.suite import build_suite, proof_premises, suite_rows, write_suite
+from mathindex.premises.trees import MODEL_FILE, write_model
 from mathindex.store import write_json
 
 log = logging.getLogger(__name__)
@@ -109,7 +110,10 @@ def carried_premises(release_dir: Path, declarations: pa.Table, dependencies: pa
     t0 = time.perf_counter()
     out = Path(release_dir) / PREMISES_DIR
     index = write_premise_index(declarations, dependencies, parts, out, token_cache, imports)
-    for name in (SUITE_FILE, WEIGHTS_FILE):
+    (out / MODEL_FILE).unlink(missing_ok=True)
+    for name in (SUITE_FILE, WEIGHTS_FILE, MODEL_FILE):
+        if name == MODEL_FILE and not (entry / name).is_file():  # measured without a tree model
+            continue
         shutil.copyfile(entry / name, out / name)
     measured = json.loads((entry / cache.INFO_FILE).read_text(encoding="utf-8"))
     carried = {"measured_build": carry["measured"][:16], "changed_files": changed.height,
@@ -132,8 +136,11 @@ def part_counts(parts: dict[str, str]) -> dict[str, int]:
 def build_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.Table, engine, seed: int = SEED,
                    token_cache: Path | None = None, imports: pa.Table | None = None) -> dict:
     """Writes premises/ (priors, statement index, the import graph when given, suite.json,
-    weights.json, metrics.json) and returns the figures: the ranker and both baselines on the
-    held-out suite, in points, each goal ranked in its file (premises.imports).
+    weights.json, model.json when enough tune goals fit one, metrics.json) and returns the figures:
+    the ranker and both baselines on the held-out suite, in points, each goal ranked in its file
+    (premises.imports); the linear ranker alone under `model`. The weights are fitted on
+    FIT_QUERIES tune goals, the tree model on MODEL_QUERIES (the same seeded sample's superset is
+    not needed: each is its own seeded sample, collected once).
     `token_cache`: the root's cache, where the statement index keeps each document's tokens."""
     t0 = time.perf_counter()
     out = Path(release_dir) / PREMISES_DIR
@@ -143,34 +150,42 @@ def build_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.T
     write_suite(suite, out / SUITE_FILE)
     tune = build_suite(declarations, dependencies, seed, TUNE, name=SUITE_NAMES[TUNE])["queries"]
     ranker = PremiseRanker(release_dir, engine=engine, weights=dict(DEFAULT_WEIGHTS))
-    fit_runs = collect(ranker, sample_queries(tune, FIT_QUERIES, seed))
+    fit_queries, model_queries = sample_queries(tune, FIT_QUERIES, seed), sample_queries(tune, MODEL_QUERIES, seed)
+    unique = list({q["id"]: q for q in fit_queries + model_queries}.values())
+    runs = dict(zip([q["id"] for q in unique], collect(ranker, unique)))
+    fit_runs = [runs[q["id"]] for q in fit_queries]
     if len(fit_runs) >= MIN_FIT_QUERIES:
         weights, how = fit_weights(ranker, fit_runs, DEFAULT_WEIGHTS)
     else:
         weights, how = dict(DEFAULT_WEIGHTS), {"fitted": False, "reason": f"{len(fit_runs)} tune queries (fewer than {MIN_FIT_QUERIES})"}
     write_json(out / WEIGHTS_FILE, {"weights": weights, "fitted": "reason" not in how, "fit": how, "seed": seed,
                                     "split": {"held_out": HELD_OUT, "tune": TUNE_SHARE}})
+    (out / MODEL_FILE).unlink(missing_ok=True)
+    model, model_how = fit_model(ranker, [runs[q["id"]] for q in model_queries], weights)
+    if model is not None:
+        write_model(model, out, {**model_how, "seed": seed})
     evaluated = sample_queries(suite["queries"], EVAL_QUERIES, seed)
-    figures = evaluate(ranker, evaluated, weights)
+    figures, linear = evaluate(ranker, evaluated, weights, model)
     info = {"split": {"seed": seed, "files": part_counts(parts)},
             "suite": {"queries": len(suite["queries"]), "files": suite["files"], "rejected_goals": suite["rejected_goals"],
                       "evaluated": len(evaluated)}, "tune_queries": len(fit_runs),
             "fitted": "reason" not in how,
-            "weights": weights, "figures": figures, **index, "seconds": round(time.perf_counter() - t0, 1)}
+            "weights": weights, "figures": figures, "model": {**model_how, "linear ranker": linear}, **index, "seconds": round(time.perf_counter() - t0, 1)}
     write_json(out / METRICS_FILE, {k: v for k, v in info.items() if k != "seconds"})  # no wall clock in data files
     return info
 
 
-def evaluate(ranker: PremiseRanker, queries: list[dict], weights: dict[str, float]) -> dict[str, dict]:
-    """Method -> recall@10, recall@32, mrr@32 over the queries: the ranker and the baselines, on
-    the same candidates (a baseline the release cannot run, the embedding one without a vector
-    index, is left out)."""
+def evaluate(ranker: PremiseRanker, queries: list[dict], weights: dict[str, float], model=None) -> tuple[dict[str, dict], dict | None]:
+    """(method -> recall@10, recall@32, mrr@32 over the queries: the ranker (with the tree model,
+    when given) and the baselines, on the same candidates (a baseline the release cannot run, the
+    embedding one without a vector index, is left out); the linear ranker alone, None without a
+    model)."""
     if not queries:
-        return {}
+        return {}, None
     runs = collect(ranker, queries)
-    figures = {"ranker": score(ranker, runs, weights)}
+    figures = {"ranker": score(ranker, runs, weights, model=model)}
     for name, w in BASELINES.items():
         if name.startswith("embedding") and ranker.engine.vector is None:
             continue
         figures[name] = score(ranker, runs, w, fallback=False)
-    return figures
+    return figures, score(ranker, runs, weights) if model is not None else None

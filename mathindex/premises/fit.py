@@ -3,7 +3,10 @@ weight setting costs one matrix product per query.
 
 `fit_weights` is coordinate ascent (as RankLib's) on mean recall@10 of the `tune` part's queries,
 with recall@32 breaking ties: each weight in turn takes the best value of WEIGHT_GRID, the
-others held, for ROUNDS rounds or until nothing moves. Deterministic for given queries."""
+others held, for ROUNDS rounds or until nothing moves. Deterministic for given queries.
+
+`fit_model` then fits the tree model (premises.trees) on more tune queries (MODEL_QUERIES): each
+query's RERANK best by the fitted linear score, labelled by its gold."""
 
 from __future__ import annotations
 
@@ -13,12 +16,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from mathindex.evaluation.metrics import mean_metrics
-from mathindex.premises.ranker import FEATURES, Candidates, PremiseRanker, ordered, rank_weights, weight_vector
+from mathindex.premises.ranker import (FEATURES, MODEL_FEATURES, Candidates, PremiseRanker, model_inputs, ordered, rank_weights,
+                                       weight_vector)
+from mathindex.premises.trees import RERANK, TreeModel, fit_trees
 
 WEIGHT_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 12.0, 20.0)
 ROUNDS = 4
 FIT_QUERIES = 600  # tune queries sampled (seeded) for the fit (1,500 cost a whole-Mathlib release 3x the time for +0 on test)
 METRICS = ("recall@10", "recall@32", "mrr@32")
+# tune queries the tree model is fitted on (a seeded sample; whole Mathlib has 4,404). Held-out R@10
+# by their number (bench/premises_trees.py, issue 12's tenth session): 600: 37.70, 2,400: 39.26,
+# all 4,404: 39.05 (the linear ranker 38.35); collecting a query's candidates costs 50-180 ms on
+# the loaded machine, so the stage stops at 2,400
+MODEL_QUERIES = 2400
+MIN_MODEL_QUERIES = 100  # fewer: no tree model, the linear ranker alone
 
 
 @dataclass
@@ -37,21 +48,45 @@ def collect(ranker: PremiseRanker, queries: list[dict]) -> list[Run]:
 
 
 def ranked_names(ranker: PremiseRanker, run: Run, weights: dict[str, float], k: int = 32, fallback: bool = True,
-                 vectors: dict[str | None, np.ndarray] | None = None) -> list[str]:
+                 vectors: dict[str | None, np.ndarray] | None = None, model: TreeModel | None = None) -> list[str]:
     """The run's top k under `weights` (`fallback`: a goal without known constants under its
     fallback channel, as `PremiseRanker.rank` does; a baseline keeps its own channel). `vectors`:
     the weight vectors by fallback channel (None: the weights themselves), made once per setting."""
     c = run.candidates
     key = c.fallback if fallback else None
     w = vectors[key] if vectors is not None and key in vectors else rank_weights(c, weights) if fallback else weights
-    order, _ = ordered(c, w, k)
+    order, _ = ordered(c, w, k, model)
     return [ranker.names[int(d)] for d in c.docs[order]]
 
 
-def score(ranker: PremiseRanker, runs: list[Run], weights: dict[str, float], fallback: bool = True) -> dict[str, float]:
-    """Mean recall@10, recall@32 and mrr@32 (points) of the runs ranked under `weights`."""
+def score(ranker: PremiseRanker, runs: list[Run], weights: dict[str, float], fallback: bool = True,
+          model: TreeModel | None = None) -> dict[str, float]:
+    """Mean recall@10, recall@32 and mrr@32 (points) of the runs ranked under `weights` (and the
+    tree model, when given)."""
     vectors = {None: weight_vector(weights)} | {f: weight_vector({f: 1.0}) for f in FEATURES}
-    return mean_metrics([(ranked_names(ranker, r, weights, fallback=fallback, vectors=vectors), r.gold) for r in runs], METRICS)
+    return mean_metrics([(ranked_names(ranker, r, weights, fallback=fallback, vectors=vectors, model=model), r.gold)
+                         for r in runs], METRICS)
+
+
+def fit_model(ranker: PremiseRanker, runs: list[Run], weights: dict[str, float]) -> tuple[TreeModel | None, dict]:
+    """(the tree model, how it was fitted) on the runs' RERANK best by the linear score under
+    `weights`; (None, why) with fewer than MIN_MODEL_QUERIES runs or no gold among the rows."""
+    w = weight_vector(weights)
+    xs, ys = [], []
+    for r in runs:
+        c = r.candidates
+        if c.extra is None:  # a fallback goal: ranked by its channel, never by the trees
+            continue
+        top, linear = ordered(c, w, RERANK)
+        xs.append(model_inputs(c, linear, top))
+        ys.append(np.isin(np.asarray([ranker.names[int(d)] for d in c.docs[top]], dtype=object),
+                          np.asarray(sorted(r.gold), dtype=object)))
+    positives = int(sum(y.sum() for y in ys))
+    how = {"queries": len(xs), "rows": int(sum(y.size for y in ys)), "positives": positives, "rerank": RERANK}
+    if len(xs) < MIN_MODEL_QUERIES or positives == 0:
+        return None, {**how, "fitted": False, "reason": f"{len(xs)} tune queries, {positives} gold rows (fewer than {MIN_MODEL_QUERIES} queries or none)"}
+    model = fit_trees(np.vstack(xs), np.concatenate(ys).astype(np.int8), list(MODEL_FEATURES))
+    return model, {**how, "fitted": True, "trees": int(model.feature.shape[0])}
 
 
 def sample_queries(queries: list[dict], n: int, seed: int) -> list[dict]:

@@ -36,6 +36,7 @@ PRIORS = pa.schema([
     pa.field("part", pa.string(), nullable=False),  # premises.split: train, tune or test
     pa.field("usage", pa.int32(), nullable=False),  # training proofs that name it
     pa.field("proof", pa.list_(pa.int32()), nullable=False),  # rows its proof names; train theorems only
+    pa.field("simp", pa.bool_(), nullable=False),  # a `simp` attribute (scoped or not): the tree model's `simp`
 ])
 
 
@@ -45,10 +46,17 @@ def statement_document(name: str, signature: str) -> str:
     return f"{name} {signature or ''}"
 
 
+def simp_names(declarations: pa.Table) -> pl.Series:
+    """The names declared with a `simp` attribute (`simp`, `scoped simp`, `simp ←`, ...)."""
+    attributes = pl.from_arrow(declarations.select(["full_name", "attributes"]))
+    return attributes.filter(pl.col("attributes").list.eval(pl.element().str.contains(r"\bsimp\b")).list.any())["full_name"]
+
+
 def build_priors(declarations: pa.Table, dependencies: pa.Table, parts: dict[str, str]) -> pa.Table:
     """The priors table (PRIORS), one row per distinct declaration name, in the formal index's order.
     Only proofs of declarations written in `train` files are read."""
     decls = pl.from_arrow(unique_declarations(declarations).select(["full_name", "kind", "file", "line_start"]))
+    decls = decls.with_columns(pl.col("full_name").is_in(simp_names(declarations).implode()).alias("simp"))
     part = pl.DataFrame({"file": list(parts), "part": list(parts.values())}, schema={"file": pl.String, "part": pl.String})
     decls = decls.with_row_index("doc").join(part, on="file", how="left").with_columns(pl.col("part").fill_null(TRAIN))
     train_names = decls.filter(pl.col("part") == TRAIN).select("full_name")
@@ -63,7 +71,7 @@ def build_priors(declarations: pa.Table, dependencies: pa.Table, parts: dict[str
            .with_columns(pl.col("usage").fill_null(0).cast(pl.Int32),
                          pl.col("proof").fill_null(pl.lit([], dtype=pl.List(pl.Int32)))))
     return out.select(pl.col("full_name").alias("name"), "kind", "file", pl.col("line_start").fill_null(0).alias("line"), "part",
-                      "usage", "proof").to_arrow().cast(PRIORS)
+                      "usage", "proof", "simp").to_arrow().cast(PRIORS)
 
 
 def write_premise_index(declarations: pa.Table, dependencies: pa.Table, parts: dict[str, str], out_dir: Path,

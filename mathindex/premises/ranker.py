@@ -25,7 +25,11 @@ Signals, each a score per declaration (`FEATURES`):
 
 Candidates are the best `DEPTH` of each signal and every premise of the neighbours; the score is
 the weighted sum, with the weights `premises/weights.json` records (fitted on the `tune` part by
-premises.fit). The goal's own constants are never listed: the gold sets (proof references) leave
+premises.fit). When the release has a tree model (`premises/model.json`, premises.trees), it
+re-orders the linear score's best RERANK over `MODEL_FEATURES`: the signals, the linear score and
+`EXTRA` (the candidate's `simp` attribute, kind, whether its conclusion head is the goal's, whether
+its namespace is one of the goal's constants', its statement's size, and `imported_use`: how many
+training proofs of the files the goal's file imports directly name it). The goal's own constants are never listed: the gold sets (proof references) leave
 out what the statement names, and a goal's vocabulary is no premise to suggest."""
 
 from __future__ import annotations
@@ -45,12 +49,17 @@ from mathindex.lean.lexer import KEYWORDS
 from mathindex.premises.imports import IMPORTS_FILE, FileGraph, module_file
 from mathindex.premises.priors import PREMISES_DIR, PRIORS_FILE, STATEMENTS_DIR
 from mathindex.premises.suite import THEOREM_KINDS
+from mathindex.premises.trees import RERANK, TreeModel, read_model
 from mathindex.search.lexical import LexicalIndex
 from mathindex.store import ReleaseLayout
 
 FEATURES = ("lexical", "knn", "formal", "usage", "embedding", "cooc", "covered", "local", "earlier", "near",
             "imported", "knn_near")
 FILE_FEATURES = ("earlier", "near", "imported", "knn_near")  # 0 unless the goal's file is given
+EXTRA = ("simp", "kind", "head", "namespace", "size", "imported_use")  # the tree model's own inputs (Candidates.extra)
+MODEL_FEATURES = (*FEATURES, "linear", *EXTRA)
+KIND_CODES = {"theorem": 0, "lemma": 0, "def": 1, "abbrev": 1, "instance": 2, "structure": 3, "class": 3,
+              "inductive": 3, "field": 4, "constructor": 4}  # `kind` (5: any other)
 DEFAULT_WEIGHTS = {"lexical": 1.0, "knn": 3.0, "formal": 0.5, "usage": 0.5, "embedding": 1.0, "cooc": 1.0,
                    "covered": 0.5, "local": 0.5, "earlier": 0.5, "near": 1.0, "imported": 0.5, "knn_near": 1.0}
 WEIGHTS_FILE = "weights.json"
@@ -113,6 +122,7 @@ class Candidates:
     features: np.ndarray
     constants: list[str]
     fallback: str | None = None
+    extra: np.ndarray | None = None  # columns in EXTRA order (None: a fallback goal, ranked by its channel alone)
 
 
 def check_goal(goal: str, context: str = "") -> None:
@@ -176,7 +186,42 @@ class PremiseRanker:
         if self.formal is not None and self.formal.names != self.names:
             raise ValueError(f"{self.release}: the premise index and the formal index list different declarations")
         self.weights = weights if weights is not None else read_weights(base)["weights"]
+        self.model = read_model(base) if weights is None else None  # explicit weights: the linear ranker alone
         self._open_constants()
+        self._open_extra(priors)
+
+    def _open_extra(self, priors) -> None:
+        """Per row what EXTRA reads: `simp` (the priors' column), kind code, conclusion
+        head id, statement size, namespace, and the (file run x row) counts of the training proofs
+        of each file that name the row (the priors' `proof` lists: training proofs only)."""
+        from scipy import sparse
+
+        simp = pq.read_table(self.release / PREMISES_DIR / PRIORS_FILE, columns=["simp"]) if "simp" in pq.read_schema(
+            self.release / PREMISES_DIR / PRIORS_FILE).names else None  # before issue 12's tenth session: none
+        self.is_simp = np.zeros(self.n, np.float32) if simp is None else simp.column("simp").to_numpy(zero_copy_only=False).astype(np.float32)
+        self.kind_code = np.array([KIND_CODES.get(k, 5) for k in priors.column("kind").to_pylist()], dtype=np.float32)
+        heads = pq.read_table(ReleaseLayout(self.release).table("formal_statements"), columns=["conclusion_head"]).column("conclusion_head").to_pylist()
+        self.head_id = {h: i for i, h in enumerate(sorted({h for h in heads if h}))}
+        self.heads = np.array([self.head_id.get(h, -1) if h else -1 for h in heads], dtype=np.int64)
+        self.size = np.log1p(np.diff(self.const_offsets)).astype(np.float32)
+        self.namespace = [n.rsplit(".", 1)[0] if "." in n else "" for n in self.names]
+        lengths = np.diff(self.proof_offsets)
+        owner = np.repeat(self.file_ids[:lengths.size], lengths)
+        self.file_use = sparse.csr_matrix((np.ones(owner.size, np.float32), (owner, self.proof_docs)),
+                                          shape=(len(self.run_files), self.n))
+
+    def _extra(self, docs: np.ndarray, constants: list[str], conclusion: tuple | None, scope: Scope | None) -> np.ndarray:
+        """The EXTRA columns of the candidate rows."""
+        goal_head = head(conclusion) if conclusion is not None else None
+        head_eq = (self.heads[docs] == self.head_id.get(goal_head, -2)).astype(np.float32)
+        spaces = {c.rsplit(".", 1)[0] for c in constants if "." in c}
+        namespace = np.array([self.namespace[d] in spaces for d in docs.tolist()], dtype=np.float32)
+        use = np.zeros(docs.size, dtype=np.float32)
+        if scope is not None and scope.depth is not None and docs.size:
+            direct = np.flatnonzero(scope.depth[self.file_start[:-1]] == 1)
+            if direct.size:
+                use = np.log1p(np.asarray(self.file_use[direct][:, docs].sum(axis=0)).ravel()).astype(np.float32)
+        return np.column_stack([self.is_simp[docs], self.kind_code[docs], head_eq, namespace, self.size[docs], use])
 
     def _open_constants(self) -> None:
         """Each row's statement constants (the formal index's, as integer ids) and their idf, the
@@ -432,12 +477,15 @@ class PremiseRanker:
         for j, name in enumerate(FEATURES):
             if signals.get(name) is not None:
                 features[:, j] = signals[name][docs]
+        names = sorted({c for alts in constants for c in alts})
+        extra = None
         if fallback is None:
             features[:, FEATURES.index("covered")] = self._covered(docs, weights)
             if scope is not None:
                 for name, values in self._file_features(docs, scope).items():
                     features[:, FEATURES.index(name)] = values
-        return Candidates(docs, features, sorted({c for alts in constants for c in alts}), fallback)
+            extra = self._extra(docs, names, conclusion, scope)
+        return Candidates(docs, features, names, fallback, extra)
 
     def _pool(self, signals: dict[str, np.ndarray | None], scope: Scope | None = None) -> np.ndarray:
         """The best DEPTH rows of each signal, every row the neighbours' proofs name and the
@@ -463,7 +511,7 @@ class PremiseRanker:
         the file is not the release's."""
         check_goal(goal, context)
         cand = self.candidates(goal, context, exclude, file, line)
-        order, scores = ordered(cand, rank_weights(cand, self.weights), k)
+        order, scores = ordered(cand, rank_weights(cand, self.weights), k, self.model)
         premises = [Premise(self.names[int(cand.docs[i])], round(float(scores[i]), 6),
                             {f: round(float(cand.features[i, j]), 6) for j, f in enumerate(FEATURES) if cand.features[i, j]})
                     for i in order]
@@ -483,12 +531,17 @@ def weight_vector(weights: dict[str, float]) -> np.ndarray:
     return np.array([weights.get(f, 0.0) for f in FEATURES], dtype=np.float32)
 
 
-def ordered(cand: Candidates, weights: dict[str, float] | np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def ordered(cand: Candidates, weights: dict[str, float] | np.ndarray, k: int, model: TreeModel | None = None
+            ) -> tuple[np.ndarray, np.ndarray]:
     """(candidate positions of the k best by the weighted sum, positive scores only, ties by row;
     every candidate's score). `weights` as a dict or as `weight_vector` gives (the fit scores
     hundreds of settings). Only candidates at or above the k-th best score are sorted: the same
-    k, about 40 times fewer to sort for a whole-Mathlib goal's 1,000 candidates."""
+    k, about 40 times fewer to sort for a whole-Mathlib goal's 1,000 candidates. With `model` (and
+    a goal that is no fallback), the linear score's best RERANK are ordered by the trees instead
+    (`reranked`); the scores returned are then the trees' for those rows."""
     w = weights if isinstance(weights, np.ndarray) else weight_vector(weights)
+    if model is not None and cand.extra is not None:
+        return reranked(cand, w, k, model)
     scores = cand.features @ w
     positive = np.flatnonzero(scores > 0)
     if positive.size > k:
@@ -496,6 +549,23 @@ def ordered(cand: Candidates, weights: dict[str, float] | np.ndarray, k: int) ->
         kth = np.partition(values, positive.size - k)[positive.size - k]  # the k-th best score
         positive = positive[values >= kth]  # every row that can be among the k best, ties at the cut too
     return positive[np.lexsort((cand.docs[positive], -scores[positive]))][:k], scores
+
+
+def model_inputs(cand: Candidates, linear: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The MODEL_FEATURES columns of the candidate positions `rows` (`linear`: every candidate's
+    linear score)."""
+    return np.column_stack([cand.features[rows], linear[rows], cand.extra[rows]]).astype(np.float64)
+
+
+def reranked(cand: Candidates, w: np.ndarray, k: int, model: TreeModel) -> tuple[np.ndarray, np.ndarray]:
+    """`ordered` with the tree model: the RERANK best by the linear score `w` (positive only,
+    ties by row), re-ordered by the trees (ties by row), the first k."""
+    top, linear = ordered(cand, w, RERANK)
+    scores = np.zeros(cand.docs.size)
+    if top.size == 0:
+        return top, scores
+    scores[top] = model.predict(model_inputs(cand, linear, top))
+    return top[np.lexsort((cand.docs[top], -scores[top]))][:k], scores
 
 
 def read_weights(base: Path) -> dict:
