@@ -546,3 +546,74 @@ def test_held_out_proofs_never_feed_the_tree_models_tables(tmp_path):
     simp, _ = build_release(tmp_path / "d", library=LIBRARY.replace("theorem double_eq_two_mul", "@[simp] theorem double_eq_two_mul"))
     flagged = ranker_of(simp)
     assert np.flatnonzero(flagged.is_simp).tolist() == [flagged.doc_of["Tiny.double_eq_two_mul"]]
+
+
+ABOVE_BASE = """namespace Above
+
+def twice (n : Nat) : Nat := n + n
+
+theorem twice_eq (n : Nat) : twice n = 2 * n := by
+  unfold twice
+  omega
+
+theorem twice_add (m n : Nat) : twice (m + n) = twice m + twice n := by
+  unfold twice
+  omega
+
+end Above
+"""
+ABOVE_GOAL = """import Above.Base
+
+namespace Above
+
+theorem helper (n : Nat) : twice n + 0 = 2 * n := by
+  rw [twice_eq]
+
+theorem goal (m n : Nat) : twice (m + n) + 0 = twice m + twice n := by
+  rw [twice_add]
+
+theorem later (m n : Nat) : twice (m + n) = 2 * m + 2 * n := by
+  rw [twice_add, twice_eq]
+  omega
+
+end Above
+"""
+
+
+def test_the_proofs_above_a_goal_in_its_file_vote_and_nothing_at_or_below_it_does(tmp_path):
+    """`above` and `knn_above` read the proofs written above the goal in its own file (whatever the
+    file's part: what the file says there), never the goal's own proof or one below it, and are 0
+    without a file."""
+    import numpy as np
+
+    from mathindex.premises.imports import read_imports
+    from mathindex.premises.priors import FILE_PROOFS_FILE
+    from mathindex.premises.ranker import FEATURES
+
+    src = tmp_path / "src"
+    (src / "Above").mkdir(parents=True)
+    (src / "Above" / "Base.lean").write_text(ABOVE_BASE, encoding="utf-8")
+    (src / "Above" / "Goal.lean").write_text(ABOVE_GOAL, encoding="utf-8")
+    ex = extract_lean_tree(src, "tiny")
+    rel = tmp_path / "rel"
+    rel.mkdir()
+    statements, _ = build_formal_index(ex.declarations, ex.dependencies, rel / "formal")
+    write_table(statements, table_specs()["formal_statements"], rel)
+    write_premise_index(ex.declarations, ex.dependencies, {"Above/Base.lean": TRAIN, "Above/Goal.lean": TEST},
+                        rel / PREMISES_DIR, imports=read_imports([src]))
+    assert pq.read_table(rel / PREMISES_DIR / FILE_PROOFS_FILE).num_rows == pq.read_table(rel / PREMISES_DIR / PRIORS_FILE).num_rows
+    ranker = PremiseRanker(rel, engine=SimpleNamespace(formal=SimpleNamespace(index=FormalIndex(rel)), vector=None),
+                           weights={"lexical": 1.0, "above": 1.0, "knn_above": 1.0})
+    line = next(r["line_start"] for r in ex.declarations.to_pylist() if r["full_name"] == "Above.goal")
+    goal, context, exclude = "twice (m + n) + 0 = twice m + twice n", "(m n : Nat)", frozenset(["Above.goal"])
+    cand = ranker.candidates(goal, context, exclude, file="Above/Goal.lean", line=line)
+    signal = {ranker.names[int(d)]: dict(zip(FEATURES, row.tolist())) for d, row in zip(cand.docs, cand.features)}
+    assert signal["Above.twice_eq"]["above"] == 1.0 and signal["Above.twice_eq"]["knn_above"] > 0  # helper's proof
+    assert signal.get("Above.twice_add", {}).get("above", 0.0) == 0.0  # only the goal's own proof and one below name it
+    assert signal.get("Above.twice_add", {}).get("knn_above", 0.0) == 0.0
+    anywhere = ranker.candidates(goal, context, exclude)
+    assert not anywhere.features[:, [FEATURES.index("above"), FEATURES.index("knn_above")]].any()
+    # the held-out file's proofs are read above the goal, but never reach the priors
+    priors = pq.read_table(rel / PREMISES_DIR / PRIORS_FILE).to_pylist()
+    assert next(r for r in priors if r["name"] == "Above.helper")["proof"] == []
+    assert np.diff(ranker.file_proof_offsets)[ranker.doc_of["Above.helper"]] == 1

@@ -6,6 +6,12 @@ search) and the priors, from the proofs of the `train` part of the split only:
 - `proof`: for each training theorem, the documents its proof names (what "proofs of similar
   statements" contribute; empty for everything outside `train`).
 
+Beside them, `premises/file_proofs.parquet` (FILE_PROOFS, row-aligned too) holds every
+declaration's proof references, whatever its part: what a goal's file says above the goal. The
+ranker reads it only for the declarations above a goal in the goal's own file (the text a proof
+there is written under, as an agent editing the file has it); it is never a prior, and a goal's
+own proof and everything below it stay out of its reach.
+
 `premises/priors.parquet` is row-aligned with the formal index's declarations
 (`formal.index.unique_declarations`), so the formal signal indexes the same rows."""
 
@@ -28,6 +34,7 @@ from mathindex.store import ReleaseLayout
 PREMISES_DIR = ReleaseLayout.PREMISES  # the release folder (store.ReleaseLayout owns its name)
 STATEMENTS_DIR = "statements"
 PRIORS_FILE = "priors.parquet"
+FILE_PROOFS_FILE = "file_proofs.parquet"
 PRIORS = pa.schema([
     pa.field("name", pa.string(), nullable=False),
     pa.field("kind", pa.string(), nullable=False),
@@ -37,6 +44,9 @@ PRIORS = pa.schema([
     pa.field("usage", pa.int32(), nullable=False),  # training proofs that name it
     pa.field("proof", pa.list_(pa.int32()), nullable=False),  # rows its proof names; train theorems only
     pa.field("simp", pa.bool_(), nullable=False),  # a `simp` attribute (scoped or not): the tree model's `simp`
+])
+FILE_PROOFS = pa.schema([
+    pa.field("proof", pa.list_(pa.int32()), nullable=False),  # rows its proof names, every part (priors' row order)
 ])
 
 
@@ -52,17 +62,38 @@ def simp_names(declarations: pa.Table) -> pl.Series:
     return attributes.filter(pl.col("attributes").list.eval(pl.element().str.contains(r"\bsimp\b")).list.any())["full_name"]
 
 
-def build_priors(declarations: pa.Table, dependencies: pa.Table, parts: dict[str, str]) -> pa.Table:
-    """The priors table (PRIORS), one row per distinct declaration name, in the formal index's order.
-    Only proofs of declarations written in `train` files are read."""
+def _documents(declarations: pa.Table, parts: dict[str, str]) -> pl.DataFrame:
+    """(doc, full_name, kind, file, line_start, simp, part): one row per distinct declaration name,
+    in the formal index's order."""
     decls = pl.from_arrow(unique_declarations(declarations).select(["full_name", "kind", "file", "line_start"]))
     decls = decls.with_columns(pl.col("full_name").is_in(simp_names(declarations).implode()).alias("simp"))
     part = pl.DataFrame({"file": list(parts), "part": list(parts.values())}, schema={"file": pl.String, "part": pl.String})
-    decls = decls.with_row_index("doc").join(part, on="file", how="left").with_columns(pl.col("part").fill_null(TRAIN))
+    return decls.with_row_index("doc").join(part, on="file", how="left").with_columns(pl.col("part").fill_null(TRAIN))
+
+
+def _proof_pairs(decls: pl.DataFrame, used: pl.DataFrame) -> pl.DataFrame:
+    """(full_name, target, doc): each proof reference of `used` (proof_premises rows) to a row of
+    `decls`, with that row's number."""
+    doc_of = decls.select(pl.col("full_name").alias("target"), pl.col("doc").cast(pl.Int32))
+    return used.explode("premises").rename({"premises": "target"}).join(doc_of, on="target")
+
+
+def build_file_proofs(declarations: pa.Table, dependencies: pa.Table, parts: dict[str, str]) -> pa.Table:
+    """FILE_PROOFS: every declaration's proof references as rows, in the priors' row order."""
+    decls = _documents(declarations, parts)
+    pairs = _proof_pairs(decls, proof_premises(declarations, dependencies))
+    proofs = pairs.group_by("full_name").agg(pl.col("doc").sort().alias("proof"))
+    out = decls.select("doc", "full_name").join(proofs, on="full_name", how="left").sort("doc")
+    return out.select(pl.col("proof").fill_null(pl.lit([], dtype=pl.List(pl.Int32)))).to_arrow().cast(FILE_PROOFS)
+
+
+def build_priors(declarations: pa.Table, dependencies: pa.Table, parts: dict[str, str]) -> pa.Table:
+    """The priors table (PRIORS), one row per distinct declaration name, in the formal index's order.
+    Only proofs of declarations written in `train` files are read."""
+    decls = _documents(declarations, parts)
     train_names = decls.filter(pl.col("part") == TRAIN).select("full_name")
     used = proof_premises(declarations, dependencies).join(train_names, on="full_name", how="semi")
-    doc_of = decls.select(pl.col("full_name").alias("target"), pl.col("doc").cast(pl.Int32))
-    pairs = used.explode("premises").rename({"premises": "target"}).join(doc_of, on="target")
+    pairs = _proof_pairs(decls, used)
     usage = pairs.group_by("target").len().rename({"target": "full_name", "len": "usage"})
     theorem_rows = decls.filter(pl.col("kind").is_in(THEOREM_KINDS)).select("full_name")
     proofs = (pairs.join(theorem_rows, on="full_name", how="semi").group_by("full_name")
@@ -76,12 +107,13 @@ def build_priors(declarations: pa.Table, dependencies: pa.Table, parts: dict[str
 
 def write_premise_index(declarations: pa.Table, dependencies: pa.Table, parts: dict[str, str], out_dir: Path,
                         token_cache: Path | None = None, imports: pa.Table | None = None) -> dict:
-    """`out_dir/priors.parquet`, the statements' BM25 index `out_dir/statements/` (documents'
+    """`out_dir/priors.parquet`, `out_dir/file_proofs.parquet`, the statements' BM25 index `out_dir/statements/` (documents'
     tokens kept in `token_cache`, `search.lexical.build_lexical_index`) and, when given, the import
     graph `out_dir/imports.parquet` (premises.imports); returns counts."""
     priors = build_priors(declarations, dependencies, parts)
     out_dir.mkdir(parents=True, exist_ok=True)
     pq.write_table(priors, out_dir / PRIORS_FILE, compression="zstd")
+    pq.write_table(build_file_proofs(declarations, dependencies, parts), out_dir / FILE_PROOFS_FILE, compression="zstd")
     (out_dir / IMPORTS_FILE).unlink(missing_ok=True)
     if imports is not None:
         pq.write_table(imports, out_dir / IMPORTS_FILE, compression="zstd")

@@ -21,7 +21,11 @@ Signals, each a score per declaration (`FEATURES`):
   file can see (the files it imports, transitively, and its own declarations above `line`), and
   `earlier` (declared above the goal in its file), `near` (how few declarations lie between: the
   lemmas just proved), `imported` (1 / import distance of the declaration's file) and `knn_near`
-  (`knn` over the neighbours the goal's file can see) join in; without a file they are 0.
+  (`knn` over the neighbours the goal's file can see) join in, and two signals read the proofs
+  written above the goal in its file (premises/file_proofs.parquet: what the file says there, never
+  a prior): `above` (how many of them name the declaration, the nearer ones counting more) and
+  `knn_above` (their votes weighted by their statements' similarity to the goal, as `knn`'s); without
+  a file they are 0.
 
 Candidates are the best `DEPTH` of each signal and every premise of the neighbours; the score is
 the weighted sum, with the weights `premises/weights.json` records (fitted on the `tune` part by
@@ -47,26 +51,28 @@ from mathindex.formal.normal import head
 from mathindex.formal.query import FormalQueryError, split_terms
 from mathindex.lean.lexer import KEYWORDS
 from mathindex.premises.imports import IMPORTS_FILE, FileGraph, module_file
-from mathindex.premises.priors import PREMISES_DIR, PRIORS_FILE, STATEMENTS_DIR
+from mathindex.premises.priors import FILE_PROOFS_FILE, PREMISES_DIR, PRIORS_FILE, STATEMENTS_DIR
 from mathindex.premises.suite import THEOREM_KINDS
 from mathindex.premises.trees import RERANK, TreeModel, read_model
 from mathindex.search.lexical import LexicalIndex
 from mathindex.store import ReleaseLayout
 
 FEATURES = ("lexical", "knn", "formal", "usage", "embedding", "cooc", "covered", "local", "earlier", "near",
-            "imported", "knn_near")
-FILE_FEATURES = ("earlier", "near", "imported", "knn_near")  # 0 unless the goal's file is given
+            "imported", "knn_near", "above", "knn_above")
+FILE_FEATURES = ("earlier", "near", "imported", "knn_near", "above", "knn_above")  # 0 unless the goal's file is given
 EXTRA = ("simp", "kind", "head", "namespace", "size", "imported_use")  # the tree model's own inputs (Candidates.extra)
 MODEL_FEATURES = (*FEATURES, "linear", *EXTRA)
 KIND_CODES = {"theorem": 0, "lemma": 0, "def": 1, "abbrev": 1, "instance": 2, "structure": 3, "class": 3,
               "inductive": 3, "field": 4, "constructor": 4}  # `kind` (5: any other)
 DEFAULT_WEIGHTS = {"lexical": 1.0, "knn": 3.0, "formal": 0.5, "usage": 0.5, "embedding": 1.0, "cooc": 1.0,
-                   "covered": 0.5, "local": 0.5, "earlier": 0.5, "near": 1.0, "imported": 0.5, "knn_near": 1.0}
+                   "covered": 0.5, "local": 0.5, "earlier": 0.5, "near": 1.0, "imported": 0.5, "knn_near": 1.0,
+                   "above": 1.0, "knn_above": 1.0}
 WEIGHTS_FILE = "weights.json"
 DEPTH = 200  # candidates per signal
 NEIGHBOURS = 128  # similar training statements whose proofs vote (kNN alone, 400 held-out goals: R@32 13.6 at 64, 16.2 at 256)
 NEAR_ROWS = 20.0  # `near`: exp(-(declarations between the candidate and the goal) / NEAR_ROWS)
 NEAR_POOL = 200  # the declarations just above the goal that are candidates whatever their signals
+ABOVE_ROWS = 50.0  # `above`: a proof above the goal counts exp(-(declarations between it and the goal) / ABOVE_ROWS)
 NEIGHBOUR_POWER = 2.0  # a neighbour's vote: (its BM25 score / the best neighbour's) ** power
 MAX_ALTERNATIVES = 8  # a bare name with more declarations of that last component is left out
 _BINARY = r"[*/^=<>≤≥≠∣∈∉⊆⊂∪∩•∧∨↔→+]"
@@ -189,6 +195,21 @@ class PremiseRanker:
         self.model = read_model(base) if weights is None else None  # explicit weights: the linear ranker alone
         self._open_constants()
         self._open_extra(priors)
+        self._open_file_proofs(base)
+
+    def _open_file_proofs(self, base: Path) -> None:
+        """Every row's proof references (premises/file_proofs.parquet) as CSR offsets and rows; a
+        release built before them reads none (`above`, `knn_above` stay 0)."""
+        path = base / FILE_PROOFS_FILE
+        if not path.is_file():
+            self.file_proof_offsets = np.zeros(self.n + 1, dtype=np.int64)
+            self.file_proof_docs = np.zeros(0, dtype=np.int64)
+            return
+        proof = pq.read_table(path).column("proof").combine_chunks()
+        if len(proof) != self.n:
+            raise ValueError(f"{self.release}: {FILE_PROOFS_FILE} has {len(proof)} rows, the priors {self.n}")
+        self.file_proof_offsets = proof.offsets.to_numpy().astype(np.int64)
+        self.file_proof_docs = proof.values.to_numpy().astype(np.int64)
 
     def _open_extra(self, priors) -> None:
         """Per row what EXTRA reads: `simp` (the priors' column), kind code, conclusion
@@ -316,6 +337,29 @@ class PremiseRanker:
             d = scope.depth[docs]
             imported = np.where(d > 0, 1.0 / np.maximum(d, 1), 0.0)
         return {"earlier": earlier.astype(np.float32), "near": near.astype(np.float32), "imported": imported.astype(np.float32)}
+
+    def _above_scores(self, scope: Scope, sims: np.ndarray | None) -> dict[str, np.ndarray | None]:
+        """`above` and `knn_above` over every row: the proofs of the declarations above the goal in
+        its file (scope.earlier; never the goal's own, never one below it) that name the row, each
+        weighted by its nearness (`above`, scaled to a best of 1) or by its statement's similarity
+        to the goal (`knn_above`, `sims` as `knn`'s, votes over their sum)."""
+        out: dict[str, np.ndarray | None] = {"above": None, "knn_above": None}
+        rows = scope.earlier
+        if rows.size == 0:
+            return out
+        owner, named = _gather(self.file_proof_offsets, self.file_proof_docs, rows)
+        if named.size == 0:
+            return out
+        near = np.exp(-(scope.goal_row - 1 - rows) / ABOVE_ROWS).astype(np.float32)
+        above = np.bincount(named, weights=near[owner], minlength=self.n).astype(np.float32)
+        out["above"] = above / above.max()
+        if sims is not None:
+            votes = sims[rows].astype(np.float32)
+            if votes.max(initial=0.0) > 0:
+                votes = (votes / votes.max()) ** NEIGHBOUR_POWER
+                knn = np.bincount(named, weights=votes[owner], minlength=self.n).astype(np.float32)
+                out["knn_above"] = knn / votes[np.unique(owner)].sum() if knn.any() else None
+        return out
 
     # -- signals ------------------------------------------------------------------------------
 
@@ -470,6 +514,8 @@ class PremiseRanker:
             }
             if visible is not None:
                 signals["knn_near"] = self._knn_scores(sims, scope.rows)
+            if scope is not None:
+                signals |= self._above_scores(scope, sims)
         docs = self._pool(signals, scope)  # what the file cannot see is no candidate
         if drop:
             docs = docs[~np.isin(docs, np.fromiter(drop, dtype=np.int64))]
@@ -551,10 +597,14 @@ def ordered(cand: Candidates, weights: dict[str, float] | np.ndarray, k: int, mo
     return positive[np.lexsort((cand.docs[positive], -scores[positive]))][:k], scores
 
 
-def model_inputs(cand: Candidates, linear: np.ndarray, rows: np.ndarray) -> np.ndarray:
+def model_inputs(cand: Candidates, linear: np.ndarray, rows: np.ndarray, features: list[str] | None = None) -> np.ndarray:
     """The MODEL_FEATURES columns of the candidate positions `rows` (`linear`: every candidate's
-    linear score)."""
-    return np.column_stack([cand.features[rows], linear[rows], cand.extra[rows]]).astype(np.float64)
+    linear score); `features`: the columns a model was fitted on, by name (a model fitted before a
+    signal was added reads the columns it knows)."""
+    x = np.column_stack([cand.features[rows], linear[rows], cand.extra[rows]]).astype(np.float64)
+    if features is None or tuple(features) == MODEL_FEATURES:
+        return x
+    return x[:, [MODEL_FEATURES.index(f) for f in features]]
 
 
 def reranked(cand: Candidates, w: np.ndarray, k: int, model: TreeModel) -> tuple[np.ndarray, np.ndarray]:
@@ -564,7 +614,7 @@ def reranked(cand: Candidates, w: np.ndarray, k: int, model: TreeModel) -> tuple
     scores = np.zeros(cand.docs.size)
     if top.size == 0:
         return top, scores
-    scores[top] = model.predict(model_inputs(cand, linear, top))
+    scores[top] = model.predict(model_inputs(cand, linear, top, model.features))
     return top[np.lexsort((cand.docs[top], -scores[top]))][:k], scores
 
 
