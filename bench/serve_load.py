@@ -223,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         items = workload(pool, args.queries, args.seed)
         report["load_mid"] = loadavg()
         cpu0 = cpu_seconds(proc.pid) if proc is not None else None
+        own0 = cpu_seconds(os.getpid())
         swap = None
         if args.swap_to:
             from mathindex.store import publish
@@ -234,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
             swap = (len(items) // 4, swap_now)
         report["concurrent"] = run_queries(host, port, items, args.clients, args.k,
                                            time.monotonic() + args.max_seconds, 60, at=swap)
+        report["client_cpu_ms_per_query"] = round((cpu_seconds(os.getpid()) - own0) * 1000
+                                                  / max(1, report["concurrent"]["answered"]), 1)
         if proc is not None:  # what the load costs the server, whatever else runs on the machine
             report["server_cpu_ms_per_query"] = round((cpu_seconds(proc.pid) - cpu0) * 1000
                                                       / max(1, report["concurrent"]["answered"]), 1)
@@ -260,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         cpu = report["server_cpu_ms_per_query"]
         print(f"server CPU: {cpu} ms a query under load; {report['cores']} idle cores would answer at most "
               f"{report['cores'] * 1000 / cpu:.0f} q/s")
+    print(f"load generator CPU: {report['client_cpu_ms_per_query']} ms a query (the same cores as the server's)")
     if "rss_after_mb" in report:
         print(f"server RSS: idle {report['rss_idle_mb']} MB, after load {report['rss_after_mb']} MB, peak {report['rss_peak_mb']} MB")
     if args.swap_to:

@@ -9,6 +9,9 @@ Signals, each a score per declaration (`FEATURES`):
   that name the declaration;
 - `formal`: the idf-weighted share of the goal's constants the declaration's statement mentions,
   plus the goal's conclusion head (the formal index's `c:` and `h:` postings);
+- `pairs`: the idf-weighted share of the goal's operator pairs (a head applied to an argument with
+  a head: the formal index's `p:` postings, `p:HAdd.hAdd>Finset.sum`) the declaration's statement
+  has: the shape a rewrite or `simp` lemma must meet in the goal, which constants alone miss;
 - `usage`: how many training proofs name it, log-scaled (a global prior);
 - `embedding`: the embedding channel's similarity of the goal to the declaration, relative to
   its best and its last candidate (when the release has a vector index; the neighbours of `knn`
@@ -57,14 +60,14 @@ from mathindex.premises.trees import RERANK, TreeModel, read_model
 from mathindex.search.lexical import LexicalIndex
 from mathindex.store import ReleaseLayout
 
-FEATURES = ("lexical", "knn", "formal", "usage", "embedding", "cooc", "covered", "local", "earlier", "near",
+FEATURES = ("lexical", "knn", "formal", "pairs", "usage", "embedding", "cooc", "covered", "local", "earlier", "near",
             "imported", "knn_near", "above", "knn_above")
 FILE_FEATURES = ("earlier", "near", "imported", "knn_near", "above", "knn_above")  # 0 unless the goal's file is given
 EXTRA = ("simp", "kind", "head", "namespace", "size", "imported_use")  # the tree model's own inputs (Candidates.extra)
 MODEL_FEATURES = (*FEATURES, "linear", *EXTRA)
 KIND_CODES = {"theorem": 0, "lemma": 0, "def": 1, "abbrev": 1, "instance": 2, "structure": 3, "class": 3,
               "inductive": 3, "field": 4, "constructor": 4}  # `kind` (5: any other)
-DEFAULT_WEIGHTS = {"lexical": 1.0, "knn": 3.0, "formal": 0.5, "usage": 0.5, "embedding": 1.0, "cooc": 1.0,
+DEFAULT_WEIGHTS = {"lexical": 1.0, "knn": 3.0, "formal": 0.5, "pairs": 0.5, "usage": 0.5, "embedding": 1.0, "cooc": 1.0,
                    "covered": 0.5, "local": 0.5, "earlier": 0.5, "near": 1.0, "imported": 0.5, "knn_near": 1.0,
                    "above": 1.0, "knn_above": 1.0}
 WEIGHTS_FILE = "weights.json"
@@ -363,13 +366,13 @@ class PremiseRanker:
 
     # -- signals ------------------------------------------------------------------------------
 
-    def goal_constants(self, goal: str, context: str) -> tuple[list[list[str]], tuple | None]:
+    def goal_constants(self, goal: str, context: str) -> tuple[list[list[str]], tuple | None, list[tuple]]:
         """(the constants the goal and context name, each as its alternatives; the goal's conclusion
-        tree). Resolved as the formal index resolves a statement's (notation, namespaces of the types
+        tree; its hypotheses' trees). Resolved as the formal index resolves a statement's (notation, namespaces of the types
         it names, unique last components); a bare name with several declarations (`sin`) is each of
         them, up to MAX_ALTERNATIVES. Binder names and short names are variables."""
         if self.formal is None:
-            return [], None
+            return [], None, []
         from mathindex.formal.keys import leaf_symbols
         from mathindex.formal.query import _IDENT_IN
         from mathindex.formal.telescope import binder_groups
@@ -391,7 +394,7 @@ class PremiseRanker:
         resolved = self._resolver.constants("", leaf_symbols(trees), named) if trees else set(named)
         groups = [[c] for c in sorted(resolved) if c in vocab.full]
         groups += [alts for alts in ambiguous if not set(alts) & resolved]
-        return groups, tele.conclusion if tele is not None else None
+        return groups, tele.conclusion if tele is not None else None, list(tele.hypotheses) if tele is not None else []
 
     def _formal_scores(self, constants: list[list[str]], conclusion: tuple | None) -> np.ndarray | None:
         """idf-weighted share of the goal's constants (and its conclusion head) each statement has."""
@@ -408,6 +411,23 @@ class PremiseRanker:
             total += w
         key = "h:" + head(conclusion) if conclusion is not None else ""
         if key and key != "h:*" and self.formal.df(key):
+            w = self.formal.idf(key)
+            score[self.formal.docs(key)] += w
+            total += w
+        return score / total if total > 0 else None
+
+    def _pair_scores(self, conclusion: tuple | None, hypotheses: list[tuple]) -> np.ndarray | None:
+        """idf-weighted share of the goal's operator pairs (`p:` keys of its conclusion and
+        hypotheses) each statement has."""
+        if self.formal is None or conclusion is None:
+            return None
+        from mathindex.formal.keys import tree_keys
+
+        score = np.zeros(self.n, dtype=np.float32)
+        total = 0.0
+        for key in sorted(k for k in tree_keys(hypotheses, conclusion) if k.startswith("p:")):
+            if not self.formal.df(key):
+                continue
             w = self.formal.idf(key)
             score[self.formal.docs(key)] += w
             total += w
@@ -487,7 +507,7 @@ class PremiseRanker:
         embedding hits are taken without them). With `file` (and `line`), only what that file can
         see is a candidate (`scope`) and FILE_FEATURES are set."""
         scope = self.scope(file, line)
-        constants, conclusion = self.goal_constants(goal, context)
+        constants, conclusion, hypotheses = self.goal_constants(goal, context)
         weights = self.constant_weights(constants)
         drop = {self.doc_of[n] for n in exclude if n in self.doc_of}
         drop_rows = np.fromiter(drop, dtype=np.int64)
@@ -509,7 +529,8 @@ class PremiseRanker:
             sims = None if lexical is None and embedding is None else sum(x for x in (lexical, embedding) if x is not None)
             signals = {
                 "lexical": lexical, "knn": self._knn_scores(sims),
-                "formal": self._formal_scores(constants, conclusion), "usage": self.usage, "embedding": embedding,
+                "formal": self._formal_scores(constants, conclusion), "pairs": self._pair_scores(conclusion, hypotheses),
+                "usage": self.usage, "embedding": embedding,
                 "cooc": self._cooc_scores(weights), "local": self._local_scores(constants, weights),
             }
             if visible is not None:
