@@ -580,27 +580,47 @@ end Above
 """
 
 
+def above_release(tmp: Path):
+    """(release-like directory, extraction) of Above/Base.lean (train) and Above/Goal.lean (test)."""
+    from mathindex.premises.imports import read_imports
+
+    src = tmp / "src"
+    (src / "Above").mkdir(parents=True)
+    (src / "Above" / "Base.lean").write_text(ABOVE_BASE, encoding="utf-8")
+    (src / "Above" / "Goal.lean").write_text(ABOVE_GOAL, encoding="utf-8")
+    ex = extract_lean_tree(src, "tiny")
+    rel = tmp / "rel"
+    rel.mkdir()
+    statements, _ = build_formal_index(ex.declarations, ex.dependencies, rel / "formal")
+    write_table(statements, table_specs()["formal_statements"], rel)
+    write_premise_index(ex.declarations, ex.dependencies, {"Above/Base.lean": TRAIN, "Above/Goal.lean": TEST},
+                        rel / PREMISES_DIR, imports=read_imports([src]))
+    return rel, ex
+
+
+def test_pairs_is_the_share_of_the_goals_operator_pairs_a_statement_has(tmp_path):
+    """`twice (m + n)` is the pair twice>HAdd.hAdd: `twice_add` has it, `twice_eq` does not."""
+    from mathindex.premises.ranker import FEATURES
+
+    rel, _ = above_release(tmp_path)
+    ranker = PremiseRanker(rel, engine=SimpleNamespace(formal=SimpleNamespace(index=FormalIndex(rel)), vector=None),
+                           weights={"pairs": 1.0})
+    cand = ranker.candidates("twice (m + n) + 0 = twice m + twice n", "(m n : Nat)", frozenset(["Above.goal"]))
+    pairs = {ranker.names[int(d)]: float(row[FEATURES.index("pairs")]) for d, row in zip(cand.docs, cand.features)}
+    assert pairs["Above.twice_add"] > pairs.get("Above.twice_eq", 0.0)
+    assert 0.0 < pairs["Above.twice_add"] <= 1.0
+
+
 def test_the_proofs_above_a_goal_in_its_file_vote_and_nothing_at_or_below_it_does(tmp_path):
     """`above` and `knn_above` read the proofs written above the goal in its own file (whatever the
     file's part: what the file says there), never the goal's own proof or one below it, and are 0
     without a file."""
     import numpy as np
 
-    from mathindex.premises.imports import read_imports
     from mathindex.premises.priors import FILE_PROOFS_FILE
     from mathindex.premises.ranker import FEATURES
 
-    src = tmp_path / "src"
-    (src / "Above").mkdir(parents=True)
-    (src / "Above" / "Base.lean").write_text(ABOVE_BASE, encoding="utf-8")
-    (src / "Above" / "Goal.lean").write_text(ABOVE_GOAL, encoding="utf-8")
-    ex = extract_lean_tree(src, "tiny")
-    rel = tmp_path / "rel"
-    rel.mkdir()
-    statements, _ = build_formal_index(ex.declarations, ex.dependencies, rel / "formal")
-    write_table(statements, table_specs()["formal_statements"], rel)
-    write_premise_index(ex.declarations, ex.dependencies, {"Above/Base.lean": TRAIN, "Above/Goal.lean": TEST},
-                        rel / PREMISES_DIR, imports=read_imports([src]))
+    rel, ex = above_release(tmp_path)
     assert pq.read_table(rel / PREMISES_DIR / FILE_PROOFS_FILE).num_rows == pq.read_table(rel / PREMISES_DIR / PRIORS_FILE).num_rows
     ranker = PremiseRanker(rel, engine=SimpleNamespace(formal=SimpleNamespace(index=FormalIndex(rel)), vector=None),
                            weights={"lexical": 1.0, "above": 1.0, "knn_above": 1.0})
