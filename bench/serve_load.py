@@ -6,7 +6,9 @@ serving process's memory. Bounded in count and time; it stops by itself.
 Starts the server on ROOT (or uses --url), then runs `--single` queries from one client, then
 `--queries` queries from `--clients` concurrent clients (closed loop, keep-alive connections), drawn
 from the suite's query styles and target names (identifiers), shuffled with a fixed seed. Prints
-p50/p95/max latency, errors, throughput, and the server's RSS after the load (and its peak).
+p50/p95/max latency, errors, throughput, the server's RSS after the load (and its peak), the CPU
+a query costs the server and this load generator, and how busy the machine's cores were (a server
+that leaves cores idle while clients wait is bound by something else: the GIL, a lock).
 `--cache 0` (the default here) measures the engine on every query rather than the answer cache.
 """
 
@@ -143,6 +145,12 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def machine_ticks() -> tuple[int, int]:
+    """(busy, total) CPU ticks of the whole machine so far (/proc/stat: idle and iowait are not busy)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    return sum(fields) - fields[3] - fields[4], sum(fields)
+
+
 def loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
@@ -224,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         report["load_mid"] = loadavg()
         cpu0 = cpu_seconds(proc.pid) if proc is not None else None
         own0 = cpu_seconds(os.getpid())
+        busy0, total0 = machine_ticks()
         swap = None
         if args.swap_to:
             from mathindex.store import publish
@@ -235,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
             swap = (len(items) // 4, swap_now)
         report["concurrent"] = run_queries(host, port, items, args.clients, args.k,
                                            time.monotonic() + args.max_seconds, 60, at=swap)
+        busy1, total1 = machine_ticks()
+        report["machine_busy_share"] = round((busy1 - busy0) / max(1, total1 - total0), 3)
         report["client_cpu_ms_per_query"] = round((cpu_seconds(os.getpid()) - own0) * 1000
                                                   / max(1, report["concurrent"]["answered"]), 1)
         if proc is not None:  # what the load costs the server, whatever else runs on the machine
@@ -263,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
         cpu = report["server_cpu_ms_per_query"]
         print(f"server CPU: {cpu} ms a query under load; {report['cores']} idle cores would answer at most "
               f"{report['cores'] * 1000 / cpu:.0f} q/s")
-    print(f"load generator CPU: {report['client_cpu_ms_per_query']} ms a query (the same cores as the server's)")
+    print(f"load generator CPU: {report['client_cpu_ms_per_query']} ms a query (the same cores as the server's); "
+          f"the machine's cores were busy {100 * report['machine_busy_share']:.1f} % of the concurrent phase")
     if "rss_after_mb" in report:
         print(f"server RSS: idle {report['rss_idle_mb']} MB, after load {report['rss_after_mb']} MB, peak {report['rss_peak_mb']} MB")
     if args.swap_to:

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mathindex.cli import main
+from mathindex.premises.ranker import FEATURES, FILE_FEATURES
 from mathindex.serve.app import create_app
 from mathindex.serve.release import ServedRelease
 from mathindex.serve.swap import ReleaseHolder
@@ -156,8 +157,7 @@ def test_premises_gives_the_rankers_declarations_with_signals_and_locations(clie
     assert "MiniMath.Nat.Prime.two_le" in [p["name"] for p in body["premises"][:3]]
     for i, p in enumerate(body["premises"], 1):
         assert p["rank"] == i and p["kind"] and p["location"]["file"].endswith(".lean") and p["location"]["line"]
-        assert p["signals"] and set(p["signals"]) <= {"lexical", "knn", "formal", "usage", "embedding", "cooc",
-                                                     "covered", "local"}
+        assert p["signals"] and set(p["signals"]) <= set(FEATURES) - set(FILE_FEATURES)  # no file: no file signal
     assert len(_ok(client.get("/premises", params={"goal": "a * b = b * a"}))["premises"]) <= 32  # k: 32 unless asked
     unknown = _ok(client.get("/premises", params={"goal": "zorblax qux", "k": 3}))
     assert unknown["fallback"] == "embedding" and unknown["notes"] and len(unknown["premises"]) == 3
