@@ -486,7 +486,7 @@ def cmd_premises(args) -> int:
     """`premises`: the ranked declarations with their signals; a goal that does not parse is a
     one-line usage error with its position."""
     from mathindex.premises import GoalError, PremiseRanker
-    from mathindex.premises.ranker import check_goal
+    from mathindex.premises.goal import check_goal
 
     if args.k < 1:
         raise UsageError("mathindex premises: --k must be at least 1")

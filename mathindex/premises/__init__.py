@@ -4,7 +4,8 @@
 - `suite`: the held-out benchmark (goal = a theorem's type, gold = the declarations its proof names).
 - `priors`: the statement index and the training-proof priors a release stores under `premises/`.
 - `imports`: the corpus's import graph from the Lean headers (what a goal's file can see).
-- `ranker`: `PremiseRanker` (signals, candidates, the weighted score) and goal errors.
+- `goal`: a goal checked before it is ranked (`check_goal`, `GoalError` with the position).
+- `ranker`: `PremiseRanker` (signals, candidates, the weighted score, the trees' re-ranking).
 - `fit`: coordinate ascent of the weights on the tune part; scoring a suite.
 - `build`: the release stage (`tasks/premises.py`).
 """

@@ -51,8 +51,8 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from mathindex.formal.normal import head
-from mathindex.formal.query import FormalQueryError, split_terms
 from mathindex.lean.lexer import KEYWORDS
+from mathindex.premises.goal import GoalError, check_goal  # noqa: F401  (GoalError: the ranker's error, re-exported)
 from mathindex.premises.imports import IMPORTS_FILE, FileGraph, module_file
 from mathindex.premises.priors import FILE_PROOFS_FILE, PREMISES_DIR, PRIORS_FILE, STATEMENTS_DIR
 from mathindex.premises.suite import THEOREM_KINDS
@@ -78,17 +78,7 @@ NEAR_POOL = 200  # the declarations just above the goal that are candidates what
 ABOVE_ROWS = 50.0  # `above`: a proof above the goal counts exp(-(declarations between it and the goal) / ABOVE_ROWS)
 NEIGHBOUR_POWER = 2.0  # a neighbour's vote: (its BM25 score / the best neighbour's) ** power
 MAX_ALTERNATIVES = 8  # a bare name with more declarations of that last component is left out
-_BINARY = r"[*/^=<>≤≥≠∣∈∉⊆⊂∪∩•∧∨↔→+]"
-_LEADING_OP = re.compile(r"(?![→↔])" + _BINARY)  # `= a`
-_TRAILING_OP = re.compile(_BINARY + r"$")  # `a =`
-# `(* b)`, `(a *)`, `a + * b`; not a bracketed operator (`𝓝[≠] x`, `(· + ·)`) or `ℕ+ → ℕ`
-_INNER_OP = re.compile(r"[(\[{,]\s*(?![→↔])[*/^=<>≤≥≠∣∈∉⊆⊂∪∩•∧∨+]\s|(?<=\s)" + _BINARY + r"\s*[)\]},]"
-                       r"|(?<=\s)" + _BINARY + r"\s+" + _BINARY + r"(?=\s)")
 _BARE = re.compile(r"^[A-Za-z]{1,2}\d*$")  # `x`, `hf`, `f2`: variables, not constants
-
-
-class GoalError(ValueError):
-    """A goal or context that does not parse: a one-line message with the 1-based position."""
 
 
 @dataclass
@@ -132,33 +122,6 @@ class Candidates:
     constants: list[str]
     fallback: str | None = None
     extra: np.ndarray | None = None  # columns in EXTRA order (None: a fallback goal, ranked by its channel alone)
-
-
-def check_goal(goal: str, context: str = "") -> None:
-    """Raises GoalError for an empty goal, a goal or context with unbalanced brackets (where the
-    bracket is), an operator without an operand (`a = `, `a + * b`) or a goal the Lean grammar
-    rejects (at the offending token). The grammar itself is lenient (`(⊥ : α)` parses with empty
-    slots), so a missing operand is found on the text, as the formal query parser finds it."""
-    from mathindex.formal.query import _offending
-    from mathindex.formula.grammar import ParseError, parse_lean
-
-    if not goal.strip():
-        raise GoalError("empty goal at position 1")
-    for what, text in (("goal", goal), ("context", context)):
-        try:
-            split_terms(text)
-        except FormalQueryError as exc:
-            raise GoalError(f"{what}: {exc}") from None
-    lead = len(goal) - len(goal.lstrip())
-    body = goal.strip()
-    m = _LEADING_OP.match(body) or _TRAILING_OP.search(body) or _INNER_OP.search(body)
-    if m:
-        at = m.start() + (1 if body[m.start()] in "([{," else 0) if m.re is _INNER_OP else m.start()
-        raise GoalError(f"goal: an operator lacks an operand at position {lead + at + 1}")
-    try:
-        parse_lean(goal)
-    except (ParseError, RecursionError) as exc:
-        raise GoalError(f"goal: does not parse: {exc} at position {lead + _offending(body, str(exc)) + 1}") from None
 
 
 class PremiseRanker:

@@ -15,6 +15,7 @@ import polars as pl
 import pyarrow as pa
 
 from mathindex.lean.binders import split_colon
+from mathindex.premises.goal import GoalError, check_goal
 from mathindex.premises.split import SEED, TEST, split_files
 from mathindex.schemas.lean import ROLE_PROOF
 
@@ -65,8 +66,6 @@ def suite_rows(declarations: pa.Table, dependencies: pa.Table, parts: dict[str, 
 def build_suite(declarations: pa.Table, dependencies: pa.Table, seed: int = SEED, part: str = TEST,
                 name: str = "premises") -> dict:
     """The suite (a JSON-ready dict) of `part`'s theorems with a non-empty gold set."""
-    from mathindex.premises.ranker import GoalError, check_goal  # the ranker reads this module
-
     parts = split_files(declarations.column("file").to_pylist(), seed)
     goals = suite_rows(declarations, dependencies, parts, part)
     queries, rejected = [], 0
