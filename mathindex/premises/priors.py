@@ -78,22 +78,30 @@ def _proof_pairs(decls: pl.DataFrame, used: pl.DataFrame) -> pl.DataFrame:
     return used.explode("premises").rename({"premises": "target"}).join(doc_of, on="target")
 
 
-def build_file_proofs(declarations: pa.Table, dependencies: pa.Table, parts: dict[str, str]) -> pa.Table:
-    """FILE_PROOFS: every declaration's proof references as rows, in the priors' row order."""
+def _proof_rows(declarations: pa.Table, dependencies: pa.Table, parts: dict[str, str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(`_documents`, `_proof_pairs` of every proof): what the priors and the file proofs are both
+    made from, read once."""
     decls = _documents(declarations, parts)
-    pairs = _proof_pairs(decls, proof_premises(declarations, dependencies))
+    return decls, _proof_pairs(decls, proof_premises(declarations, dependencies))
+
+
+def build_file_proofs(declarations: pa.Table, dependencies: pa.Table, parts: dict[str, str],
+                      rows: tuple[pl.DataFrame, pl.DataFrame] | None = None) -> pa.Table:
+    """FILE_PROOFS: every declaration's proof references as rows, in the priors' row order.
+    `rows`: `_proof_rows` of the same tables, when the caller has them."""
+    decls, pairs = rows if rows is not None else _proof_rows(declarations, dependencies, parts)
     proofs = pairs.group_by("full_name").agg(pl.col("doc").sort().alias("proof"))
     out = decls.select("doc", "full_name").join(proofs, on="full_name", how="left").sort("doc")
     return out.select(pl.col("proof").fill_null(pl.lit([], dtype=pl.List(pl.Int32)))).to_arrow().cast(FILE_PROOFS)
 
 
-def build_priors(declarations: pa.Table, dependencies: pa.Table, parts: dict[str, str]) -> pa.Table:
+def build_priors(declarations: pa.Table, dependencies: pa.Table, parts: dict[str, str],
+                 rows: tuple[pl.DataFrame, pl.DataFrame] | None = None) -> pa.Table:
     """The priors table (PRIORS), one row per distinct declaration name, in the formal index's order.
-    Only proofs of declarations written in `train` files are read."""
-    decls = _documents(declarations, parts)
+    Only proofs of declarations written in `train` files are read. `rows`: as `build_file_proofs`'s."""
+    decls, pairs = rows if rows is not None else _proof_rows(declarations, dependencies, parts)
     train_names = decls.filter(pl.col("part") == TRAIN).select("full_name")
-    used = proof_premises(declarations, dependencies).join(train_names, on="full_name", how="semi")
-    pairs = _proof_pairs(decls, used)
+    pairs = pairs.join(train_names, on="full_name", how="semi")
     usage = pairs.group_by("target").len().rename({"target": "full_name", "len": "usage"})
     theorem_rows = decls.filter(pl.col("kind").is_in(THEOREM_KINDS)).select("full_name")
     proofs = (pairs.join(theorem_rows, on="full_name", how="semi").group_by("full_name")
@@ -110,10 +118,11 @@ def write_premise_index(declarations: pa.Table, dependencies: pa.Table, parts: d
     """`out_dir/priors.parquet`, `out_dir/file_proofs.parquet`, the statements' BM25 index `out_dir/statements/` (documents'
     tokens kept in `token_cache`, `search.lexical.build_lexical_index`) and, when given, the import
     graph `out_dir/imports.parquet` (premises.imports); returns counts."""
-    priors = build_priors(declarations, dependencies, parts)
+    rows = _proof_rows(declarations, dependencies, parts)
+    priors = build_priors(declarations, dependencies, parts, rows)
     out_dir.mkdir(parents=True, exist_ok=True)
     pq.write_table(priors, out_dir / PRIORS_FILE, compression="zstd")
-    pq.write_table(build_file_proofs(declarations, dependencies, parts), out_dir / FILE_PROOFS_FILE, compression="zstd")
+    pq.write_table(build_file_proofs(declarations, dependencies, parts, rows), out_dir / FILE_PROOFS_FILE, compression="zstd")
     (out_dir / IMPORTS_FILE).unlink(missing_ok=True)
     if imports is not None:
         pq.write_table(imports, out_dir / IMPORTS_FILE, compression="zstd")
