@@ -130,3 +130,33 @@ def test_unknown_backend_is_refused(model_path):
 
     with pytest.raises(EmbedderError, match="unknown embedder backend"):
         SentenceTransformerEmbedder(str(model_path), backend="openvino")
+
+
+def test_packed_export_is_checked_and_gives_the_vectors_of_texts_run_alone(model_path, torch_embedder, shared_dir):
+    """Several texts as one row of tokens (no padding, attention inside each text): the vectors of
+    the texts run one by one, whatever the pack's other texts; made once, beside the fp32 export."""
+    emb = onnx_embedder(model_path, shared_dir, workers=1)
+    path = emb.packed_onnx()
+    assert path is not None and path.name == onnx_backend.PACKED_FILE and path.parent == emb.onnx_file.parent
+    check = json.loads((path.parent / onnx_backend.PACKED_CHECK_FILE).read_text())
+    assert check["ok"] and check["min_cosine"] >= onnx_backend.MIN_COSINE and check["probes"] == 3 * len(onnx_backend.PROBE_TEXTS)
+    sess = onnx_backend.session(path, 1)
+    rows = [emb.model.tokenizer(t, truncation=True, max_length=emb.max_seq_length)["input_ids"] for t in TEXTS]
+    alone = torch_embedder.encode(TEXTS)
+    together = onnx_backend.run_packed(sess, rows)
+    reversed_ = onnx_backend.run_packed(sess, rows[::-1])[::-1]
+    for got in (together, reversed_):
+        assert got.shape == alone.shape and (got * alone).sum(axis=1).min() >= onnx_backend.MIN_COSINE
+    stamp = path.stat().st_mtime_ns
+    assert emb.packed_onnx() == path and path.stat().st_mtime_ns == stamp  # reused, not exported again
+
+
+def test_a_packed_export_that_fails_its_check_is_not_used(model_path, tmp_path, monkeypatch, caplog):
+    emb = onnx_embedder(model_path, tmp_path, workers=1)
+    monkeypatch.setattr(onnx_backend, "MIN_COSINE", 1.5)
+    with caplog.at_level(logging.WARNING, logger="mathindex.embed.onnx"):
+        assert emb.packed_onnx() is None
+    assert "no packed ONNX export" in caplog.text
+    assert not (emb.onnx_file.parent / onnx_backend.PACKED_FILE).exists()
+    assert json.loads((emb.onnx_file.parent / onnx_backend.PACKED_CHECK_FILE).read_text())["ok"] is False
+    assert onnx_embedder(model_path, tmp_path, workers=1, int8=True).packed_onnx() is None  # int8 is another model

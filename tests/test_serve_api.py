@@ -70,18 +70,38 @@ def test_identifier_and_formula_queries(client):
 
 
 def test_the_server_encodes_queries_with_the_engines_backend(holder):
-    """Its checked ONNX export (conftest's MATHINDEX_ONNX_DIR), bit for bit the engine's vectors:
-    the server's hits are those `mathindex search` and `bench` give."""
+    """Its checked packed ONNX export (conftest's MATHINDEX_ONNX_DIR): the engine's vectors within
+    the export's checked cosine, alone or packed with other threads' queries, and the same hits as
+    `mathindex search` and `bench` give."""
+    import threading
+
     import numpy as np
 
+    from mathindex.embed.onnx import MIN_COSINE
     from mathindex.search.engine import SearchEngine, _encode_one
 
     served = holder.current.engine.vector.embedder
-    assert served.onnx_file is not None
+    assert served.onnx_file is not None and served.packer is not None
     plain = SearchEngine(holder.current.path, verify="none")
-    for q in ("lattice join meet", "theorem Nat.add_comm (n m : ℕ) : n + m = m + n", "$a^2 + b^2 \\ge 2ab$"):
-        assert np.array_equal(served.encode([q]), _encode_one(plain.vector.embedder, q))
+    queries = ["lattice join meet", "theorem Nat.add_comm (n m : ℕ) : n + m = m + n", "$a^2 + b^2 \\ge 2ab$"]
+    for q in queries:
+        assert float(served.encode([q])[0] @ _encode_one(plain.vector.embedder, q)[0]) >= MIN_COSINE
         assert [h.name for h in holder.current.search(q, 10).hits] == plain.names(q, 10)
+    packs = served.packer.stats["packs"]
+    got, start = {}, threading.Barrier(len(queries) * 4)
+
+    def one(i: int) -> None:
+        start.wait()
+        got[i] = served.encode([queries[i % len(queries)]])[0]
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(queries) * 4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert served.packer.stats["packs"] - packs < len(threads)  # some ran together
+    for i, v in got.items():
+        assert float(v @ _encode_one(plain.vector.embedder, queries[i % len(queries)])[0]) >= MIN_COSINE
 
 
 def test_the_server_tokenises_with_its_own_tokenizer_and_the_same_tokens(holder, monkeypatch):

@@ -286,6 +286,19 @@ class SentenceTransformerEmbedder:
         """name, revision, dim and normalisation, as recorded in manifests and index sidecars."""
         return {"name": self.name, "revision": self.revision, "dim": self.dim, "normalised": True}
 
+    packer = None  # the server's PackedEncoder (serve/encoder.py) when it packs this embedder's queries
+
+    def packed_onnx(self) -> Path | None:
+        """The checked packed ONNX export (`embed.onnx.prepare_packed`: several texts as one row of
+        tokens) of an fp32 ONNX embedder, made on first use beside its export; None for another
+        embedder or when the export failed its check."""
+        if self.onnx_file is None or self.int8:
+            return None
+        from mathindex.embed import onnx
+
+        root = onnx.default_root() if self.onnx_dir is None else Path(self.onnx_dir)
+        return onnx.prepare_packed(self.model, self.name, self.revision, root)
+
     def token_lengths(self, texts: list[str]) -> list[int]:
         """Token counts (with special tokens, truncated to max_seq_length) of `texts`."""
         enc = _tokenise(self.model.tokenizer, [t[:MAX_ENCODE_CHARS] for t in texts], self.max_seq_length)

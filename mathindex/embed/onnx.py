@@ -14,6 +14,13 @@ the embedder falls back to torch with a logged warning. The exporter key holds E
 the torch, transformers and onnxruntime versions, so an upgrade exports and checks anew.
 
 int8 (`quantize_dynamic`, per-channel int8 weights) is another model: its name gets "+onnx-int8".
+
+A packed export (`prepare_packed`) runs several texts as one row of tokens, without padding: each
+text keeps its own positions, and attention stays inside its text (a mask made in the graph from
+per-token segment numbers). Its matrix products then have as many rows as the texts have tokens
+together, which a CPU runs faster per token than one short text's (bench/query_encode.py
+--packed); the server packs the queries in flight (serve/encoder.py). It has its own self-check,
+`check.packed.json`, against the torch path on PROBE_TEXTS (one pack, pairs, alone).
 """
 
 from __future__ import annotations
@@ -36,6 +43,8 @@ OPSET = 17
 MIN_COSINE = 0.99999
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 FP32_FILE, INT8_FILE, CHECK_FILE = "model.onnx", "model.int8.onnx", "check.json"
+PACKED_FILE, PACKED_CHECK_FILE = "model.packed.onnx", "check.packed.json"
+PACKED_INPUTS = ("input_ids", "position_ids", "segment_ids")
 
 # Texts the export is checked on: Lean, LaTeX, prose, unicode, one past any max_seq_length.
 PROBE_TEXTS = [
@@ -145,6 +154,85 @@ def _last_hidden_state(hf):
     return LastHiddenState(hf).eval()
 
 
+def _packed_hidden_state(hf):
+    """`hf` (a BERT-like transformers model with eager attention) as a module of PACKED_INPUTS, each
+    (1, tokens): texts one after another, positions restarting at 0 per text, segment numbers
+    telling the texts apart. Attention is masked to the token's own text (an additive mask of the
+    dtype's minimum elsewhere, so other texts' weights are exactly 0); token types are 0, as a
+    single text's are."""
+    import torch
+
+    class PackedHiddenState(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids, position_ids, segment_ids):
+            same = segment_ids[:, :, None] == segment_ids[:, None, :]
+            mask = torch.zeros(same.shape, dtype=torch.float32).masked_fill(~same, torch.finfo(torch.float32).min)
+            hidden = self.inner.embeddings(input_ids=input_ids, token_type_ids=torch.zeros_like(input_ids),
+                                           position_ids=position_ids)
+            return self.inner.encoder(hidden, attention_mask=mask[:, None]).last_hidden_state
+
+    return PackedHiddenState(hf).eval()
+
+
+def _eager(hf):
+    """A context in which `hf` runs eager attention (restored after)."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def ctx():
+        before = getattr(hf.config, "_attn_implementation", None)
+        swap = before not in (None, "eager") and hasattr(hf, "set_attn_implementation")
+        if swap:
+            hf.set_attn_implementation("eager")
+        try:
+            yield
+        finally:
+            if swap:
+                hf.set_attn_implementation(before)
+
+    return ctx()
+
+
+def export_packed(model, path: Path) -> None:
+    """Writes the transformer of `model` to `path` as a packed ONNX graph (`_packed_hidden_state`):
+    inputs PACKED_INPUTS of shape (1, tokens), output the last hidden state (1, tokens, dim)."""
+    import torch
+
+    hf = model[0].auto_model
+    ids = model.tokenizer(PROBE_TEXTS[1:3], truncation=True, max_length=int(model.max_seq_length))["input_ids"]
+    feeds = pack(ids)
+    dynamic = {k: {1: "tokens"} for k in (*PACKED_INPUTS, "last_hidden_state")}
+    with _eager(hf), warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(_packed_hidden_state(hf), tuple(torch.from_numpy(feeds[k]) for k in PACKED_INPUTS), str(path),
+                          input_names=list(PACKED_INPUTS), output_names=["last_hidden_state"], dynamic_axes=dynamic,
+                          opset_version=OPSET, dynamo=False, do_constant_folding=True)
+
+
+def pack(rows: list[list[int]]) -> dict[str, np.ndarray]:
+    """The packed graph's inputs for token rows (each a text's ids with its special tokens)."""
+    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+    ids = np.fromiter((t for r in rows for t in r), dtype=np.int64, count=int(lengths.sum()))
+    starts = np.cumsum(lengths) - lengths
+    positions = np.arange(len(ids), dtype=np.int64) - np.repeat(starts, lengths)
+    segments = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)
+    return {"input_ids": ids[None], "position_ids": positions[None], "segment_ids": segments[None]}
+
+
+def run_packed(sess, rows: list[list[int]]) -> np.ndarray:
+    """Unit float32 vectors of token rows run as one pack: each text's hidden states mean-pooled
+    over its own tokens, then L2-normalised, as `run` does for a padded batch."""
+    feeds = pack(rows)
+    hidden = sess.run(None, feeds)[0][0]
+    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+    pooled = np.add.reduceat(hidden, np.cumsum(lengths) - lengths, axis=0) / np.maximum(lengths, 1)[:, None]
+    norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+    return (pooled / norms).astype(np.float32)
+
+
 def export(model, path: Path) -> None:
     """Writes the transformer of `model` (a SentenceTransformer) to `path` as ONNX: inputs INPUTS,
     output last_hidden_state, batch and sequence axes dynamic. Exported with eager attention (a
@@ -153,22 +241,15 @@ def export(model, path: Path) -> None:
     import torch
 
     hf = model[0].auto_model
-    before = getattr(hf.config, "_attn_implementation", None)
     tok = model.tokenizer
     sample = tok(PROBE_TEXTS[1:3], padding=True, truncation=True, max_length=int(model.max_seq_length),
                  return_tensors="pt", return_token_type_ids=True)
     dynamic = {k: {0: "batch", 1: "sequence"} for k in (*INPUTS, "last_hidden_state")}
-    try:
-        if before not in (None, "eager") and hasattr(hf, "set_attn_implementation"):
-            hf.set_attn_implementation("eager")
-        with warnings.catch_warnings(), torch.no_grad():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(_last_hidden_state(hf), tuple(sample[k] for k in INPUTS), str(path),
-                              input_names=list(INPUTS), output_names=["last_hidden_state"],
-                              dynamic_axes=dynamic, opset_version=OPSET, dynamo=False, do_constant_folding=True)
-    finally:
-        if before not in (None, "eager") and hasattr(hf, "set_attn_implementation"):
-            hf.set_attn_implementation(before)
+    with _eager(hf), warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(_last_hidden_state(hf), tuple(sample[k] for k in INPUTS), str(path),
+                          input_names=list(INPUTS), output_names=["last_hidden_state"],
+                          dynamic_axes=dynamic, opset_version=OPSET, dynamo=False, do_constant_folding=True)
 
 
 def quantise(src: Path, dst: Path) -> None:
@@ -235,6 +316,64 @@ def prepare(model, name: str, revision: str, root: Path, int8: bool = False) -> 
     if not dst.exists():
         quantise(final / FP32_FILE, dst)
     return dst
+
+
+def prepare_packed(model, name: str, revision: str, root: Path) -> Path | None:
+    """The packed ONNX file for `model` (`export_packed`), exported and checked on first use beside
+    its fp32 export under `root`; None (with a logged warning) when the model has no ONNX path or
+    the packed export failed its self-check (`check.packed.json`), so the caller runs the model
+    one text at a time."""
+    from mathindex.embed.models import entry_name
+
+    if prepare(model, name, revision, root) is None:
+        return None
+    final = Path(root) / entry_name(name, revision) / exporter_key()
+    check_file = final / PACKED_CHECK_FILE
+    if not check_file.exists():
+        tmp = final / f".{PACKED_FILE}.{os.getpid()}.tmp"
+        t0 = time.perf_counter()
+        check: dict = {"name": name, "revision": revision, "exporter": exporter_key(), "threshold": MIN_COSINE,
+                       "probe_texts": len(PROBE_TEXTS)}
+        try:
+            export_packed(model, tmp)
+            check.update(probe_packed(model, session(tmp, 1)))
+            check["ok"] = check["min_cosine"] >= MIN_COSINE
+            if check["ok"]:
+                tmp.replace(final / PACKED_FILE)
+        except Exception as exc:  # any export or run failure: recorded, and texts run one at a time
+            check.update(ok=False, error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+        finally:
+            tmp.unlink(missing_ok=True)
+        check["seconds"] = round(time.perf_counter() - t0, 1)
+        _write_json(check_file, check)
+    check = json.loads(check_file.read_text())
+    if not check.get("ok") or not (final / PACKED_FILE).is_file():
+        log.warning("embedder %s: no packed ONNX export (%s); texts run one at a time", name,
+                    check.get("error") or f"min cosine {check.get('min_cosine')} < {check.get('threshold')}")
+        return None
+    return final / PACKED_FILE
+
+
+def probe_packed(model, sess) -> dict:
+    """Cosines between the torch path and the packed session `sess` on PROBE_TEXTS: all in one pack,
+    in pairs and one by one."""
+    from mathindex.embed.embedder import _forward, _tokenise
+
+    tok = model.tokenizer
+    enc = _tokenise(tok, PROBE_TEXTS, int(model.max_seq_length))
+    n, rows = len(PROBE_TEXTS), enc["input_ids"]
+    ref = _forward(model, tok, enc, range(n), "cpu")
+    cos = [(run_packed(sess, [rows[i] for i in range(s, min(n, s + size))]) * ref[s:s + size]).sum(axis=1)
+           for size in (n, 2, 1) for s in range(0, n, size)]
+    cos = np.concatenate(cos)
+    return {"min_cosine": float(cos.min()), "median_cosine": float(np.median(cos)), "probes": int(len(cos))}
+
+
+def _write_json(path: Path, data: dict) -> None:
+    """`data` into `path` whole (a temporary file renamed), so a reader never sees half of it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
+    tmp.replace(path)
 
 
 def _export_and_check(model, name: str, revision: str, out: Path) -> dict:

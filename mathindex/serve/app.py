@@ -1,8 +1,9 @@
 """The HTTP API and the web page over a served release (FastAPI; `mathindex serve ROOT`).
 
-Queries run on a bounded thread pool (one thread per core: torch, FAISS and BM25 each use one
-thread per query), each under a time budget: past it the answer is a 503, and a query still
-waiting for a thread is dropped. Bad input is a 4xx with a one-line JSON body, never a 500."""
+Queries run on a bounded thread pool (THREADS_PER_CORE threads a core: torch, FAISS and BM25 each
+use one thread per query, and the query encoder packs the queries waiting on it, serve/encoder.py,
+so it needs several in flight), each under a time budget: past it the answer is a 503, and a query
+still waiting for a thread is dropped. Bad input is a 4xx with a one-line JSON body, never a 500."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).parent / "static"
 BUDGET_S = 5.0
+THREADS_PER_CORE = 4
 MAX_SOURCE_BYTES = 4 << 20
 _ERRORS = {status: {"model": ErrorBody} for status in (400, 404, 413, 422, 503)}
 
@@ -91,7 +93,7 @@ def _error(status: int, message: str) -> JSONResponse:
 
 def create_app(holder: ReleaseHolder, *, threads: int | None = None, budget_s: float = BUDGET_S) -> FastAPI:
     """The API over `holder`'s current release (read once per request)."""
-    runner = QueryRunner(threads or os.cpu_count() or 1, budget_s)
+    runner = QueryRunner(threads or THREADS_PER_CORE * (os.cpu_count() or 1), budget_s)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI):

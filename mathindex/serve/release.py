@@ -362,21 +362,44 @@ def _own_tokenizer(tokenizer, max_length: int):
 def _thread_safe_encoding(engine) -> None:
     """Query encodes from several threads at once: tokenising is serialised (a fast tokenizer shared
     between threads fails with 'Already borrowed': each call sets its truncation state; the server
-    tokenises with a copy set once, `_own_tokenizer`, under the same lock), the
-    forward pass is not (each thread runs one single-threaded pass, so 2 threads use 2 cores);
-    never the embedder's process pool. The forward pass is the embedder's own backend: its checked
-    ONNX export when it has one (one onnxruntime session of one intra-op thread, whose `run` is
-    safe from several threads; half torch's CPU a query), else torch. Same tokens, same forward,
-    so the same vectors as the engine's `encode` (and as `mathindex search` and `bench`)."""
+    tokenises with a copy set once, `_own_tokenizer`, under the same lock). The forward pass is the
+    embedder's own backend. With its checked packed ONNX export, the texts in flight run as packs
+    (serve/encoder.py), one pack per core at a time; else each thread runs its own
+    single-threaded pass (its checked ONNX export, else torch). Same tokens, same model, so the
+    same vectors as the engine's `encode` (and as `mathindex search` and `bench`) within the
+    exports' checked cosine. Never the embedder's process pool."""
     vector = engine.vector
     if vector is None:
         return
+    import os
+
     import numpy as np
 
     from mathindex.embed.embedder import MAX_ENCODE_CHARS, _forward, _tokenise
 
     embedder = vector.embedder
     model, lock = embedder.model, threading.Lock()
+    own = _own_tokenizer(model.tokenizer, embedder.max_seq_length)
+
+    def tokenise(texts: list[str]) -> dict:
+        texts = [t[:MAX_ENCODE_CHARS] for t in texts]
+        with lock:
+            if own is None:
+                return _tokenise(model.tokenizer, texts, embedder.max_seq_length)
+            rows = own.encode_batch(texts) if len(texts) > 1 else [own.encode(texts[0])]
+        return {"input_ids": [r.ids for r in rows], "attention_mask": [r.attention_mask for r in rows],
+                "token_type_ids": [r.type_ids for r in rows]}
+
+    packed = _packed_onnx(embedder)
+    if packed is not None:
+        from mathindex.embed.onnx import run_packed, session
+        from mathindex.serve.encoder import PackedEncoder
+
+        sess = session(packed, 1)
+        packer = PackedEncoder(lambda texts: tokenise(texts)["input_ids"], lambda rows: run_packed(sess, rows),
+                               embedder.dim, runners=os.cpu_count() or 1)
+        embedder.encode, embedder.packer = packer.encode, packer
+        return
     if embedder.onnx_file is not None:
         from mathindex.embed.onnx import run, session
 
@@ -388,21 +411,19 @@ def _thread_safe_encoding(engine) -> None:
         def forward(enc, idx):
             return _forward(model, model.tokenizer, enc, idx, model.device, embedder.bf16)
 
-    own = _own_tokenizer(model.tokenizer, embedder.max_seq_length)
-
-    def tokenise(texts: list[str]) -> dict:
-        if own is None:
-            return _tokenise(model.tokenizer, texts, embedder.max_seq_length)
-        rows = own.encode_batch(texts) if len(texts) > 1 else [own.encode(texts[0])]
-        return {"input_ids": [r.ids for r in rows], "attention_mask": [r.attention_mask for r in rows],
-                "token_type_ids": [r.type_ids for r in rows]}
-
     def encode(texts: list[str]) -> np.ndarray:
-        texts = [t[:MAX_ENCODE_CHARS] for t in texts]
         if not texts:
             return np.zeros((0, embedder.dim), dtype=np.float32)
-        with lock:
-            enc = tokenise(texts)
-        return forward(enc, np.arange(len(texts)))
+        return forward(tokenise(texts), np.arange(len(texts)))
 
     embedder.encode = encode
+
+
+def _packed_onnx(embedder):
+    """The embedder's packed ONNX export, or None (logged) when it has none or cannot make one here
+    (a read-only root)."""
+    try:
+        return embedder.packed_onnx()
+    except OSError as exc:
+        log.warning("query encoding: no packed ONNX export (%s); each query runs alone", exc)
+        return None
