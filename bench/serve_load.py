@@ -130,6 +130,12 @@ def run_queries(host: str, port: int, items: list[tuple[str, str]], clients: int
     }
 
 
+def query_packs(host: str, port: int) -> dict | None:
+    """The server's query-encoder counters (/health `query_packs`), None when it has none."""
+    status, body = Client(host, port, 30).get("/health")
+    return json.loads(body).get("query_packs") if status == 200 else None
+
+
 def rss_mb(pid: int) -> tuple[float, float]:
     """(current RSS, peak RSS) of a process in MB, from /proc."""
     fields = {}
@@ -242,9 +248,13 @@ def main(argv: list[str] | None = None) -> int:
                 publish(args.root, args.swap_to)
 
             swap = (len(items) // 4, swap_now)
+        packs0 = query_packs(host, port)
         report["concurrent"] = run_queries(host, port, items, args.clients, args.k,
                                            time.monotonic() + args.max_seconds, 60, at=swap)
         busy1, total1 = machine_ticks()
+        packs1 = query_packs(host, port)
+        if packs0 and packs1 and packs1["packs"] > packs0["packs"]:
+            report["texts_per_pack"] = round((packs1["texts"] - packs0["texts"]) / (packs1["packs"] - packs0["packs"]), 2)
         report["machine_busy_share"] = round((busy1 - busy0) / max(1, total1 - total0), 3)
         report["client_cpu_ms_per_query"] = round((cpu_seconds(os.getpid()) - own0) * 1000
                                                   / max(1, report["concurrent"]["answered"]), 1)
@@ -276,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{report['cores'] * 1000 / cpu:.0f} q/s")
     print(f"load generator CPU: {report['client_cpu_ms_per_query']} ms a query (the same cores as the server's); "
           f"the machine's cores were busy {100 * report['machine_busy_share']:.1f} % of the concurrent phase")
+    if "texts_per_pack" in report:
+        print(f"query encoder: {report['texts_per_pack']} texts (queries, and renderings the informal store lacked) a pack on average under load")
     if "rss_after_mb" in report:
         print(f"server RSS: idle {report['rss_idle_mb']} MB, after load {report['rss_after_mb']} MB, peak {report['rss_peak_mb']} MB")
     if args.swap_to:

@@ -240,6 +240,8 @@ def test_a_release_without_premise_index_answers_search_and_says_so_for_premises
 def test_health_and_release_summary(client, holder):
     health = _ok(client.get("/health"))
     assert health["status"] == "ok" and health["release_id"] == holder.current.release_id and health["refused"] == []
+    packs = health["query_packs"]  # the query encoder's packs so far: at least one text a pack
+    assert set(packs) == {"packs", "texts", "tokens"} and 1 <= packs["packs"] <= packs["texts"] < packs["tokens"]
     rel = _ok(client.get("/release"))
     assert rel["release_id"] == holder.current.release_id and rel["gate"]["passed"] is True
     assert rel["row_counts"]["declarations"] >= 60 and "headline" in rel["metrics"]

@@ -174,8 +174,13 @@ def create_app(holder: ReleaseHolder, *, threads: int | None = None, budget_s: f
     async def health():
         import time
 
-        return _json(HealthResponse(status="ok", release_id=holder.current.release_id, watching=holder.watching,
-                              swaps=holder.swaps, refused=holder.refused, uptime_s=round(time.time() - holder.started, 1)))
+        current = holder.current
+        vector = current.engine.vector
+        packer = getattr(vector.embedder, "packer", None) if vector is not None else None
+        return _json(HealthResponse(status="ok", release_id=current.release_id, watching=holder.watching,
+                                    swaps=holder.swaps, refused=holder.refused,
+                                    uptime_s=round(time.time() - holder.started, 1),
+                                    query_packs=dict(packer.stats) if packer is not None else None))
 
     @app.get("/release", response_model=ReleaseResponse, tags=["release"])
     async def release():

@@ -133,6 +133,8 @@ class HealthResponse(_Model):
     swaps: int = Field(description="releases switched to since start")
     refused: list[Refusal] = Field(description="releases that failed to open (latest last)")
     uptime_s: float
+    query_packs: dict[str, int] | None = Field(None, description="the served release's query encoder: packs run, "
+                                               "texts and tokens in them (none when it encodes one query at a time)")
 
 
 class GateCheck(_Model):
