@@ -32,6 +32,7 @@ import shutil
 import tempfile
 import time
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -177,23 +178,18 @@ def _packed_hidden_state(hf):
     return PackedHiddenState(hf).eval()
 
 
+@contextmanager
 def _eager(hf):
-    """A context in which `hf` runs eager attention (restored after)."""
-    from contextlib import contextmanager
-
-    @contextmanager
-    def ctx():
-        before = getattr(hf.config, "_attn_implementation", None)
-        swap = before not in (None, "eager") and hasattr(hf, "set_attn_implementation")
+    """`hf` runs eager attention inside the block (its own implementation is restored after)."""
+    before = getattr(hf.config, "_attn_implementation", None)
+    swap = before not in (None, "eager") and hasattr(hf, "set_attn_implementation")
+    if swap:
+        hf.set_attn_implementation("eager")
+    try:
+        yield
+    finally:
         if swap:
-            hf.set_attn_implementation("eager")
-        try:
-            yield
-        finally:
-            if swap:
-                hf.set_attn_implementation(before)
-
-    return ctx()
+            hf.set_attn_implementation(before)
 
 
 def export_packed(model, path: Path) -> None:
@@ -227,7 +223,7 @@ def run_packed(sess, rows: list[list[int]]) -> np.ndarray:
     over its own tokens, then L2-normalised, as `run` does for a padded batch."""
     feeds = pack(rows)
     hidden = sess.run(None, feeds)[0][0]
-    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+    lengths = np.bincount(feeds["segment_ids"][0], minlength=len(rows))
     pooled = np.add.reduceat(hidden, np.cumsum(lengths) - lengths, axis=0) / np.maximum(lengths, 1)[:, None]
     norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
     return (pooled / norms).astype(np.float32)
@@ -341,7 +337,7 @@ def prepare_packed(model, name: str, revision: str, root: Path) -> Path | None:
             if check["ok"]:
                 tmp.replace(final / PACKED_FILE)
         except Exception as exc:  # any export or run failure: recorded, and texts run one at a time
-            check.update(ok=False, error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            check.update(ok=False, error=_one_line(exc))
         finally:
             tmp.unlink(missing_ok=True)
         check["seconds"] = round(time.perf_counter() - t0, 1)
@@ -369,6 +365,11 @@ def probe_packed(model, sess) -> dict:
     return {"min_cosine": float(cos.min()), "median_cosine": float(np.median(cos)), "probes": int(len(cos))}
 
 
+def _one_line(exc: BaseException) -> str:
+    """An export or run failure as check.json records it: its type and first line."""
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+
+
 def _write_json(path: Path, data: dict) -> None:
     """`data` into `path` whole (a temporary file renamed), so a reader never sees half of it."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -386,7 +387,7 @@ def _export_and_check(model, name: str, revision: str, out: Path) -> dict:
         check.update(probe(model, session(out / FP32_FILE, 1)))
         check["ok"] = check["min_cosine"] >= MIN_COSINE
     except Exception as exc:  # any export or run failure: recorded, and torch is used
-        check.update(ok=False, error=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+        check.update(ok=False, error=_one_line(exc))
         (out / FP32_FILE).unlink(missing_ok=True)
     check["seconds"] = round(time.perf_counter() - t0, 1)
     (out / CHECK_FILE).write_text(json.dumps(check, indent=1, sort_keys=True))
