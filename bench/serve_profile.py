@@ -11,7 +11,8 @@ costs a core, whatever else runs on the machine) is taken by wrapping the engine
 the identifier resolver, the lexical channel, query encoding, the vector index (the embedding channel
 less encoding), the formula and formal channels, fusion with the prior (`SearchEngine.rank`), the
 serving layer (locations and the response model) and the JSON serialisation. Medians over rounds of
-the per-query mean. `--engine` answers with a plain `SearchEngine` instead (what `mathindex search`
+the per-query mean; the means by kind of query and the slowest queries (each with its largest part)
+are those of the last round, when the caches are as a warm server's. `--engine` answers with a plain `SearchEngine` instead (what `mathindex search`
 and `bench` use), for the hits only: `--compare` two `--names-out` files (names, scores and channel
 ranks of every hit) to check that two runs, two builds of the code or the server and the engine give
 the same answers.
@@ -89,6 +90,7 @@ def profile(release: Path, queries: list[str], k: int, rounds: int) -> tuple[dic
     per_round: list[dict[str, float]] = []
     by_kind: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     names: dict[str, list] = {}  # query -> [name, score, channels] of each hit
+    per_query: dict[str, dict[str, float]] = {}  # query -> its parts' ms in the last round
     for r in range(rounds):
         totals: dict[str, int] = defaultdict(int)
         for q in queries:
@@ -97,17 +99,21 @@ def profile(release: Path, queries: list[str], k: int, rounds: int) -> tuple[dic
             clock.wrap("json", answer.model_dump_json)()
             for part, ns in clock.spent.items():
                 totals[part] += ns
-                if r == 0:
+                if r == rounds - 1:
                     by_kind[query_kind(q)][part].append(ns / 1e6)
-            if r == 0:
+            if r == rounds - 1:  # the last round: the caches (informal renderings, trees) as a warm server has them
                 by_kind[query_kind(q)]["total"].append(sum(clock.spent.values()) / 1e6)
+                per_query[q] = {"kind": query_kind(q), "total": round(sum(clock.spent.values()) / 1e6, 3),
+                                **{p: round(ns / 1e6, 3) for p, ns in clock.spent.items()}}
+            if r == 0:
                 names[q] = [[h.name, h.score, h.channels] for h in answer.hits]
         per_round.append({p: totals.get(p, 0) / 1e6 / len(queries) for p in PARTS})
     parts = {p: round(statistics.median(x[p] for x in per_round), 3) for p in PARTS}
     kinds = {kind: {"queries": len(v["total"]), **{p: round(statistics.fmean(x), 3) for p, x in v.items()}}
              for kind, v in sorted(by_kind.items())}
     return {"release": served.release_id, "opened_s": round(opened_s, 1), "queries": len(queries), "rounds": rounds,
-            "ms_per_query": parts, "total_ms_per_query": round(sum(parts.values()), 3), "by_kind_first_round": kinds}, names
+            "ms_per_query": parts, "total_ms_per_query": round(sum(parts.values()), 3), "by_kind_last_round": kinds,
+            "slowest_last_round": sorted(per_query.items(), key=lambda x: -x[1]["total"])[:40]}, names
 
 
 def engine_names(release: Path, queries: list[str], k: int) -> dict[str, list]:
@@ -155,8 +161,12 @@ def main(argv: list[str] | None = None) -> int:
         for part, ms in report["ms_per_query"].items():
             print(f"  {part:<15} {ms:7.3f}")
         print(f"  {'total':<15} {report['total_ms_per_query']:7.3f}")
-        for kind, v in report["by_kind_first_round"].items():
+        for kind, v in report["by_kind_last_round"].items():
             print(f"  {kind}: {v['queries']} queries, " + ", ".join(f"{p} {v[p]:.2f}" for p in (*PARTS, "total") if p in v))
+        print("slowest queries of the last round (total ms, kind, its largest part):")
+        for q, v in report["slowest_last_round"][:10]:
+            part = max((p for p in PARTS if p in v), key=v.get)
+            print(f"  {v['total']:8.2f} {v['kind']:<8} {part} {v[part]:.2f}  {q[:70]!r}")
     if args.names_out:
         args.names_out.write_text(json.dumps(names, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     if args.compare:

@@ -233,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     sv.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     sv.add_argument("--release", help="serve this release id of ROOT (pinned: no hot swap)")
-    sv.add_argument("--threads", type=int, help="query threads (default: 4 per core)")
+    sv.add_argument("--threads", type=int, help="query threads (default: 1 per core)")
     sv.add_argument("--budget", type=float, default=5.0, help="seconds per request before a 503")
     sv.add_argument("--cache", type=int, default=1024, help="answers cached per release (0: none)")
     sv.add_argument("--poll", type=float, default=1.0, help="seconds between checks of published.json")

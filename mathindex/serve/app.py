@@ -1,9 +1,8 @@
 """The HTTP API and the web page over a served release (FastAPI; `mathindex serve ROOT`).
 
 Queries run on a bounded thread pool (THREADS_PER_CORE threads a core: torch, FAISS and BM25 each
-use one thread per query, and the query encoder packs the queries waiting on it, serve/encoder.py,
-so it needs several in flight), each under a time budget: past it the answer is a 503, and a query
-still waiting for a thread is dropped. Bad input is a 4xx with a one-line JSON body, never a 500."""
+use one thread per query; the others wait in order), each under a time budget: past it the answer
+is a 503, and a query still waiting for a thread is dropped. Bad input is a 4xx with a one-line JSON body, never a 500."""
 
 from __future__ import annotations
 
@@ -38,7 +37,11 @@ log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).parent / "static"
 BUDGET_S = 5.0
-THREADS_PER_CORE = 4
+# One query thread a core: the rest wait their turn in order, so a query's latency is its wait plus its
+# own time. Four a core share the cores among eight queries at once (and meet at the packed encoder
+# more often, serve/encoder.py): on whole Mathlib, 20 clients, p95 616 against 425 ms and 48.7 against
+# 58.1 q/s (medians of 3 alternating bench/serve_load.py runs, docs/progress.md issue 14, 13th session).
+THREADS_PER_CORE = 1
 MAX_SOURCE_BYTES = 4 << 20
 _ERRORS = {status: {"model": ErrorBody} for status in (400, 404, 413, 422, 503)}
 
