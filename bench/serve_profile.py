@@ -88,7 +88,6 @@ def profile(release: Path, queries: list[str], k: int, rounds: int) -> tuple[dic
     instrument(served, clock)
     search = clock.wrap("serving layer", served.search)
     per_round: list[dict[str, float]] = []
-    by_kind: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     names: dict[str, list] = {}  # query -> [name, score, channels] of each hit
     per_query: dict[str, dict[str, float]] = {}  # query -> its parts' ms in the last round
     for r in range(rounds):
@@ -99,21 +98,23 @@ def profile(release: Path, queries: list[str], k: int, rounds: int) -> tuple[dic
             clock.wrap("json", answer.model_dump_json)()
             for part, ns in clock.spent.items():
                 totals[part] += ns
-                if r == rounds - 1:
-                    by_kind[query_kind(q)][part].append(ns / 1e6)
             if r == rounds - 1:  # the last round: the caches (informal renderings, trees) as a warm server has them
-                by_kind[query_kind(q)]["total"].append(sum(clock.spent.values()) / 1e6)
-                per_query[q] = {"kind": query_kind(q), "total": round(sum(clock.spent.values()) / 1e6, 3),
-                                **{p: round(ns / 1e6, 3) for p, ns in clock.spent.items()}}
+                per_query[q] = {"kind": query_kind(q), "total": sum(clock.spent.values()) / 1e6,
+                                **{p: ns / 1e6 for p, ns in clock.spent.items()}}
             if r == 0:
                 names[q] = [[h.name, h.score, h.channels] for h in answer.hits]
         per_round.append({p: totals.get(p, 0) / 1e6 / len(queries) for p in PARTS})
     parts = {p: round(statistics.median(x[p] for x in per_round), 3) for p in PARTS}
-    kinds = {kind: {"queries": len(v["total"]), **{p: round(statistics.fmean(x), 3) for p, x in v.items()}}
-             for kind, v in sorted(by_kind.items())}
+    by_kind: dict[str, list[dict]] = defaultdict(list)
+    for v in per_query.values():
+        by_kind[v["kind"]].append(v)
+    kinds = {kind: {"queries": len(rows), **{p: round(statistics.fmean(ms), 3) for p in (*PARTS, "total")
+                                             if (ms := [x[p] for x in rows if p in x])}}  # over the queries it ran for
+             for kind, rows in sorted(by_kind.items())}
     return {"release": served.release_id, "opened_s": round(opened_s, 1), "queries": len(queries), "rounds": rounds,
             "ms_per_query": parts, "total_ms_per_query": round(sum(parts.values()), 3), "by_kind_last_round": kinds,
-            "slowest_last_round": sorted(per_query.items(), key=lambda x: -x[1]["total"])[:40]}, names
+            "slowest_last_round": [(q, {p: x if p == "kind" else round(x, 3) for p, x in v.items()})
+                                   for q, v in sorted(per_query.items(), key=lambda x: -x[1]["total"])[:40]]}, names
 
 
 def engine_names(release: Path, queries: list[str], k: int) -> dict[str, list]:
