@@ -172,7 +172,9 @@ def test_premises_gives_the_rankers_declarations_with_signals_and_locations(clie
     assert body["release_id"] == holder.current.release_id and body["goal"] == GOAL and body["k"] == 5
     expected = premises(holder.current.path, GOAL, k=5, context="(p : Nat)")
     assert [p["name"] for p in body["premises"]] == [p.name for p in expected.premises]
-    assert [p["score"] for p in body["premises"]] == [p.score for p in expected.premises]
+    # the server's BLAS runs on one thread, this process's on several: the float32 sums may differ
+    # in their last bit, which can move the 6th decimal the scores are rounded to
+    assert [p["score"] for p in body["premises"]] == pytest.approx([p.score for p in expected.premises], abs=2e-6)
     assert body["constants"] == expected.constants and body["fallback"] is None
     assert "MiniMath.Nat.Prime.two_le" in [p["name"] for p in body["premises"][:3]]
     for i, p in enumerate(body["premises"], 1):

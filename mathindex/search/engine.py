@@ -219,20 +219,25 @@ class SearchEngine:
 
     def _open(self, model: str | None, prior: str) -> None:
         self.nodes = pq.read_table(ReleaseLayout(self.release).table("nodes"), columns=["name", "aliases", "kind", "title", "file", "line"])
-        self.prior = self._read_prior(prior)
-        self.resolver = IdentifierResolver(self.nodes.column("name").to_pylist(), self.nodes.column("aliases").to_pylist())
-        self.known, self.fields = parent_sets(self.nodes)
+        names = self.nodes.column("name").to_pylist()
+        # the channels' name lists and dicts share these str objects instead of each holding its own
+        # copy of every name (about 25 MB a copy on whole Mathlib); needed while opening only
+        shared = dict(zip(names, names))
+        self.prior = self._read_prior(prior, names)
+        self.resolver = IdentifierResolver(names, self.nodes.column("aliases").to_pylist())
+        self.known, self.fields = parent_sets(self.nodes, names)
         self.lexical = self._try("lexical", lambda: LexicalIndex(self.release / LEXICAL_DIR))
         if model is None and self.manifest is not None:
             model = self.manifest["vector_index"].get("model")  # None: the bundled default
         root = release_root(self.release)  # where the release is now: a moved or copied root finds its model
-        self.vector = self._try("embedding", lambda: _VectorChannel(self.release, reference_path(model, root), RootLayout(root).cache))
-        self.formula = self._try("formula", lambda: _FormulaChannel(self.release))
+        self.vector = self._try("embedding", lambda: _VectorChannel(self.release, reference_path(model, root), RootLayout(root).cache,
+                                                                        shared))
+        self.formula = self._try("formula", lambda: _FormulaChannel(self.release, names))
         self.macros = _query_macros(self.release)
         self.informal = None  # needs the embedder and informal renderings (a sample without them has none)
         if self.vector is not None:
             self.informal = self._try("informal", lambda: _informal_channel(self.release, self.vector.embedder,
-                                                                             RootLayout(root).cache))
+                                                                             RootLayout(root).cache, shared))
         self.formal = None  # a release built before the formal channel has none: not an error
         if ReleaseLayout(self.release).table("formal_statements").exists():
             self.formal = self._try("formal", lambda: _FormalChannel(self.release))
@@ -247,14 +252,15 @@ class SearchEngine:
         if problems:
             raise IntegrityError(integrity_message(self.release, problems)) from exc
 
-    def _read_prior(self, signal: str) -> dict[str, float]:
-        """name -> prior; empty (no prior) for a release built before `nodes` had the signals."""
+    def _read_prior(self, signal: str, names: list[str] | None = None) -> dict[str, float]:
+        """name -> prior; empty (no prior) for a release built before `nodes` had the signals.
+        `names`: the `nodes` table's name column, as read already (the same rows, in order)."""
         path = ReleaseLayout(self.release).table("nodes")
         if signal not in pq.read_schema(path).names:
             return {}
-        t = pq.read_table(path, columns=["name", "corpus", signal])
+        t = pq.read_table(path, columns=["corpus", signal] if names is not None else ["name", "corpus", signal])
         values = normalised_prior(signal, t.column(signal).to_pylist(), t.column("corpus").to_pylist())
-        return dict(zip(t.column("name").to_pylist(), values))
+        return dict(zip(names if names is not None else t.column("name").to_pylist(), values))
 
     def _try(self, channel: str, opener):
         try:
@@ -404,23 +410,24 @@ class SearchEngine:
             self.informal.flush()
 
 
-def parent_sets(nodes) -> tuple[frozenset, frozenset]:
+def parent_sets(nodes, names: list[str] | None = None) -> tuple[frozenset, frozenset]:
     """The parent channel's node names and, among them, the fields and constructors (MEMBER_KINDS),
-    from a `nodes` table with `name` and `kind`."""
-    names, kinds = nodes.column("name").to_pylist(), nodes.column("kind").to_pylist()
+    from a `nodes` table with `name` and `kind` (`names`: its name column, as read already)."""
+    names = nodes.column("name").to_pylist() if names is None else names
+    kinds = nodes.column("kind").to_pylist()
     return frozenset(names), frozenset(n for n, k in zip(names, kinds) if k in MEMBER_KINDS)
 
 
-def _informal_channel(release: Path, embedder, cache_dir: Path):
+def _informal_channel(release: Path, embedder, cache_dir: Path, shared: dict[str, str] | None = None):
     """The informal re-ranker over the release's informal renderings, its vectors kept in the root's
     embedding cache for the release's embedder (a rendering is embedded once per model); None
-    without renderings."""
+    without renderings. `shared`: the engine's name objects (name -> itself) to key it with."""
     from mathindex.embed.embedder import EmbeddingCache
     from mathindex.search.informal import InformalReranker
 
     store = EmbeddingCache(cache_dir, embedder.name, embedder.revision, embedder.dim)
     reranker = InformalReranker(ReleaseLayout(release).table("embedding_texts"),
-                                lambda texts: _encode_on_one_thread(embedder, texts), store=store)
+                                lambda texts: _encode_on_one_thread(embedder, texts), store=store, shared=shared)
     return reranker if len(reranker) else None
 
 
@@ -450,7 +457,8 @@ class _VectorChannel:
     the root's cache or can be made there; the same vectors as torch), else by torch, at the
     precision `embed.embedder.query_encoding` gives for the index (a bf16 index's queries at fp32)."""
 
-    def __init__(self, release: Path, model: Path | None, cache_dir: Path):
+    def __init__(self, release: Path, model: Path | None, cache_dir: Path, shared: dict[str, str] | None = None):
+        """`shared`: the engine's name objects (name -> itself), so that the rows' names are those."""
         from mathindex.embed import SentenceTransformerEmbedder, VectorIndex
         from mathindex.embed.embedder import onnx_dir_for, query_encoding
         from mathindex.embed.index import SIDECAR_FILE
@@ -472,7 +480,8 @@ class _VectorChannel:
             self.embedder = SentenceTransformerEmbedder(spec, progress=False, int8=int8)
         self.index = VectorIndex.open(release / VECTOR_DIR, self.embedder)
         texts = pq.read_table(ReleaseLayout(release).table("embedding_texts"), columns=["text_id", "name"])
-        self.rows = NamedRows(texts.column("text_id").to_numpy(), texts.column("name").to_pylist())
+        names = texts.column("name").to_pylist()
+        self.rows = NamedRows(texts.column("text_id").to_numpy(), names if shared is None else _shared(names, shared))
 
     def encode(self, query: str):
         return _encode_one(self.embedder, query)
@@ -482,6 +491,11 @@ class _VectorChannel:
         vec = self.encode(query) if vec is None else vec
         ids, scores = self.index.search(vec, k * 3)
         return self.rows.best(ids[0], scores[0], k)
+
+
+def _shared(names: list[str], shared: dict[str, str]) -> list[str]:
+    """`names` with each one the engine holds replaced by the engine's str object."""
+    return [shared.get(n, n) for n in names]
 
 
 def _encode_one(embedder, text: str):
@@ -510,15 +524,16 @@ class _FormulaChannel:
     formula of no node), so a query's groups become its names in numpy (`fusion.best_by_position`)
     rather than by a dict look-up per formula id (0.5-1 ms a formula query on whole Mathlib)."""
 
-    def __init__(self, release: Path):
+    def __init__(self, release: Path, names: list[str] | None = None):
+        """`names`: the `nodes` table's name column, as the engine read it (the same rows, in order)."""
         import numpy as np
 
         from mathindex.formula import FormulaIndex
 
         self.index = FormulaIndex.open(release / FORMULA_DIR)
         formulas = pq.read_table(ReleaseLayout(release).table("formulas"), columns=["formula_id", "node_id"])
-        nodes = pq.read_table(ReleaseLayout(release).table("nodes"), columns=["node_id", "name"])
-        name_of_node = dict(zip(nodes.column("node_id").to_pylist(), nodes.column("name").to_pylist()))
+        nodes = pq.read_table(ReleaseLayout(release).table("nodes"), columns=["node_id"] if names is not None else ["node_id", "name"])
+        name_of_node = dict(zip(nodes.column("node_id").to_pylist(), names if names is not None else nodes.column("name").to_pylist()))
         name_of = {
             f: name_of_node[n]
             for f, n in zip(formulas.column("formula_id").to_pylist(), formulas.column("node_id").to_pylist())

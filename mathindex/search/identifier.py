@@ -12,32 +12,36 @@ MAX_NICKNAME_HITS = 5
 
 
 class IdentifierResolver:
-    """Exact names, aliases (labels, tags) and dotted suffixes (`two_le` -> `Nat.Prime.two_le`)."""
+    """Exact names, aliases (labels, tags) and dotted suffixes (`two_le` -> `Nat.Prime.two_le`).
+
+    Each table maps a key to its one name (a str) or to a tuple of names: on whole Mathlib most of
+    the 800 k keys have one name, and a list per key was about 70 MB of the server's memory."""
 
     def __init__(self, names: list[str], aliases: list[list[str]]):
-        self.exact: dict[str, list[str]] = defaultdict(list)
-        self.suffix: dict[str, list[str]] = defaultdict(list)
-        self.last: dict[str, list[str]] = defaultdict(list)  # lowercased last component -> names
+        exact: dict[str, list[str]] = defaultdict(list)
+        suffix: dict[str, list[str]] = defaultdict(list)
+        last: dict[str, list[str]] = defaultdict(list)  # lowercased last component -> names
         for name, alias in zip(names, aliases):
             for key in {name, *alias}:
-                self.exact[key].append(name)
+                exact[key].append(name)
             parts = name.split(".")
             for i in range(1, len(parts)):
-                self.suffix[".".join(parts[i:])].append(name)
-            self.last[parts[-1].lower()].append(name)
+                suffix[".".join(parts[i:])].append(name)
+            last[parts[-1].lower()].append(name)
+        self.exact, self.suffix, self.last = _compact(exact), _compact(suffix), _compact(last)
 
     def resolve(self, query: str) -> list[str]:
         q = query.strip().strip("`").strip()
         m = _TAG_QUERY.match(q)
         if m and m.group(1).upper() in self.exact:
-            return sorted(set(self.exact[m.group(1).upper()]))
-        if _WORDS.match(q) and not self.exact.get(q):
+            return sorted(set(_names(self.exact, m.group(1).upper())))
+        if _WORDS.match(q) and q not in self.exact:
             return self.nickname(q)
         if not _IDENT.match(q):
             return []
         q = q.removeprefix("_root_.")
-        found = sorted(set(self.exact.get(q, [])))
-        more = sorted(set(self.suffix.get(q, [])) - set(found), key=lambda n: (len(n), n))
+        found = sorted(set(_names(self.exact, q)))
+        more = sorted(set(_names(self.suffix, q)) - set(found), key=lambda n: (len(n), n))
         return found + more[:20]
 
     def nickname(self, q: str) -> list[str]:
@@ -45,5 +49,16 @@ class IdentifierResolver:
         whose last name component is those words in CamelCase or snake_case, shortest names first."""
         words = q.replace("-", " ").replace("'", "").lower().split()
         keys = {"".join(words), "_".join(words)}
-        found = {n for k in keys for n in self.last.get(k, [])}
+        found = {n for k in keys for n in _names(self.last, k)}
         return sorted(found, key=lambda n: (n.count("."), len(n), n))[:MAX_NICKNAME_HITS]
+
+
+def _compact(table: dict[str, list[str]]) -> dict[str, str | tuple[str, ...]]:
+    """`table` with each one-name list as that name and the others as tuples."""
+    return {key: names[0] if len(names) == 1 else tuple(names) for key, names in table.items()}
+
+
+def _names(table: dict[str, str | tuple[str, ...]], key: str) -> tuple[str, ...]:
+    """The names `_compact`'s `table` holds under `key` (none when it has no such key)."""
+    value = table.get(key, ())
+    return (value,) if isinstance(value, str) else value

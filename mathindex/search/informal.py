@@ -48,15 +48,17 @@ class InformalReranker:
     rendering by cosine, best first."""
 
     def __init__(self, texts: Path, encode: Callable[[list[str]], np.ndarray], cache_size: int = CACHE_SIZE,
-                 store=None):
-        """`store`: an EmbeddingCache of the same embedder as `encode`, or None (the LRU only)."""
+                 store=None, shared: dict[str, str] | None = None):
+        """`store`: an EmbeddingCache of the same embedder as `encode`, or None (the LRU only).
+        `shared`: name -> the str object to key a name with (the engine's), if any."""
         table = (pl.scan_parquet(texts).filter(pl.col("facet").is_in(FACETS))
                  .with_columns(pref=pl.col("facet").replace_strict(FACETS, range(len(FACETS)), return_dtype=pl.Int8),
                                text=pl.when(pl.col("facet") == FACETS[0]).then(pl.col("text").str.replace(_GLOSSES, ""))
                                .otherwise(pl.col("text")))
                  .sort("pref", "name").unique("name", keep="first", maintain_order=True)
                  .select("name", "text").collect())
-        self.row = dict(zip(table.get_column("name").to_list(), range(table.height)))
+        names = table.get_column("name").to_list()
+        self.row = dict(zip(names if shared is None else (shared.get(n, n) for n in names), range(table.height)))
         self.texts = table.get_column("text").to_arrow()  # one Arrow string array, not 300 k Python strings
         self.encode = encode
         self.cache_size = cache_size
