@@ -22,6 +22,7 @@ from mathindex.search.fusion import GAP_PREFIX, ChannelRanks, Hit, NamedRows, fu
 from mathindex.search.identifier import IdentifierResolver
 from mathindex.search.latexquery import unicode_math
 from mathindex.search.lexical import LexicalIndex
+from mathindex.search.nodes import shared_names
 from mathindex.search.parents import MEMBER_KINDS, PARENT_DEPTH, parent_hits
 from mathindex.search.prior import PRIOR, normalised_prior, with_prior
 from mathindex.store import IntegrityError, ReleaseLayout, RootLayout, check_release, integrity_message, load_manifest, verify_release
@@ -226,7 +227,7 @@ class SearchEngine:
         self.prior = self._read_prior(prior, names)
         self.resolver = IdentifierResolver(names, self.nodes.column("aliases").to_pylist())
         self.known, self.fields = parent_sets(self.nodes, names)
-        self.lexical = self._try("lexical", lambda: LexicalIndex(self.release / LEXICAL_DIR))
+        self.lexical = self._try("lexical", lambda: LexicalIndex(self.release / LEXICAL_DIR, shared))
         if model is None and self.manifest is not None:
             model = self.manifest["vector_index"].get("model")  # None: the bundled default
         root = release_root(self.release)  # where the release is now: a moved or copied root finds its model
@@ -480,8 +481,7 @@ class _VectorChannel:
             self.embedder = SentenceTransformerEmbedder(spec, progress=False, int8=int8)
         self.index = VectorIndex.open(release / VECTOR_DIR, self.embedder)
         texts = pq.read_table(ReleaseLayout(release).table("embedding_texts"), columns=["text_id", "name"])
-        names = texts.column("name").to_pylist()
-        self.rows = NamedRows(texts.column("text_id").to_numpy(), names if shared is None else _shared(names, shared))
+        self.rows = NamedRows(texts.column("text_id").to_numpy(), shared_names(texts.column("name").to_pylist(), shared))
 
     def encode(self, query: str):
         return _encode_one(self.embedder, query)
@@ -491,11 +491,6 @@ class _VectorChannel:
         vec = self.encode(query) if vec is None else vec
         ids, scores = self.index.search(vec, k * 3)
         return self.rows.best(ids[0], scores[0], k)
-
-
-def _shared(names: list[str], shared: dict[str, str]) -> list[str]:
-    """`names` with each one the engine holds replaced by the engine's str object."""
-    return [shared.get(n, n) for n in names]
 
 
 def _encode_one(embedder, text: str):

@@ -31,6 +31,7 @@ import numpy as np
 import polars as pl
 
 from mathindex.embed.rules import _CONTEXT  # without_context's pattern: one owner of what a gloss is
+from mathindex.search.nodes import shared_names
 
 FACETS = ("informal", "latex_body")  # a node's text: the first of these it has
 # `embed.rules.without_context` as a polars (Rust regex) pattern: the first gloss and all after it
@@ -58,7 +59,7 @@ class InformalReranker:
                  .sort("pref", "name").unique("name", keep="first", maintain_order=True)
                  .select("name", "text").collect())
         names = table.get_column("name").to_list()
-        self.row = dict(zip(names if shared is None else (shared.get(n, n) for n in names), range(table.height)))
+        self.row = dict(zip(shared_names(names, shared), range(table.height)))
         self.texts = table.get_column("text").to_arrow()  # one Arrow string array, not 300 k Python strings
         self.encode = encode
         self.cache_size = cache_size

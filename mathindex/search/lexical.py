@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 
 from mathindex.cache import RowCache, code_version
 from mathindex.search.bm25 import save_bm25s
+from mathindex.search.nodes import shared_names
 from mathindex.search.text import tokens
 
 log = logging.getLogger(__name__)
@@ -92,8 +93,9 @@ def _write(node_names: list[str], docs: pl.Series, out_dir: Path) -> None:
 class LexicalIndex:
     """A saved BM25 index and the node names its rows stand for."""
 
-    def __init__(self, out_dir: Path):
-        self.names = pq.read_table(out_dir / NODE_FILE).column("name").to_pylist()
+    def __init__(self, out_dir: Path, shared: dict[str, str] | None = None):
+        """`shared`: name -> the str object to hold a name as (the engine's), if any."""
+        self.names = shared_names(pq.read_table(out_dir / NODE_FILE).column("name").to_pylist(), shared)
         self.retriever = bm25s.BM25.load(str(out_dir), show_progress=False, mmap=True) if self.names else None
 
     def scores(self, query: str) -> np.ndarray | None:

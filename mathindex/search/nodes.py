@@ -17,6 +17,13 @@ def lean_node_id(full_name: str) -> str:
     return f"lean:{full_name}"
 
 
+def shared_names(names, shared: dict[str, str] | None) -> list[str]:
+    """`names` as a list, each name that `shared` (name -> itself: the search engine's name
+    objects) holds replaced by that str object, so that the channels' tables do not each hold a
+    copy of every name (about 25 MB a copy on whole Mathlib)."""
+    return list(names) if shared is None else [shared.get(n, n) for n in names]
+
+
 def hit_name(tag: str | None, label: str | None, statement_id: str) -> str:
     """A LaTeX statement's hit name: its tag, else its corpus-unique label, else its statement id."""
     return tag or label or statement_id
