@@ -75,11 +75,14 @@ class FormalResult:
 class FormalIndex:
     """The `formal_statements` table and `formal/` postings of one release, opened once."""
 
-    def __init__(self, release: Path):
+    def __init__(self, release: Path, shared: dict[str, str] | None = None):
+        """`shared`: name -> the str object to hold a name as (a search engine's), if any."""
+        from mathindex.search.nodes import shared_names
+
         release = Path(release)
         st = pq.read_table(ReleaseLayout(release).table("formal_statements"),
                            columns=["name", "kind", "module", "signature", "size", "conclusion", "hypotheses"])
-        self.names: list[str] = st.column("name").to_pylist()
+        self.names: list[str] = shared_names(st.column("name").to_pylist(), shared)
         self.n = len(self.names)
         self.sizes = np.asarray(st.column("size").to_numpy(zero_copy_only=False), dtype=np.int32)
         self._st = st

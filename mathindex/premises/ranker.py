@@ -141,9 +141,14 @@ class PremiseRanker:
 
             engine = SearchEngine(self.release)
         self.engine = engine
-        self.statements = LexicalIndex(base / STATEMENTS_DIR)
         priors = pq.read_table(base / PRIORS_FILE, columns=["name", "kind", "usage", "proof"])
         self.names: list[str] = priors.column("name").to_pylist()
+        self.formal = engine.formal.index if engine.formal is not None else None
+        if self.formal is not None and self.formal.names != self.names:
+            raise ValueError(f"{self.release}: the premise index and the formal index list different declarations")
+        if self.formal is not None:
+            self.names = self.formal.names  # the same names: one list of them (the engine's str objects)
+        self.statements = LexicalIndex(base / STATEMENTS_DIR, dict(zip(self.names, self.names)))
         self.doc_of = {n: i for i, n in enumerate(self.names)}
         self.n = len(self.names)
         usage = priors.column("usage").to_numpy().astype(np.float32)
@@ -154,9 +159,6 @@ class PremiseRanker:
         kinds = np.isin(np.asarray(priors.column("kind").to_pylist(), dtype=object), THEOREM_KINDS)
         self.neighbour_ok = kinds & (np.diff(self.proof_offsets) > 0)
         self.neighbour_rows = np.flatnonzero(self.neighbour_ok)
-        self.formal = engine.formal.index if engine.formal is not None else None
-        if self.formal is not None and self.formal.names != self.names:
-            raise ValueError(f"{self.release}: the premise index and the formal index list different declarations")
         self.weights = weights if weights is not None else read_weights(base)["weights"]
         self.model = read_model(base) if weights is None else None  # explicit weights: the linear ranker alone
         self._open_constants()
@@ -191,7 +193,9 @@ class PremiseRanker:
         self.head_id = {h: i for i, h in enumerate(sorted({h for h in heads if h}))}
         self.heads = np.array([self.head_id.get(h, -1) if h else -1 for h in heads], dtype=np.int64)
         self.size = np.log1p(np.diff(self.const_offsets)).astype(np.float32)
-        self.namespace = [n.rsplit(".", 1)[0] if "." in n else "" for n in self.names]
+        namespaces = [n.rsplit(".", 1)[0] if "." in n else "" for n in self.names]
+        self.namespace_id = {s: i for i, s in enumerate(dict.fromkeys(namespaces))}  # a row's namespace as an id
+        self.namespace = np.fromiter((self.namespace_id[s] for s in namespaces), dtype=np.int64, count=len(namespaces))
         lengths = np.diff(self.proof_offsets)
         owner = np.repeat(self.file_ids[:lengths.size], lengths)
         self.file_use = sparse.csr_matrix((np.ones(owner.size, np.float32), (owner, self.proof_docs)),
@@ -201,8 +205,8 @@ class PremiseRanker:
         """The EXTRA columns of the candidate rows."""
         goal_head = head(conclusion) if conclusion is not None else None
         head_eq = (self.heads[docs] == self.head_id.get(goal_head, -2)).astype(np.float32)
-        spaces = {c.rsplit(".", 1)[0] for c in constants if "." in c}
-        namespace = np.array([self.namespace[d] in spaces for d in docs.tolist()], dtype=np.float32)
+        spaces = [self.namespace_id[s] for s in {c.rsplit(".", 1)[0] for c in constants if "." in c} if s in self.namespace_id]
+        namespace = np.isin(self.namespace[docs], spaces).astype(np.float32)
         use = np.zeros(docs.size, dtype=np.float32)
         if scope is not None and scope.depth is not None and docs.size:
             direct = np.flatnonzero(scope.depth[self.file_start[:-1]] == 1)

@@ -220,7 +220,7 @@ class SearchEngine:
 
     def _open(self, model: str | None, prior: str) -> None:
         self.nodes = pq.read_table(ReleaseLayout(self.release).table("nodes"), columns=["name", "aliases", "kind", "title", "file", "line"])
-        names = self.nodes.column("name").to_pylist()
+        self.node_names = names = self.nodes.column("name").to_pylist()  # row-aligned with `nodes`
         # the channels' name lists and dicts share these str objects instead of each holding its own
         # copy of every name (about 25 MB a copy on whole Mathlib); needed while opening only
         shared = dict(zip(names, names))
@@ -241,7 +241,7 @@ class SearchEngine:
                                                                              RootLayout(root).cache, shared))
         self.formal = None  # a release built before the formal channel has none: not an error
         if ReleaseLayout(self.release).table("formal_statements").exists():
-            self.formal = self._try("formal", lambda: _FormalChannel(self.release))
+            self.formal = self._try("formal", lambda: _FormalChannel(self.release, shared))
 
     def _refuse_if_damaged(self, exc: Exception) -> None:
         """IntegrityError (from `exc`) when opening failed in a release whose files differ from its
@@ -570,10 +570,10 @@ class _FormalChannel:
     """Loogle-style search over the release's formal index (mathindex/formal); soft mode, so that
     Lean in prose still ranks declarations by how much of each piece they match."""
 
-    def __init__(self, release: Path):
+    def __init__(self, release: Path, shared: dict[str, str] | None = None):
         from mathindex.formal.search import FormalIndex
 
-        self.index = FormalIndex(release)
+        self.index = FormalIndex(release, shared)
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
         return self.index.soft(query, k)
