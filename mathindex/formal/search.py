@@ -80,12 +80,12 @@ class FormalIndex:
         from mathindex.search.nodes import shared_names
 
         release = Path(release)
-        st = pq.read_table(ReleaseLayout(release).table("formal_statements"),
-                           columns=["name", "kind", "module", "signature", "size", "conclusion", "hypotheses"])
+        self._table = ReleaseLayout(release).table("formal_statements")
+        st = pq.read_table(self._table, columns=["name", "kind", "size", "conclusion", "hypotheses"])
         self.names: list[str] = shared_names(st.column("name").to_pylist(), shared)
         self.n = len(self.names)
         self.sizes = np.asarray(st.column("size").to_numpy(zero_copy_only=False), dtype=np.int32)
-        self._st = st
+        self._described = None  # kind, module and signature, read on the first `describe_name` (not by a server)
         self._concl = st.column("conclusion").combine_chunks()
         self._hyps = st.column("hypotheses").combine_chunks()
         self._concls: dict[int, list | None] = {}  # decoded trees, by doc (cleared past TREE_CACHE)
@@ -173,10 +173,10 @@ class FormalIndex:
 
     def describe_name(self, name: str) -> dict:
         """kind, module and signature of a declaration."""
-        if not hasattr(self, "_doc_of"):
+        if self._described is None:
             self._doc_of = {n: i for i, n in enumerate(self.names)}
-        row = self._st.slice(self._doc_of[name], 1).select(["kind", "module", "signature"]).to_pylist()[0]
-        return row
+            self._described = pq.read_table(self._table, columns=["kind", "module", "signature"])
+        return self._described.slice(self._doc_of[name], 1).to_pylist()[0]
 
     def query_notes(self, query: str) -> list[str]:
         """Why a Loogle-syntax query cannot run strictly (unknown constant, malformed pattern); empty
