@@ -94,7 +94,8 @@ class FormalIndex:
         self.keys = dict(zip(keys.column("key").to_pylist(),
                              zip(keys.column("start").to_pylist(), keys.column("count").to_pylist())))
         self.postings = np.asarray(np.load(release / FORMAL_DIR / "postings.npy", mmap_mode="r"))  # mapped; no memmap __getitem__
-        self.vocab = Vocabulary(pq.read_table(release / FORMAL_DIR / "vocabulary.parquet").column("name").to_pylist())
+        self.vocab = Vocabulary(shared_names(pq.read_table(release / FORMAL_DIR / "vocabulary.parquet").column("name").to_pylist(),
+                                             shared if shared is not None else dict(zip(self.names, self.names))))
         self._set_fields(*self._field_parents(st.column("kind").to_pylist() if "kind" in st.column_names else None))
         self._by_last = _docs_by_last_component(self.names)
         self._blob = "\n".join(self.names) + "\n"

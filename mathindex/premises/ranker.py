@@ -58,6 +58,7 @@ from mathindex.premises.priors import FILE_PROOFS_FILE, PREMISES_DIR, PRIORS_FIL
 from mathindex.premises.suite import THEOREM_KINDS
 from mathindex.premises.trees import RERANK, TreeModel, read_model
 from mathindex.search.lexical import LexicalIndex
+from mathindex.search.nodes import shared_names
 from mathindex.store import ReleaseLayout
 
 FEATURES = ("lexical", "knn", "formal", "pairs", "usage", "embedding", "cooc", "covered", "local", "earlier", "near",
@@ -148,7 +149,8 @@ class PremiseRanker:
             raise ValueError(f"{self.release}: the premise index and the formal index list different declarations")
         if self.formal is not None:
             self.names = self.formal.names  # the same names: one list of them (the engine's str objects)
-        self.statements = LexicalIndex(base / STATEMENTS_DIR, dict(zip(self.names, self.names)))
+        shared = dict(zip(self.names, self.names))  # one str object per name (while opening)
+        self.statements = LexicalIndex(base / STATEMENTS_DIR, shared)
         self.doc_of = {n: i for i, n in enumerate(self.names)}
         self.n = len(self.names)
         usage = priors.column("usage").to_numpy().astype(np.float32)
@@ -161,7 +163,7 @@ class PremiseRanker:
         self.neighbour_rows = np.flatnonzero(self.neighbour_ok)
         self.weights = weights if weights is not None else read_weights(base)["weights"]
         self.model = read_model(base) if weights is None else None  # explicit weights: the linear ranker alone
-        self._open_constants()
+        self._open_constants(shared)
         self._open_extra(priors)
         self._open_file_proofs(base)
 
@@ -214,9 +216,10 @@ class PremiseRanker:
                 use = np.log1p(np.asarray(self.file_use[direct][:, docs].sum(axis=0)).ravel()).astype(np.float32)
         return np.column_stack([self.is_simp[docs], self.kind_code[docs], head_eq, namespace, self.size[docs], use])
 
-    def _open_constants(self) -> None:
+    def _open_constants(self, shared: dict[str, str]) -> None:
         """Each row's statement constants (the formal index's, as integer ids) and their idf, the
-        rows of each file, the resolver the goal's constants go through, the co-occurrence matrix."""
+        rows of each file, the resolver the goal's constants go through, the co-occurrence matrix.
+        `shared`: name -> the str object the ranker holds it as."""
         import pyarrow.compute as pc
 
         from mathindex.formal.keys import ConstantResolver
@@ -226,7 +229,7 @@ class PremiseRanker:
         encoded = pc.dictionary_encode(consts.values)
         self.const_offsets = consts.offsets.to_numpy().astype(np.int64)
         self.const_ids = encoded.indices.to_numpy().astype(np.int64)
-        vocab = encoded.dictionary.to_pylist()
+        vocab = shared_names(encoded.dictionary.to_pylist(), shared)
         self.constant_id = {c: i for i, c in enumerate(vocab)}
         df = np.bincount(self.const_ids, minlength=len(vocab)).astype(np.float32)
         self.constant_idf = np.log((self.n + 1) / (df + 0.5)).astype(np.float32)
