@@ -105,22 +105,23 @@ def test_the_server_encodes_queries_with_the_engines_backend(holder):
 
 
 def test_the_server_tokenises_with_its_own_tokenizer_and_the_same_tokens(holder, monkeypatch):
-    """Query tokens come from a Rust tokenizer set up once (serve/release.py `_own_tokenizer`), not
+    """Query tokens come from a Rust tokenizer set up once (the embedder's `query_tokenizer`), not
     from the shared tokenizer's `__call__`: the same tokens as `_tokenise` (texts past
     max_seq_length truncated); the encoder never calls the shared one."""
     import numpy as np
 
     from mathindex.embed.embedder import _tokenise
     from mathindex.embed.onnx import PROBE_TEXTS
-    from mathindex.serve.release import _own_tokenizer
+    from mathindex.search.engine import SearchEngine
 
-    embedder = holder.current.engine.vector.embedder
-    tok = embedder.model.tokenizer
-    own = _own_tokenizer(tok, embedder.max_seq_length)
-    want = _tokenise(tok, PROBE_TEXTS, embedder.max_seq_length)
+    embedder = holder.current.engine.vector.embedder  # without torch once the query files were written
+    full = SearchEngine(holder.current.path, verify="none").vector.embedder
+    tok = full.model.tokenizer
+    own = embedder.query_tokenizer()
+    want = _tokenise(tok, PROBE_TEXTS, full.max_seq_length)
     rows = own.encode_batch(PROBE_TEXTS)
     assert [r.ids for r in rows] == want["input_ids"] and [r.type_ids for r in rows] == want["token_type_ids"]
-    assert max(len(r.ids) for r in rows) == embedder.max_seq_length  # the long probe is cut
+    assert max(len(r.ids) for r in rows) == embedder.max_seq_length == full.max_seq_length  # the long probe is cut
     before = embedder.encode(PROBE_TEXTS[:4])
 
     def refuse(*args, **kwargs):

@@ -98,6 +98,19 @@ def _tokenise(tokenizer, texts: list[str], max_length: int) -> dict:
                           return_attention_mask=True, return_token_type_ids=True))
 
 
+def length_batches(lengths: list[int], batch_tokens: int, max_batch: int) -> list[np.ndarray]:
+    """Row indices grouped into batches: longest first, each within `batch_tokens` padded tokens
+    and `max_batch` rows."""
+    order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
+    out, start = [], 0
+    while start < len(order):
+        longest = max(1, lengths[order[start]])
+        size = max(1, min(max_batch, batch_tokens // longest))
+        out.append(order[start : start + size])
+        start += size
+    return out
+
+
 _WORKER: dict = {}
 
 
@@ -297,7 +310,21 @@ class SentenceTransformerEmbedder:
         from mathindex.embed import onnx
 
         root = onnx.default_root() if self.onnx_dir is None else Path(self.onnx_dir)
-        return onnx.prepare_packed(self.model, self.name, self.revision, root)
+        packed = onnx.prepare_packed(self.model, self.name, self.revision, root)
+        if packed is not None:  # so that a later server encodes its queries without torch (embed/queries.py)
+            try:
+                onnx.write_query_files(packed, self)
+            except OSError as exc:  # a read-only root: queries keep being encoded through this embedder
+                log.warning("embedder %s: query files not written beside %s (%s)", self.name, packed, exc)
+        return packed
+
+    uses_torch = True  # embed/queries.py's OnnxQueryEmbedder: False
+
+    def query_tokenizer(self):
+        """A new copy of the fast tokenizer set for queries (`onnx.query_tokenizer`), or None."""
+        from mathindex.embed import onnx
+
+        return onnx.query_tokenizer(self.model.tokenizer, self.max_seq_length)
 
     def token_lengths(self, texts: list[str]) -> list[int]:
         """Token counts (with special tokens, truncated to max_seq_length) of `texts`."""
@@ -306,14 +333,7 @@ class SentenceTransformerEmbedder:
 
     def batches(self, lengths: list[int]) -> list[np.ndarray]:
         """Row indices grouped into batches: longest first, each within the padded-token budget."""
-        order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
-        out, start = [], 0
-        while start < len(order):
-            longest = max(1, lengths[order[start]])
-            size = max(1, min(self.max_batch, self.batch_tokens // longest))
-            out.append(order[start : start + size])
-            start += size
-        return out
+        return length_batches(lengths, self.batch_tokens, self.max_batch)
 
     def pool(self):
         """The worker processes (spawned and loaded on first use, kept until `close`)."""

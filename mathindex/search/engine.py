@@ -191,7 +191,7 @@ class SearchEngine:
     informal = None  # the informal re-ranker (search/informal.py), if the release has renderings
 
     def __init__(self, release: Path, weights: dict[str, float] | None = None, model: str | None = None,
-                 prior: str = PRIOR, verify: str = "quick", symbols: Path | None = None):
+                 prior: str = PRIOR, verify: str = "quick", symbols: Path | None = None, queries_only: bool = False):
         """`model`: a model reference as a manifest records it (`models/<name>@<rev16>`, relative to
         the release root) or an absolute path; None: the release's own (its manifest's
         `vector_index.model`, resolved against the root the release is in now). `prior`: the
@@ -200,7 +200,9 @@ class SearchEngine:
         every sha256 too, `none` nothing (the caller did); a damaged release is an IntegrityError
         naming its files, and so is a table or channel that fails to open in a release whose files
         differ from the manifest (never a disabled channel). `symbols`: a LaTeX symbol map
-        (search/symbols.py) to use instead of the release's own `latex_symbols.parquet`, if any."""
+        (search/symbols.py) to use instead of the release's own `latex_symbols.parquet`, if any.
+        `queries_only` (a server): the embedder only encodes queries and renderings, so it runs
+        without torch where the model's checked ONNX exports allow (embed/queries.py)."""
         if verify not in VERIFY_MODES:
             raise ValueError(f"verify must be one of {', '.join(VERIFY_MODES)}, not {verify!r}")
         self.release = Path(release)
@@ -212,13 +214,13 @@ class SearchEngine:
         self.weights = weights or {}  # overrides of WEIGHTS_BY_KIND, for every kind
         self.unavailable: dict[str, str] = {}
         try:
-            self._open(model, prior)
+            self._open(model, prior, queries_only)
             self.symbols = _symbol_map(self.release, symbols)
         except Exception as exc:
             self._refuse_if_damaged(exc)
             raise
 
-    def _open(self, model: str | None, prior: str) -> None:
+    def _open(self, model: str | None, prior: str, queries_only: bool = False) -> None:
         self.nodes = pq.read_table(ReleaseLayout(self.release).table("nodes"), columns=["name", "aliases", "kind", "title", "file", "line"])
         self.node_names = names = self.nodes.column("name").to_pylist()  # row-aligned with `nodes`
         # the channels' name lists and dicts share these str objects instead of each holding its own
@@ -232,7 +234,7 @@ class SearchEngine:
             model = self.manifest["vector_index"].get("model")  # None: the bundled default
         root = release_root(self.release)  # where the release is now: a moved or copied root finds its model
         self.vector = self._try("embedding", lambda: _VectorChannel(self.release, reference_path(model, root), RootLayout(root).cache,
-                                                                        shared))
+                                                                        shared, queries_only))
         self.formula = self._try("formula", lambda: _FormulaChannel(self.release, names))
         self.macros = _query_macros(self.release)
         self.informal = None  # needs the embedder and informal renderings (a sample without them has none)
@@ -458,27 +460,20 @@ class _VectorChannel:
     the root's cache or can be made there; the same vectors as torch), else by torch, at the
     precision `embed.embedder.query_encoding` gives for the index (a bf16 index's queries at fp32)."""
 
-    def __init__(self, release: Path, model: Path | None, cache_dir: Path, shared: dict[str, str] | None = None):
-        """`shared`: the engine's name objects (name -> itself), so that the rows' names are those."""
-        from mathindex.embed import SentenceTransformerEmbedder, VectorIndex
-        from mathindex.embed.embedder import onnx_dir_for, query_encoding
+    def __init__(self, release: Path, model: Path | None, cache_dir: Path, shared: dict[str, str] | None = None,
+                 queries_only: bool = False):
+        """`shared`: the engine's name objects (name -> itself), so that the rows' names are those.
+        `queries_only`: the fp32 ONNX embedder from its exports alone (embed/queries.py), when they
+        are all in the cache, rather than the full one with torch."""
+        from mathindex.embed import VectorIndex
+        from mathindex.embed.embedder import query_encoding
         from mathindex.embed.index import SIDECAR_FILE
 
-        spec = None if model is None else str(model)
         try:  # the index's embedder name says how its vectors were made, and so how queries are encoded
             built = json.loads((ReleaseLayout(release).vector / SIDECAR_FILE).read_text())["embedder"]["name"]
         except (OSError, ValueError, KeyError, TypeError):
             built = ""  # VectorIndex.open below says what is wrong
-        precision, backend = query_encoding(built)
-        int8 = precision == "int8"
-        try:
-            self.embedder = SentenceTransformerEmbedder(spec, progress=False, backend=backend,
-                                                        onnx_dir=onnx_dir_for(cache_dir), int8=int8)
-        except OSError as exc:  # a read-only root cannot hold a new fp32 export: torch gives the same vectors
-            if int8 and backend == "onnx":
-                raise
-            log.warning("embedding channel: no ONNX export (%s); queries are encoded with torch", exc)
-            self.embedder = SentenceTransformerEmbedder(spec, progress=False, int8=int8)
+        self.embedder = _query_embedder(model, cache_dir, *query_encoding(built), queries_only)
         self.index = VectorIndex.open(release / VECTOR_DIR, self.embedder)
         texts = pq.read_table(ReleaseLayout(release).table("embedding_texts"), columns=["text_id", "name"])
         self.rows = NamedRows(texts.column("text_id").to_numpy(), shared_names(texts.column("name").to_pylist(), shared))
@@ -493,6 +488,31 @@ class _VectorChannel:
         return self.rows.best(ids[0], scores[0], k)
 
 
+def _query_embedder(model: Path | None, cache_dir: Path, precision: str, backend: str, queries_only: bool):
+    """The embedder queries are encoded with (`precision` and `backend` from `query_encoding`): with
+    `queries_only`, the fp32 ONNX one from its exports alone when they are all in the root's cache
+    (embed/queries.py: no torch); else the full SentenceTransformerEmbedder, or, when a read-only
+    root cannot hold a new fp32 export, the same model on torch (the same vectors)."""
+    from mathindex.embed import SentenceTransformerEmbedder, default_model_path
+    from mathindex.embed.embedder import onnx_dir_for
+
+    int8 = precision == "int8"
+    if queries_only and backend == "onnx" and not int8:
+        from mathindex.embed.queries import OnnxQueryEmbedder
+
+        light = OnnxQueryEmbedder.open(default_model_path() if model is None else Path(model), onnx_dir_for(cache_dir))
+        if light is not None:
+            return light
+    spec = None if model is None else str(model)
+    try:
+        return SentenceTransformerEmbedder(spec, progress=False, backend=backend, onnx_dir=onnx_dir_for(cache_dir), int8=int8)
+    except OSError as exc:
+        if int8 and backend == "onnx":
+            raise
+        log.warning("embedding channel: no ONNX export (%s); queries are encoded with torch", exc)
+        return SentenceTransformerEmbedder(spec, progress=False, int8=int8)
+
+
 def _encode_one(embedder, text: str):
     """One query on one thread: intra-op threads only add sync cost for a single short text
     (measured 15 ms against 87-130 ms with 2 threads on a loaded 2-core machine)."""
@@ -502,7 +522,10 @@ def _encode_one(embedder, text: str):
 def _encode_on_one_thread(embedder, texts: list[str]):
     """`embedder.encode(texts)` with torch (and so the embedder's ONNX session) on one thread: the
     query encodes that way, and a session made for another thread count is made anew (about a
-    second for the whole model), so every query-time encode keeps to one thread."""
+    second for the whole model), so every query-time encode keeps to one thread. An embedder
+    without torch (embed/queries.py) runs on one thread already."""
+    if not getattr(embedder, "uses_torch", True):
+        return embedder.encode(texts)
     import torch
 
     threads = torch.get_num_threads()

@@ -10,6 +10,7 @@ import asyncio
 import html
 import logging
 import os
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -72,10 +73,10 @@ class QueryRunner:
 def configure_runtime() -> None:
     """One thread per query inside torch and FAISS: the pool gives the parallelism, and intra-op
     threads on 2 cores only add synchronisation (see search/engine.py `_encode_one`)."""
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    import torch
-
-    torch.set_num_threads(1)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # torch, if a part imports it later, starts with one
+    torch = sys.modules.get("torch")  # not imported here: a server whose queries need no torch never loads it
+    if torch is not None:
+        torch.set_num_threads(1)
     try:
         import faiss
 

@@ -96,7 +96,8 @@ class ServedRelease:
         self.release_id: str = self.manifest.get("release_id", path.name)
         from mathindex.search.engine import SearchEngine
 
-        self.engine = SearchEngine(path, verify="none")  # verified above (or the caller said not to)
+        # verified above (or the caller said not to); queries encoded without torch where the exports allow
+        self.engine = SearchEngine(path, verify="none", queries_only=True)
         for channel, why in self.engine.unavailable.items():  # reported with every answer; swap.py compares
             log.warning("release %s: channel %s unavailable: %s", self.release_id, channel, why)
         _thread_safe_encoding(self.engine)
@@ -342,27 +343,10 @@ def _jsonable(value):
     return str(value)
 
 
-def _own_tokenizer(tokenizer, max_length: int):
-    """A copy of a fast tokenizer's Rust tokenizer, truncating as `_tokenise` asks (longest first,
-    on the tokenizer's side, at `max_length`; no padding), set once: the same tokens without the
-    `__call__` wrapper, which sets the truncation anew on every call (0.1-0.3 ms of a query's
-    0.4 ms of tokenising and padding). None for a tokenizer that is not a fast one."""
-    inner = getattr(tokenizer, "_tokenizer", None)
-    if inner is None or not hasattr(inner, "to_str"):
-        return None
-    from tokenizers import Tokenizer
-
-    own = Tokenizer.from_str(inner.to_str())
-    own.enable_truncation(max_length, stride=0, strategy="longest_first",
-                          direction=getattr(tokenizer, "truncation_side", "right"))
-    own.no_padding()
-    return own
-
-
 def _thread_safe_encoding(engine) -> None:
     """Query encodes from several threads at once: tokenising is serialised (a fast tokenizer shared
     between threads fails with 'Already borrowed': each call sets its truncation state; the server
-    tokenises with a copy set once, `_own_tokenizer`, under the same lock). The forward pass is the
+    tokenises with a copy set once, the embedder's `query_tokenizer`, under the same lock). The forward pass is the
     embedder's own backend. With its checked packed ONNX export, the texts in flight run as packs
     (serve/encoder.py), one pack per core at a time; else each thread runs its own
     single-threaded pass (its checked ONNX export, else torch). Same tokens, same model, so the
@@ -378,14 +362,14 @@ def _thread_safe_encoding(engine) -> None:
     from mathindex.embed.embedder import MAX_ENCODE_CHARS, _forward, _tokenise
 
     embedder = vector.embedder
-    model, lock = embedder.model, threading.Lock()
-    own = _own_tokenizer(model.tokenizer, embedder.max_seq_length)
+    lock = threading.Lock()
+    own = embedder.query_tokenizer()  # None: not a fast tokenizer (then a full embedder's own)
 
     def tokenise(texts: list[str]) -> dict:
         texts = [t[:MAX_ENCODE_CHARS] for t in texts]
         with lock:
             if own is None:
-                return _tokenise(model.tokenizer, texts, embedder.max_seq_length)
+                return _tokenise(embedder.model.tokenizer, texts, embedder.max_seq_length)
             rows = own.encode_batch(texts) if len(texts) > 1 else [own.encode(texts[0])]
         return {"input_ids": [r.ids for r in rows], "attention_mask": [r.attention_mask for r in rows],
                 "token_type_ids": [r.type_ids for r in rows]}
@@ -409,6 +393,7 @@ def _thread_safe_encoding(engine) -> None:
             return run(sess, embedder._feeds(enc, idx))
     else:
         def forward(enc, idx):
+            model = embedder.model
             return _forward(model, model.tokenizer, enc, idx, model.device, embedder.bf16)
 
     def encode(texts: list[str]) -> np.ndarray:

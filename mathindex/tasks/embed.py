@@ -66,6 +66,10 @@ def embed_and_index(
     last = reusable_index(previous)
     # only the embedded facets (texts.EMBEDDED_FACETS); the lexical index still reads every facet
     index, stats = embed_and_build(embedded_texts(texts), embedder, cache_dir, ReleaseLayout(release_dir).vector, last)
+    if embedder.backend == "onnx" and precision == "fp32":
+        # the server's packed query export and query files, once per model (about 5 s): `mathindex
+        # serve` then encodes queries without torch from its first start (embed/queries.py)
+        embedder.packed_onnx()
     info = {k: v for k, v in index.sidecar.items() if k != "embedder"}
     embedding = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in asdict(stats).items()}
     embedding["backend"] = embedder.backend
