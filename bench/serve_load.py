@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import importlib.util
 import json
 import os
 import random
@@ -169,10 +170,16 @@ NO_INFORMAL = ("import sys, mathindex.search.engine as e; e.INFORMAL_DEPTH = 0; 
 def start_server(root: Path, port: int, cache: int, threads: int | None, wait_s: float,
                  informal: bool = True) -> subprocess.Popen:
     cmd = [sys.executable, *(("-m", "mathindex") if informal else ("-c", NO_INFORMAL)),
-           "serve", str(root), "--port", str(port), "--cache", str(cache)]
+           "serve", str(Path(root).resolve()), "--port", str(port), "--cache", str(cache)]
     if threads:
         cmd += ["--threads", str(threads)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=sys.stderr)
+    # run from the checkout whose `mathindex` this script finds (PYTHONPATH first): `-m` and `-c`
+    # put the working directory first on the server's path, so that a baseline checkout on
+    # PYTHONPATH would otherwise be served with the code of the directory the script runs in
+    spec = importlib.util.find_spec("mathindex")
+    code = Path(spec.origin).parent.parent if spec is not None and spec.origin else None
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=sys.stderr, cwd=code)
+    proc.args_code = code  # what the report says was served
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -224,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         host, port = "127.0.0.1", args.port
         t0 = time.monotonic()
         proc = start_server(args.root, port, args.cache, args.threads, wait_s=600, informal=not args.no_informal)
-        print(f"server up in {time.monotonic() - t0:.1f} s (pid {proc.pid})", file=sys.stderr)
+        print(f"server up in {time.monotonic() - t0:.1f} s (pid {proc.pid}, code {proc.args_code})", file=sys.stderr)
     report: dict = {"cores": os.cpu_count(), "pool": len(pool), "distinct": len({q for _, q in pool}),
                     "styles": {s: sum(1 for st, _ in pool if st == s) for s in STYLES}, "cache": args.cache}
     try:
