@@ -26,6 +26,18 @@ from mathindex.embed import onnx
 log = logging.getLogger(__name__)
 
 
+def token_rows(tokenizer, texts: list[str]) -> dict[str, list[list[int]]]:
+    """input_ids, attention_mask and token_type_ids of each text (cut at MAX_ENCODE_CHARS, then
+    truncated as `tokenizer`, a `query_tokenizer`, is set; not padded). A Rust tokenizer is not to be
+    shared between threads: the caller holds its lock."""
+    from mathindex.embed.embedder import MAX_ENCODE_CHARS
+
+    texts = [t[:MAX_ENCODE_CHARS] for t in texts]
+    rows = tokenizer.encode_batch(texts) if len(texts) > 1 else [tokenizer.encode(texts[0])]
+    return {"input_ids": [r.ids for r in rows], "attention_mask": [r.attention_mask for r in rows],
+            "token_type_ids": [r.type_ids for r in rows]}
+
+
 class OnnxQueryEmbedder:
     """`encode(texts)` as SentenceTransformerEmbedder(backend="onnx").encode with one thread, from
     files only. Its `name`, `revision` and `dim` are the full embedder's, so indexes and embedding
@@ -88,13 +100,8 @@ class OnnxQueryEmbedder:
 
     def tokenise(self, texts: list[str]) -> dict[str, list[list[int]]]:
         """input_ids, attention_mask and token_type_ids of each text (truncated, not padded)."""
-        from mathindex.embed.embedder import MAX_ENCODE_CHARS
-
-        texts = [t[:MAX_ENCODE_CHARS] for t in texts]
         with self._lock:
-            rows = self._tokenizer.encode_batch(texts) if len(texts) > 1 else [self._tokenizer.encode(texts[0])]
-        return {"input_ids": [r.ids for r in rows], "attention_mask": [r.attention_mask for r in rows],
-                "token_type_ids": [r.type_ids for r in rows]}
+            return token_rows(self._tokenizer, texts)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit float32 vectors (len(texts), dim), row-aligned with `texts`: the texts in batches

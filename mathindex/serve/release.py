@@ -360,19 +360,17 @@ def _thread_safe_encoding(engine) -> None:
     import numpy as np
 
     from mathindex.embed.embedder import MAX_ENCODE_CHARS, _forward, _tokenise
+    from mathindex.embed.queries import token_rows
 
     embedder = vector.embedder
     lock = threading.Lock()
     own = embedder.query_tokenizer()  # None: not a fast tokenizer (then a full embedder's own)
 
     def tokenise(texts: list[str]) -> dict:
-        texts = [t[:MAX_ENCODE_CHARS] for t in texts]
         with lock:
             if own is None:
-                return _tokenise(embedder.model.tokenizer, texts, embedder.max_seq_length)
-            rows = own.encode_batch(texts) if len(texts) > 1 else [own.encode(texts[0])]
-        return {"input_ids": [r.ids for r in rows], "attention_mask": [r.attention_mask for r in rows],
-                "token_type_ids": [r.type_ids for r in rows]}
+                return _tokenise(embedder.model.tokenizer, [t[:MAX_ENCODE_CHARS] for t in texts], embedder.max_seq_length)
+            return token_rows(own, texts)
 
     packed = _packed_onnx(embedder)
     if packed is not None:
