@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 
 _TAG_QUERY = re.compile(r"^(?:stacks\s+)?(?:tag\s+)?([0-9A-Z]{4})$", re.IGNORECASE)
 _IDENT = re.compile(r"^[^\s]+$")
@@ -18,17 +17,19 @@ class IdentifierResolver:
     the 800 k keys have one name, and a list per key was about 70 MB of the server's memory."""
 
     def __init__(self, names: list[str], aliases: list[list[str]]):
-        exact: dict[str, list[str]] = defaultdict(list)
-        suffix: dict[str, list[str]] = defaultdict(list)
-        last: dict[str, list[str]] = defaultdict(list)  # lowercased last component -> names
+        self.exact: dict[str, str | tuple[str, ...]] = {}
+        self.suffix: dict[str, str | tuple[str, ...]] = {}
+        self.last: dict[str, str | tuple[str, ...]] = {}  # lowercased last component -> names
+        more: dict[int, dict[str, list[str]]] = {id(t): {} for t in (self.exact, self.suffix, self.last)}
         for name, alias in zip(names, aliases):
             for key in {name, *alias}:
-                exact[key].append(name)
+                _add(self.exact, more, key, name)
             parts = name.split(".")
             for i in range(1, len(parts)):
-                suffix[".".join(parts[i:])].append(name)
-            last[parts[-1].lower()].append(name)
-        self.exact, self.suffix, self.last = _compact(exact), _compact(suffix), _compact(last)
+                _add(self.suffix, more, ".".join(parts[i:]), name)
+            _add(self.last, more, parts[-1].lower(), name)
+        for table in (self.exact, self.suffix, self.last):
+            table.update((key, tuple(found)) for key, found in more[id(table)].items())
 
     def resolve(self, query: str) -> list[str]:
         q = query.strip().strip("`").strip()
@@ -53,12 +54,15 @@ class IdentifierResolver:
         return sorted(found, key=lambda n: (n.count("."), len(n), n))[:MAX_NICKNAME_HITS]
 
 
-def _compact(table: dict[str, list[str]]) -> dict[str, str | tuple[str, ...]]:
-    """`table` with each one-name list as that name and the others as tuples."""
-    return {key: names[0] if len(names) == 1 else tuple(names) for key, names in table.items()}
+def _add(table: dict, more: dict[int, dict[str, list[str]]], key: str, name: str) -> None:
+    """Adds `name` under `key` in `table`: the first name as the str itself; with a second, every
+    name of the key goes to `more[id(table)]`, a list the caller turns into the key's tuple."""
+    have = table.setdefault(key, name)
+    if have is not name:
+        more[id(table)].setdefault(key, [have]).append(name)
 
 
 def _names(table: dict[str, str | tuple[str, ...]], key: str) -> tuple[str, ...]:
-    """The names `_compact`'s `table` holds under `key` (none when it has no such key)."""
+    """The names `table` (built by `_add`) holds under `key` (none when it has no such key)."""
     value = table.get(key, ())
     return (value,) if isinstance(value, str) else value
