@@ -15,15 +15,13 @@ embedder sets it for queries), the same batches and padding, the same export and
 from __future__ import annotations
 
 import json
-import logging
 import threading
 from pathlib import Path
 
 import numpy as np
 
 from mathindex.embed import onnx
-
-log = logging.getLogger(__name__)
+from mathindex.embed.embedder import SentenceTransformerEmbedder
 
 
 def token_rows(tokenizer, texts: list[str]) -> dict[str, list[list[int]]]:
@@ -47,7 +45,8 @@ class OnnxQueryEmbedder:
     int8 = bf16 = False
     backend = "onnx"
     packer = None  # the server's PackedEncoder (serve/encoder.py) when it packs this embedder's queries
-    batch_tokens, max_batch = 4096, 256  # as SentenceTransformerEmbedder's, so multi-text calls batch alike
+    # as the full embedder's, so that a call of several texts is batched and padded alike
+    batch_tokens, max_batch = SentenceTransformerEmbedder.batch_tokens, SentenceTransformerEmbedder.max_batch
 
     def __init__(self, export_dir: Path, query: dict):
         self.export_dir = export_dir

@@ -58,8 +58,7 @@ class InformalReranker:
                                .otherwise(pl.col("text")))
                  .sort("pref", "name").unique("name", keep="first", maintain_order=True)
                  .select("name", "text").collect())
-        names = table.get_column("name").to_list()
-        self.row = dict(zip(shared_names(names, shared), range(table.height)))
+        self.row = dict(zip(shared_names(table.get_column("name").to_list(), shared), range(table.height)))
         self.texts = table.get_column("text").to_arrow()  # one Arrow string array, not 300 k Python strings
         self.encode = encode
         self.cache_size = cache_size
