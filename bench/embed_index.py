@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from mathindex.embed.index import VectorIndex, recall_at_k  # noqa: E402
+from mathindex.embed.vector_index import VectorIndex, recall_at_k  # noqa: E402
 from mathindex.embed.truth import exact_neighbours  # noqa: E402
 
 VECTORS = Path(__file__).resolve().parents[1] / "build" / "bench" / "embed_mathlib_vectors.npy"

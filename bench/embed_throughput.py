@@ -24,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from embed_corpus import corpus_order_texts, mathlib_subset  # noqa: E402
-from mathindex.embed import RuleInformaliser, SentenceTransformerEmbedder, embed_texts, embedding_texts, informalise  # noqa: E402
+from mathindex.embed import SentenceTransformerEmbedder, embed_texts, embedding_texts  # noqa: E402
+from mathindex.informal import RuleInformaliser, informalise  # noqa: E402
 from mathindex.embed.texts import text_sha256  # noqa: E402
 
 

@@ -34,7 +34,7 @@ def build_once(src: Path, release: Path, out: Path, cache: Path | None, sample: 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from mathindex.formal.index import build_formal_index
+    from mathindex.formal.formal_index import build_formal_index
 
     decls = pq.read_table(release / "declarations.parquet")
     deps = pq.read_table(release / "dependencies.parquet")

@@ -34,7 +34,7 @@ from formula_common import ROOT, corpus_formulas, formula_texts, quantile, stack
 from mathindex.formula import analyse
 from mathindex.formula.grammar import ParseError, parse_latex
 
-_GRAMMAR_FILES = ("grammar.py", "symbols.py", "tokens.py", "parser.py", "trees.py")
+_GRAMMAR_FILES = ("grammar.py", "symbols.py", "tokens.py", "parser.py", "optree.py")
 
 
 def load_grammar_at(rev: str):

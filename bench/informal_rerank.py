@@ -35,7 +35,7 @@ from prose_common import load_runs, ranking_engine, table  # noqa: E402
 from fusion_weights import fold_of  # noqa: E402
 
 from mathindex.embed.models import reference_path, release_root  # noqa: E402
-from mathindex.embed.rules import without_context  # noqa: E402
+from mathindex.informal.rules import without_context  # noqa: E402
 from mathindex.search.engine import query_kind, weights_for  # noqa: E402
 from mathindex.store import load_manifest  # noqa: E402
 

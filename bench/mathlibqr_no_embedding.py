@@ -15,7 +15,8 @@ import argparse
 import time
 from pathlib import Path
 
-from mathindex.embed import RuleInformaliser, embedding_texts, informalise
+from mathindex.embed import embedding_texts
+from mathindex.informal import RuleInformaliser, informalise
 from mathindex.evaluation.bench import run_suite
 from mathindex.evaluation.suites import load_suite
 from mathindex.formula import FormulaIndex, lean_formulas, parse_formulas

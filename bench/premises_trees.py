@@ -1,4 +1,4 @@
-"""The premise ranker's tree model (premises.trees) on a whole-Mathlib release: held-out figures
+"""The premise ranker's tree model (premises.boosted) on a whole-Mathlib release: held-out figures
 with and without it, against both baselines, and the latency of `rank` with it.
 
     .venv/bin/python bench/premises_trees.py RELEASE_DIR [--work DIR] [--latency N] [--json OUT]

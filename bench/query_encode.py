@@ -51,7 +51,7 @@ def encoders(args, queries: list[str]) -> None:
 
 def packed(args, queries: list[str]) -> None:
     """One by one (the fp32 export) against packs of PACKS queries (the packed export), paired."""
-    from mathindex.embed.embedder import _tokenise
+    from mathindex.embed.torch_ops import tokenise
     from mathindex.embed.onnx import pad, run, run_packed, session
 
     embedder = SentenceTransformerEmbedder(args.model, progress=False, backend="onnx", onnx_dir=args.onnx_dir)
@@ -59,7 +59,7 @@ def packed(args, queries: list[str]) -> None:
     if path is None:
         raise SystemExit("this model has no checked packed ONNX export")
     alone_sess, packed_sess = session(embedder.onnx_file, 1), session(path, 1)
-    enc = _tokenise(embedder.model.tokenizer, queries, embedder.max_seq_length)
+    enc = tokenise(embedder.model.tokenizer, queries, embedder.max_seq_length)
     rows = enc["input_ids"]
     pad_id = embedder.model.tokenizer.pad_token_id or 0
     ref = np.concatenate([run(alone_sess, pad(enc, [i], pad_id)) for i in range(len(rows))])

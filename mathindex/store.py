@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 class ReleaseLayout:
     """Where things are inside a release directory: the one owner of those names (relative paths,
     as the manifest's `files` keys spell them). `ReleaseLayout(directory)` gives the paths. What lies
-    inside an index folder is its index module's (embed.index, formula.index, formal.index,
+    inside an index folder is its index module's (embed.vector_index, formula.formula_index, formal.formal_index,
     search.lexical, premises)."""
 
     MANIFEST = "manifest.json"  # written last: a directory without it is no release

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from mathindex.embed import RuleInformaliser, embedding_texts, informalise
+from mathindex.embed import embedding_texts
+from mathindex.informal import RuleInformaliser, informalise
 from mathindex.latex import extract_latex_tree
 from mathindex.lean import extract_lean_tree
 from mathindex.schemas import table_specs

@@ -62,7 +62,7 @@ ROWS = [
 
 
 def test_text_index_equals_the_joined_documents_and_tokenises_each_text_once(tmp_path, monkeypatch):
-    from mathindex.embed.rules import without_context
+    from mathindex.informal.rules import without_context
     from mathindex.search import lexical
 
     table = texts_table(ROWS)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from mathindex.embed import RuleInformaliser, informalise
-from mathindex.embed.informalise import dependency_levels
-from mathindex.embed.rules import english, name_words, render_rules, split_name
+from mathindex.informal import RuleInformaliser, informalise
+from mathindex.informal.informalise import dependency_levels
+from mathindex.informal.rules import english, name_words, render_rules, split_name
 from mathindex.schemas.embed import INFORMALISATIONS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "embed"

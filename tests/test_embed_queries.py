@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from mathindex.embed import SentenceTransformerEmbedder, default_model_path, onnx
-from mathindex.embed.embedder import _tokenise, onnx_dir_for
+from mathindex.embed.embedder import onnx_dir_for
+from mathindex.embed.torch_ops import tokenise
 from mathindex.embed.queries import OnnxQueryEmbedder
 
 
@@ -44,7 +45,7 @@ def test_the_light_embedder_gives_the_full_embedders_tokens_and_vectors(full):
     light = OnnxQueryEmbedder.open(default_model_path(), Path(os.environ["MATHINDEX_ONNX_DIR"]))
     assert light is not None and light.info() == full.info() and not light.uses_torch
     texts = onnx.PROBE_TEXTS  # one past max_seq_length: truncated alike
-    want = _tokenise(full.model.tokenizer, texts, full.max_seq_length)
+    want = tokenise(full.model.tokenizer, texts, full.max_seq_length)
     assert light.tokenise(texts) == {k: want[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
     assert np.array_equal(light.encode(texts), _encode_on_one_thread(full, texts))  # batched and padded alike
     assert np.array_equal(light.encode([texts[2]]), _encode_on_one_thread(full, [texts[2]]))

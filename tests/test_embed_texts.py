@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from mathindex.embed import RuleInformaliser, embedding_texts, informalise, text_id
+from mathindex.embed import embedding_texts, text_id
+from mathindex.informal import RuleInformaliser, informalise
 from mathindex.embed.texts import MAX_TEXT_CHARS
 from mathindex.schemas.embed import EMBEDDING_TEXTS
 

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mathindex.formal import FORMAL_DIR, build_formal_index
-from mathindex.formal import index as formal_index
+from mathindex.formal import formal_index
 from mathindex.formal.keys import leaf_symbols, tree_facts, tree_keys
 from mathindex.formal.normal import size
 from mathindex.formal.search import FormalIndex

@@ -16,7 +16,7 @@ import pytest
 
 import mathindex.formula.api as api
 from mathindex.formula import FormulaIndex, lean_formulas, parse_formulas
-from mathindex.formula.cache import ParseCache, code_version, content_key
+from mathindex.formula.parse_cache import ParseCache, code_version, content_key
 from mathindex.textfold import PY_WHITESPACE
 
 LATEX = [
@@ -100,7 +100,7 @@ def test_corrupt_part_is_ignored_with_a_warning_and_rebuilt(tmp_path, uncached, 
     parse_formulas(corpus(), budget_s=5.0, cache_dir=tmp_path)
     [part] = list((tmp_path / "formulas").glob("*/*.parquet"))
     part.write_bytes(b"PAR1 not a parquet file")
-    with caplog.at_level(logging.WARNING, logger="mathindex.formula.cache"):
+    with caplog.at_level(logging.WARNING, logger="mathindex.formula.parse_cache"):
         trees, errors = parse_formulas(corpus(), budget_s=5.0, cache_dir=tmp_path)
     assert trees.equals(uncached[0]) and errors.equals(uncached[1])
     assert any("corrupt part" in r.getMessage() for r in caplog.records)
@@ -113,7 +113,7 @@ def test_part_with_another_schema_is_ignored(tmp_path, uncached, caplog) -> None
     parse_formulas(corpus(), budget_s=5.0, cache_dir=tmp_path)
     [part] = list((tmp_path / "formulas").glob("*/*.parquet"))
     pq.write_table(pa.table({"key": ["k"]}), part)
-    with caplog.at_level(logging.WARNING, logger="mathindex.formula.cache"):
+    with caplog.at_level(logging.WARNING, logger="mathindex.formula.parse_cache"):
         trees, _ = parse_formulas(corpus(), budget_s=5.0, cache_dir=tmp_path)
     assert trees.equals(uncached[0]) and any("corrupt part" in r.getMessage() for r in caplog.records)
 
@@ -147,7 +147,7 @@ def test_lean_formulas_folds_whitespace_as_str_split() -> None:
 
 
 def test_index_features_from_the_cache_give_the_same_bytes(tmp_path, uncached, monkeypatch) -> None:
-    import mathindex.formula.index as index
+    import mathindex.formula.formula_index as index
 
     FormulaIndex.build(uncached[0], corpus(), tmp_path / "a")
     FormulaIndex.build(uncached[0], corpus(), tmp_path / "b", cache_dir=tmp_path / "cache")

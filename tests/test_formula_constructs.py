@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from mathindex.formula import analyse, describe_formula, grammar, parser, symbols, tokens, trees
+from mathindex.formula import analyse, describe_formula, grammar, parser, symbols, tokens
+from mathindex.formula import optree as trees
 from mathindex.formula.grammar import ParseError, parse_latex, parse_partial, tree_text
 
 

@@ -156,7 +156,7 @@ def test_postings_name_each_group_once_so_indexed_adds_sum_as_before(parsed, tmp
     lists each group once, ascending: checked here, and the scores against the `+=` sums."""
     import numpy as np
 
-    from mathindex.formula.index import features
+    from mathindex.formula.formula_index import features
 
     f, trees, _ = parsed
     FormulaIndex.build(trees, f, tmp_path / "fx")

@@ -199,7 +199,7 @@ def test_process_pool_gives_the_same_tables(monkeypatch: pytest.MonkeyPatch, fix
 
 
 def test_binder_syntax_is_shared_with_the_embedding_rules() -> None:
-    from mathindex.embed import rules
+    from mathindex.informal import rules
     from mathindex.lean.binders import groups, parse_binders, split_colon
 
     assert split_colon("(a : T) (h : x :: l = y) : P := q") == ("(a : T) (h : x :: l = y) ", True, " P := q")

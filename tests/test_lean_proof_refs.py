@@ -7,7 +7,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mathindex.embed.informalise import RuleInformaliser, dependency_levels, informalise
+from mathindex.informal.informalise import RuleInformaliser, dependency_levels, informalise
 from mathindex.lean import extract_lean_tree
 from mathindex.lean.scanner import scan_file
 from mathindex.schemas.lean import DEPENDENCIES

@@ -12,7 +12,8 @@ import pyarrow as pa
 from mathindex.schemas.latex import LATEX_STATEMENTS
 from mathindex.schemas.lean import DECLARATIONS, DEPENDENCIES
 from mathindex.schemas.search import NODES
-from mathindex.search.nodes import build_nodes, hit_name
+from mathindex.names import hit_name
+from mathindex.search.nodes import build_nodes
 from mathindex.search.prior import pagerank, reference_signals
 
 

@@ -22,7 +22,7 @@ from mathindex.premises.priors import PREMISES_DIR, PRIORS_FILE, write_premise_i
 from mathindex.premises.split import TEST, TRAIN, TUNE, file_part, split_files
 from mathindex.premises.suite import build_suite
 from mathindex.schemas import table_specs
-from mathindex.search import premises
+from mathindex.premises.api import premises
 from mathindex.store import write_table
 
 FILES = [f"Tiny/F{i}.lean" for i in range(6)]
@@ -468,7 +468,7 @@ def test_tree_model_predicts_as_sklearn_and_reads_back_from_its_json():
     import numpy as np
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    from mathindex.premises.trees import TreeModel, from_sklearn
+    from mathindex.premises.boosted import TreeModel, from_sklearn
 
     rng = np.random.default_rng(0)
     x = rng.random((2000, 4))
@@ -488,7 +488,7 @@ def test_the_tree_model_reorders_the_linear_rankers_best(tmp_path):
     import numpy as np
 
     from mathindex.premises.ranker import MODEL_FEATURES
-    from mathindex.premises.trees import TreeModel
+    from mathindex.premises.boosted import TreeModel
 
     rel, _ = build_release(tmp_path)
     ranker = ranker_of(rel)

@@ -156,7 +156,7 @@ def test_latex_macros_meet_lean_symbols():
 
 
 def test_lexical_document_drops_the_glosses_of_used_constants():
-    from mathindex.embed.rules import render_rules, without_context
+    from mathindex.informal.rules import render_rules, without_context
 
     rendering = render_rules("Foo.bar", "theorem", "theorem Foo.bar (n : ℕ) : n ≤ n + 1", "n ≤ n + 1",
                              "Uses nothing else. Monotone.", (("Nat.succ", "The successor of a natural number."),))

@@ -110,7 +110,7 @@ def test_the_server_tokenises_with_its_own_tokenizer_and_the_same_tokens(holder,
     max_seq_length truncated); the encoder never calls the shared one."""
     import numpy as np
 
-    from mathindex.embed.embedder import _tokenise
+    from mathindex.embed.torch_ops import tokenise
     from mathindex.embed.onnx import PROBE_TEXTS
     from mathindex.search.engine import SearchEngine
 
@@ -118,7 +118,7 @@ def test_the_server_tokenises_with_its_own_tokenizer_and_the_same_tokens(holder,
     full = SearchEngine(holder.current.path, verify="none").vector.embedder
     tok = full.model.tokenizer
     own = embedder.query_tokenizer()
-    want = _tokenise(tok, PROBE_TEXTS, full.max_seq_length)
+    want = tokenise(tok, PROBE_TEXTS, full.max_seq_length)
     rows = own.encode_batch(PROBE_TEXTS)
     assert [r.ids for r in rows] == want["input_ids"] and [r.type_ids for r in rows] == want["token_type_ids"]
     assert max(len(r.ids) for r in rows) == embedder.max_seq_length == full.max_seq_length  # the long probe is cut
@@ -167,7 +167,7 @@ GOAL = "Nat.Prime p → 2 ≤ p"
 
 
 def test_premises_gives_the_rankers_declarations_with_signals_and_locations(client, holder):
-    from mathindex.search import premises
+    from mathindex.premises.api import premises
 
     body = _ok(client.get("/premises", params={"goal": GOAL, "context": "(p : Nat)", "k": 5}))
     assert body["release_id"] == holder.current.release_id and body["goal"] == GOAL and body["k"] == 5
@@ -189,8 +189,8 @@ def test_premises_gives_the_rankers_declarations_with_signals_and_locations(clie
 def test_premises_in_a_file_rank_only_what_the_file_can_name_above_the_line(client, holder):
     """`file` and `line` reach the ranker's scope: `Prime.two_le` (line 41 of its file) is no
     candidate for a goal at line 41 of that file, and is one two lines below; the answers are those
-    of `search.premises` with the same place."""
-    from mathindex.search import premises
+    of `premises.api.premises` with the same place."""
+    from mathindex.premises.api import premises
 
     here = "MiniMath/NumberTheory/Divisors.lean"
     for line, visible in ((41, False), (43, True)):

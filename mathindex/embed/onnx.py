@@ -37,6 +37,9 @@ from pathlib import Path
 
 import numpy as np
 
+from mathindex.embed.models import entry_name
+from mathindex.embed.torch_ops import forward, tokenise
+
 log = logging.getLogger(__name__)
 
 EXPORTER_VERSION = 1  # bump when the export or the check changes: every model is exported anew
@@ -266,12 +269,10 @@ def quantise(src: Path, dst: Path) -> None:
 def probe(model, sess, torch_vectors=None) -> dict:
     """Cosines between the torch path and `sess` on PROBE_TEXTS, batched three ways (all in one
     padded batch, in pairs, one by one). `torch_vectors`: the torch path's vectors, when known."""
-    from mathindex.embed.embedder import _forward, _tokenise
-
     tok = model.tokenizer
-    enc = _tokenise(tok, PROBE_TEXTS, int(model.max_seq_length))
+    enc = tokenise(tok, PROBE_TEXTS, int(model.max_seq_length))
     n = len(PROBE_TEXTS)
-    ref = torch_vectors if torch_vectors is not None else _forward(model, tok, enc, range(n), "cpu")
+    ref = torch_vectors if torch_vectors is not None else forward(model, tok, enc, range(n), "cpu")
     cos = []
     for size in (n, 2, 1):
         got = np.concatenate([run(sess, pad(enc, range(s, min(n, s + size)), tok.pad_token_id or 0, tok.padding_side))
@@ -285,8 +286,6 @@ def prepare(model, name: str, revision: str, root: Path, int8: bool = False) -> 
     """The ONNX file for `model` (fp32, or int8 when `int8`), exported and checked on first use and
     cached under `root`; None (with a logged warning) when the model has no ONNX path or its fp32
     export failed the self-check, so the caller runs torch instead."""
-    from mathindex.embed.models import entry_name
-
     why = unsupported(model)
     if why:
         log.warning("embedder %s: no ONNX path (%s); using torch", name, why)
@@ -323,8 +322,6 @@ def prepare_packed(model, name: str, revision: str, root: Path) -> Path | None:
     its fp32 export under `root`; None (with a logged warning) when the model has no ONNX path or
     the packed export failed its self-check (`check.packed.json`), so the caller runs the model
     one text at a time."""
-    from mathindex.embed.models import entry_name
-
     if prepare(model, name, revision, root) is None:
         return None
     final = Path(root) / entry_name(name, revision) / exporter_key()
@@ -357,12 +354,10 @@ def prepare_packed(model, name: str, revision: str, root: Path) -> Path | None:
 def probe_packed(model, sess) -> dict:
     """Cosines between the torch path and the packed session `sess` on PROBE_TEXTS: all in one pack,
     in pairs and one by one."""
-    from mathindex.embed.embedder import _forward, _tokenise
-
     tok = model.tokenizer
-    enc = _tokenise(tok, PROBE_TEXTS, int(model.max_seq_length))
+    enc = tokenise(tok, PROBE_TEXTS, int(model.max_seq_length))
     n, rows = len(PROBE_TEXTS), enc["input_ids"]
-    ref = _forward(model, tok, enc, range(n), "cpu")
+    ref = forward(model, tok, enc, range(n), "cpu")
     cos = [(run_packed(sess, [rows[i] for i in range(s, min(n, s + size))]) * ref[s:s + size]).sum(axis=1)
            for size in (n, 2, 1) for s in range(0, n, size)]
     cos = np.concatenate(cos)

@@ -19,6 +19,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 from mathindex.store import ReleaseLayout
+from mathindex.names import LEAN_PREFIX, lean_node_id
 
 PAIRS = pa.schema(
     [
@@ -91,7 +92,7 @@ def _stable(s: str) -> int:
 def mine_lean(tables: dict[str, pl.DataFrame], seed: int) -> pl.DataFrame:
     """docstring, description (module docs, curated lists) and informal statement -> name_signature,
     negatives from the same module."""
-    texts = tables["embedding_texts"].filter(pl.col("node_id").str.starts_with("lean:"))
+    texts = tables["embedding_texts"].filter(pl.col("node_id").str.starts_with(LEAN_PREFIX))
     facets = texts.pivot(on="facet", index=["node_id", "name"], values="text", aggregate_function="first")
     for facet in ("name_signature", "informal", "docstring", "description"):
         if facet not in facets.columns:
@@ -132,7 +133,7 @@ def drop_leaks(pairs: pl.DataFrame, queries: list[str], targets: set[str]) -> tu
     """Drops pairs of held-out target nodes and pairs any of whose texts contains a query's text."""
     lowered = sorted({" ".join(q.lower().split()) for q in queries if q.strip()})
     before = pairs.height
-    pairs = pairs.filter(~pl.col("node_id").is_in([f"lean:{t}" for t in targets] + sorted(targets)))
+    pairs = pairs.filter(~pl.col("node_id").is_in([lean_node_id(t) for t in targets] + sorted(targets)))
     held = before - pairs.height
     leak = pl.lit(False)
     if lowered:

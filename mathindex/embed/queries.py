@@ -62,12 +62,13 @@ class OnnxQueryEmbedder:
     def open(cls, model: Path, onnx_root: Path) -> "OnnxQueryEmbedder | None":
         """The query embedder of the model directory `model` from its exports under `onnx_root`,
         or None when the exports, their passed checks or the query files are not all there."""
-        from mathindex.embed.embedder import EmbedderError, _model_name, model_revision
+        from mathindex.embed.embedder import EmbedderError, model_revision
+        from mathindex.embed.models import embedder_name
         from mathindex.embed.models import entry_name
 
         try:
             revision = model_revision(model)
-            name = _model_name(model, revision)
+            name = embedder_name(model, revision)
         except EmbedderError:
             return None
         final = Path(onnx_root) / entry_name(name, revision) / onnx.exporter_key()

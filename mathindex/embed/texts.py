@@ -9,10 +9,10 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mathindex.embed.rules import name_words, strip_header
+from mathindex.informal.rules import name_words, strip_header
 from mathindex.schemas.embed import EMBEDDING_TEXTS
 from mathindex.textfold import folded
-from mathindex.search.nodes import hit_name
+from mathindex.names import LEAN_PREFIX, hit_name
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ def _lean_rows(declarations: pa.Table, informalisations: pa.Table | None, descri
     described = description_texts(descriptions)
     d = d.with_columns(description=pl.Series([described.get(i) for i in d.get_column("decl_id").to_list()], dtype=pl.String))
     name_sig = [_name_signature(*r) for r in zip(*(d.get_column(c).to_list() for c in ("full_name", "kind", "signature", "type")))]
-    d = d.with_columns(name_signature=pl.Series(name_sig, dtype=pl.String), node_id=pl.lit("lean:") + pl.col("full_name"),
+    d = d.with_columns(name_signature=pl.Series(name_sig, dtype=pl.String), node_id=pl.lit(LEAN_PREFIX) + pl.col("full_name"),
                        pos=pl.int_range(pl.len(), dtype=pl.Int64))
     return pl.concat([
         d.select("node_id", name="full_name", facet=pl.lit(facet), text=pl.col(facet).fill_null(""),

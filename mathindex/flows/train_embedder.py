@@ -10,7 +10,7 @@ from pathlib import Path
 from prefect import flow
 
 from mathindex import __version__
-from mathindex.embed.card import write_card
+from mathindex.evaluation.card import write_card
 from mathindex.embed.models import install_model, model_revision
 from mathindex.embed.pairs import NEEDED
 from mathindex.embed.train import Recipe, pairs_sha256
@@ -26,13 +26,14 @@ WORK = ".train"  # checkpoints, inside the models directory
 def train_embedder_flow(release: str, out: str, base: str | None = None, recipe: dict | None = None,
                         suites: list[str] | None = None, pool_size: int = 10_000, pool_seed: int = 0) -> dict:
     """Returns the card record, with `model_dir` the installed model."""
-    from mathindex.embed.embedder import _model_name, default_model_path
+    from mathindex.embed.base import default_model_path
+    from mathindex.embed.models import embedder_name
     from mathindex.evaluation.suites import project_suite_files
 
     release_dir, models_dir = Path(release).resolve(), Path(out).resolve()
     base_dir = Path(base).expanduser().resolve() if base else default_model_path()
     revision = model_revision(base_dir)
-    base_info = {"name": _model_name(base_dir, revision), "revision": revision}
+    base_info = {"name": embedder_name(base_dir, revision), "revision": revision}
     rec = Recipe(**(recipe or {}))
     names = _node_names(release_dir)
     bench_suites = sorted({p for p in project_suite_files(release_dir) if _in_release(p, names)}

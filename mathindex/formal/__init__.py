@@ -12,7 +12,7 @@ every Lean declaration of a release.
   `FormalIndex`, which answers queries strictly (Loogle) and softly (the fused channel).
 """
 
-from mathindex.formal.index import FORMAL_DIR, build_formal_index
+from mathindex.formal.formal_index import FORMAL_DIR, build_formal_index
 from mathindex.formal.query import FormalQueryError, UnknownConstant
 
 __all__ = ["FORMAL_DIR", "FormalQueryError", "UnknownConstant", "build_formal_index"]

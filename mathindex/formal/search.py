@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from mathindex.formal.index import FORMAL_DIR
+from mathindex.formal.formal_index import FORMAL_DIR
 from mathindex.formal.keys import pattern_keys, shape_hash
 from mathindex.formal.match import match, match_anywhere, match_hypotheses, match_telescope
 from mathindex.formal.normal import head, size
@@ -38,6 +38,7 @@ from mathindex.formal.query import (
     pattern_term,
     signature_term,
 )
+from mathindex.names import shared_names
 from mathindex.store import ReleaseLayout
 
 log = logging.getLogger(__name__)
@@ -77,7 +78,6 @@ class FormalIndex:
 
     def __init__(self, release: Path, shared: dict[str, str] | None = None):
         """`shared`: name -> the str object to hold a name as (a search engine's), if any."""
-        from mathindex.search.nodes import shared_names
 
         release = Path(release)
         self._table = ReleaseLayout(release).table("formal_statements")

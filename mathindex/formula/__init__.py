@@ -12,6 +12,6 @@ forms and structural formula search.
 """
 
 from mathindex.formula.api import analyse, describe_formula, lean_formulas, parse_formulas
-from mathindex.formula.index import FormulaIndex
+from mathindex.formula.formula_index import FormulaIndex
 
 __all__ = ["FormulaIndex", "analyse", "describe_formula", "lean_formulas", "parse_formulas"]

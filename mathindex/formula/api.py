@@ -13,9 +13,9 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from mathindex.formula import cache as fcache
+from mathindex.formula import parse_cache as fcache
 from mathindex.formula import canonical as canon
-from mathindex.formula.cache import ParseCache, code_version, content_key
+from mathindex.formula.parse_cache import ParseCache, code_version, content_key
 from mathindex.formula.grammar import (
     MAX_CHARS,
     ParseError,
@@ -31,6 +31,7 @@ from mathindex.formula.paths import path_tokens
 from mathindex.textfold import folded
 from mathindex.schemas.common import ERRORS, error_row, table
 from mathindex.schemas.formula import FORMULA_TREES
+from mathindex.names import LEAN_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +148,7 @@ def parse_formulas(formulas: pa.Table, budget_s: float = 2.0,
     """FORMULA_TREES rows (one per input formula_id, in input order) and ERRORS rows (input order).
 
     Each distinct (text, source) is parsed once; with `cache_dir` (a release root's cache) results
-    of earlier runs of the same code are reused (`formula.cache`) and the new ones stored, so a
+    of earlier runs of the same code are reused (`formula.parse_cache`) and the new ones stored, so a
     rebuild parses only the formulas it has not seen. The rows come out the same either way."""
     inputs = _inputs(formulas)
     todo = inputs.unique("key", keep="first", maintain_order=True).select("key", "text", "lean")
@@ -165,7 +166,7 @@ def parse_formulas(formulas: pa.Table, budget_s: float = 2.0,
 
 
 def _parse_texts(todo: pl.DataFrame, budget_s: float) -> pl.DataFrame:
-    """Cache rows (`formula.cache.SCHEMA`) for `todo` (key, text, lean), in batches.
+    """Cache rows (`formula.parse_cache.SCHEMA`) for `todo` (key, text, lean), in batches.
 
     Canonical forms run in one killable SymPy worker that works on a batch while the next is
     parsed; a formula past `budget_s` is recorded as `timeout` and the rest of its batch goes on
@@ -247,7 +248,7 @@ def lean_formulas(declarations: pa.Table) -> pa.Table:
                                   pl.col("line_start").cast(pl.String).fill_null("None"), separator="|"))
     ids = [hashlib.sha256(k.encode("utf-8")).hexdigest()[:16] for k in keys.to_series().to_list()]
     out = d.select(
-        formula_id=pl.Series(ids, dtype=pl.String), corpus="corpus", node_id=pl.lit("lean:") + pl.col("name"),
+        formula_id=pl.Series(ids, dtype=pl.String), corpus="corpus", node_id=pl.lit(LEAN_PREFIX) + pl.col("name"),
         statement_id=pl.lit(None, dtype=pl.String), source=pl.lit("lean"), file="file",
         line=pl.col("line_start").fill_null(0).cast(pl.Int32), position=pl.int_range(pl.len(), dtype=pl.Int32).over("file"),
         display=pl.lit("lean"), latex="text", latex_normalised="text", role=pl.lit("statement"),

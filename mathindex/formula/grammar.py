@@ -20,7 +20,7 @@ from mathindex.formula.parser import (
 )
 from mathindex.formula.symbols import ASSOCIATIVE, COMMUTATIVE, EMPTY, GREEK, INFIX
 from mathindex.formula.tokens import MAX_DEPTH, brace_depth_ok, tokenize, tokenize_lean
-from mathindex.formula.trees import from_json, strip_parens, tree_dict, tree_json, tree_text, with_font
+from mathindex.formula.optree import from_json, strip_parens, tree_dict, tree_json, tree_text, with_font
 
 __all__ = [
     "ASSOCIATIVE", "COMMUTATIVE", "EMPTY", "GREEK", "INFIX", "MAX_CHARS", "MAX_DEPTH", "ParseError",

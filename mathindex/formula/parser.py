@@ -33,7 +33,7 @@ from mathindex.formula.symbols import (
     UNARY_BP,
 )
 from mathindex.formula.tokens import MAX_DEPTH, tokenize, tokenize_lean
-from mathindex.formula.trees import strip_parens, with_font
+from mathindex.formula.optree import strip_parens, with_font
 
 MAX_CHARS = 20_000  # longer inputs are not parsed by the grammar
 MAX_REPAIRS = 8  # tokens a partial tree may drop

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from mathindex.latex.macros import COMMENT_ENVS_DEFAULT, ExpansionError, FileDefs, MacroSet, parse_definition
 from mathindex.latex.texscan import Lines, ScanError, brace_balance, brace_group, bracket_group, skip_space
+from mathindex.names import tex_node_id
 
 DISPLAY_ENVS = frozenset(
     base + star
@@ -208,7 +209,7 @@ class _Scanner:
         hasher = self.id_prefix.copy()
         hasher.update(str(position).encode())
         cols["formula_id"].append(hasher.hexdigest()[:16])
-        cols["node_id"].append(f"tex:{self.corpus}:{sid}" if sid else None)
+        cols["node_id"].append(tex_node_id(self.corpus, sid) if sid else None)
         cols["statement_id"].append(sid)
         cols["line"].append(self.lines.line(start))
         cols["position"].append(position)
@@ -456,7 +457,7 @@ class _Scanner:
             rows.append(
                 {
                     "statement_id": s.statement_id,
-                    "node_id": f"tex:{self.corpus}:{s.statement_id}",
+                    "node_id": tex_node_id(self.corpus, s.statement_id),
                     "corpus": self.corpus,
                     "source": "latex",
                     "env": s.env,

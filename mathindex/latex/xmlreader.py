@@ -19,6 +19,7 @@ from mathindex.corpusfiles import CHUNK_BYTES, MAX_BYTES, BoundedReader, CorpusR
 from mathindex.latex.macros import KIND_WORDS, kind_of
 from mathindex.latex.tex import FileTimeout, TexResult, short_id
 from mathindex.latex.texscan import Lines
+from mathindex.names import tex_node_id
 
 MAX_XML_BYTES = MAX_BYTES[".xml"]
 _BOMS = (b"\xff\xfe", b"\xfe\xff")  # UTF-16: NUL bytes are text there
@@ -85,7 +86,7 @@ class _Sink:
             {
                 "formula_id": short_id(self.corpus, self.rel, "xml", position),
                 "corpus": self.corpus,
-                "node_id": f"tex:{self.corpus}:{sid}" if sid else None,
+                "node_id": tex_node_id(self.corpus, sid) if sid else None,
                 "statement_id": sid,
                 "source": "xml",
                 "file": self.rel,
@@ -104,7 +105,7 @@ class _Sink:
         self.statements.append(
             {
                 "statement_id": sid,
-                "node_id": f"tex:{self.corpus}:{sid}",
+                "node_id": tex_node_id(self.corpus, sid),
                 "corpus": self.corpus,
                 "source": "xml",
                 "env": env,

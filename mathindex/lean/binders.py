@@ -1,5 +1,5 @@
 """Lean 4 bracket and binder syntax, for the scanner, the proof-reference pass and the embedding
-rules (`mathindex.embed.rules`): the bracket pairs, splitting at top level, binder groups
+rules (`mathindex.informal.rules`): the bracket pairs, splitting at top level, binder groups
 (`(a b : T)`, `{x}`, `[C α]`, `⦃y⦄`, `{{y}}`), the type colon, quantifier binders."""
 
 from __future__ import annotations

@@ -16,13 +16,13 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from mathindex.premises import cache
+from mathindex.premises import premise_cache as cache
 from mathindex.premises.fit import FIT_QUERIES, MODEL_QUERIES, collect, fit_model, fit_weights, sample_queries, score
 from mathindex.premises.priors import PREMISES_DIR, write_premise_index
 from mathindex.premises.ranker import DEFAULT_WEIGHTS, WEIGHTS_FILE, PremiseRanker
 from mathindex.premises.split import HELD_OUT, SEED, TEST, TRAIN, TUNE, TUNE_SHARE, split_files
 from mathindex.premises.suite import build_suite, proof_premises, suite_rows, write_suite
-from mathindex.premises.trees import MODEL_FILE, write_model
+from mathindex.premises.boosted import MODEL_FILE, write_model
 from mathindex.store import write_json
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ BASELINES = {"bm25 over statements": {"lexical": 1.0}, "embedding channel alone"
 def cached_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.Table, open_engine: Callable[[], object],
                     cache_dir: Path | None, model: str | None = None, seed: int = SEED,
                     carry_share: float = CARRY_SHARE, imports: pa.Table | None = None) -> dict:
-    """`build_premises` behind the content-keyed cache (premises.cache) under `cache_dir` (a root's
+    """`build_premises` behind the content-keyed cache (premises.premise_cache) under `cache_dir` (a root's
     cache directory; None: no cache): when the inputs match an entry, its files are linked into
     `premises/` and its figures returned, and the search engine (`open_engine()`) is never opened.
     When they moved by at most `carry_share` of the declarations since a measured entry of the same

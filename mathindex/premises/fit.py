@@ -5,7 +5,7 @@ weight setting costs one matrix product per query.
 with recall@32 breaking ties: each weight in turn takes the best value of WEIGHT_GRID, the
 others held, for ROUNDS rounds or until nothing moves. Deterministic for given queries.
 
-`fit_model` then fits the tree model (premises.trees) on more tune queries (MODEL_QUERIES): each
+`fit_model` then fits the tree model (premises.boosted) on more tune queries (MODEL_QUERIES): each
 query's RERANK best by the fitted linear score, labelled by its gold."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 from mathindex.evaluation.metrics import mean_metrics
 from mathindex.premises.ranker import (FEATURES, MODEL_FEATURES, Candidates, PremiseRanker, model_inputs, ordered, rank_weights,
                                        weight_vector)
-from mathindex.premises.trees import RERANK, TreeModel, fit_trees
+from mathindex.premises.boosted import RERANK, TreeModel, fit_trees
 
 WEIGHT_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 12.0, 20.0)
 ROUNDS = 4

@@ -13,7 +13,7 @@ there is written under, as an agent editing the file has it); it is never a prio
 own proof and everything below it stay out of its reach.
 
 `premises/priors.parquet` is row-aligned with the formal index's declarations
-(`formal.index.unique_declarations`), so the formal signal indexes the same rows."""
+(`formal.formal_index.unique_declarations`), so the formal signal indexes the same rows."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mathindex.formal.index import unique_declarations
+from mathindex.formal.formal_index import unique_declarations
 from mathindex.premises.imports import IMPORTS_FILE
 from mathindex.premises.split import TRAIN
 from mathindex.premises.suite import THEOREM_KINDS, proof_premises

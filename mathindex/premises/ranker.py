@@ -32,7 +32,7 @@ Signals, each a score per declaration (`FEATURES`):
 
 Candidates are the best `DEPTH` of each signal and every premise of the neighbours; the score is
 the weighted sum, with the weights `premises/weights.json` records (fitted on the `tune` part by
-premises.fit). When the release has a tree model (`premises/model.json`, premises.trees), it
+premises.fit). When the release has a tree model (`premises/model.json`, premises.boosted), it
 re-orders the linear score's best RERANK over `MODEL_FEATURES`: the signals, the linear score and
 `EXTRA` (the candidate's `simp` attribute, kind, whether its conclusion head is the goal's, whether
 its namespace is one of the goal's constants', its statement's size, and `imported_use`: how many
@@ -56,9 +56,9 @@ from mathindex.premises.goal import GoalError, check_goal  # noqa: F401  (GoalEr
 from mathindex.premises.imports import IMPORTS_FILE, FileGraph, module_file
 from mathindex.premises.priors import FILE_PROOFS_FILE, PREMISES_DIR, PRIORS_FILE, STATEMENTS_DIR
 from mathindex.premises.suite import THEOREM_KINDS
-from mathindex.premises.trees import RERANK, TreeModel, read_model
+from mathindex.premises.boosted import RERANK, TreeModel, read_model
 from mathindex.search.lexical import LexicalIndex
-from mathindex.search.nodes import shared_names
+from mathindex.names import shared_names
 from mathindex.store import ReleaseLayout
 
 FEATURES = ("lexical", "knn", "formal", "pairs", "usage", "embedding", "cooc", "covered", "local", "earlier", "near",

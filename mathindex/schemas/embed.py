@@ -44,7 +44,7 @@ EMBEDDING_TEXTS = described(
 
 # Row-aligned id map written beside `vector.index`: row i of the index holds vector `text_id`.
 # One row per vector in the index, in index order. `sha256` is the text a row was embedded from and
-# `deleted` marks a row an update replaced or removed (embed/index.py `VectorIndex.update`); files
+# `deleted` marks a row an update replaced or removed (embed/vector_index.py `VectorIndex.update`); files
 # written before updates existed have only `row` and `text_id`, and such an index is rebuilt, never
 # updated.
 VECTOR_IDS = pa.schema(

@@ -22,7 +22,7 @@ from mathindex.search.fusion import GAP_PREFIX, ChannelRanks, Hit, NamedRows, fu
 from mathindex.search.identifier import IdentifierResolver
 from mathindex.search.latexquery import unicode_math
 from mathindex.search.lexical import LexicalIndex
-from mathindex.search.nodes import shared_names
+from mathindex.names import shared_names
 from mathindex.search.parents import MEMBER_KINDS, PARENT_DEPTH, parent_hits
 from mathindex.search.prior import PRIOR, normalised_prior, with_prior
 from mathindex.store import IntegrityError, ReleaseLayout, RootLayout, check_release, integrity_message, load_manifest, verify_release
@@ -467,7 +467,7 @@ class _VectorChannel:
         are all in the cache, rather than the full one with torch."""
         from mathindex.embed import VectorIndex
         from mathindex.embed.embedder import query_encoding
-        from mathindex.embed.index import SIDECAR_FILE
+        from mathindex.embed.vector_index import SIDECAR_FILE
 
         try:  # the index's embedder name says how its vectors were made, and so how queries are encoded
             built = json.loads((ReleaseLayout(release).vector / SIDECAR_FILE).read_text())["embedder"]["name"]
@@ -573,7 +573,7 @@ class _FormulaChannel:
         and their scores added), each name at its best score."""
         import numpy as np
 
-        from mathindex.formula.index import _ranges
+        from mathindex.formula.formula_index import _ranges
         from mathindex.search.fusion import best_by_position
 
         groups = self.index.search_groups(query, k * 3, skip_variables=self.skip_variables)

@@ -4,7 +4,7 @@ The vector index embeds a node's name_signature, docstring and description; its 
 (`embedding_texts` facet `informal`) is in the lexical index only, since embedding all 300 k of them
 was two thirds of a release's embedding cost (issue 10, third session). At query time the engine
 embeds the renderings of a prose query's first candidates only (without the glosses of used
-constants, `embed.rules.without_context`), with the release's own embedder, and lists them by
+constants, `informal.rules.without_context`), with the release's own embedder, and lists them by
 cosine to the query vector: a list the fusion weighs like any channel's. A LaTeX statement has no
 informal rendering; its own prose (`latex_body`) stands in, so that a corpus's LaTeX nodes are not
 left out of the list (on the sample they were, and its natural queries fell 78.8 -> 68.5 nDCG@10).
@@ -30,12 +30,12 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from mathindex.embed.rules import _CONTEXT  # without_context's pattern: one owner of what a gloss is
-from mathindex.search.nodes import shared_names
+from mathindex.informal.rules import GLOSS_PATTERN  # without_context's pattern: one owner of what a gloss is
+from mathindex.names import shared_names
 
 FACETS = ("informal", "latex_body")  # a node's text: the first of these it has
-# `embed.rules.without_context` as a polars (Rust regex) pattern: the first gloss and all after it
-_GLOSSES = _CONTEXT.pattern + "(?s:.*)$"
+# `informal.rules.without_context` as a polars (Rust regex) pattern: the first gloss and all after it
+_GLOSSES = GLOSS_PATTERN.pattern + "(?s:.*)$"
 CACHE_SIZE = 20_000  # vectors kept (384 float32 each: about 30 MB)
 FLUSH_AT = 256  # new vectors written back to the store as one shard
 REFRESH_SECONDS = 60.0  # on a miss, shards other processes added since are looked for at most this often

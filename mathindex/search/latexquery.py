@@ -2,7 +2,7 @@
 the corpus writes it.
 
 Mathlib's statements print Unicode (`ω f ϕ (s₁ ∪ s₂)`, `Sylow p G`, `ℝ`) and its informalisations
-read that Unicode as English (embed/rules.py `english`: ∪ -> union, ∅ -> the empty set), while a
+read that Unicode as English (informal/rules.py `english`: ∪ -> union, ∅ -> the empty set), while a
 LaTeX query writes `\\omega(s_1 \\cup s_2)`, `\\mathrm{Sylow}_p(G)` and `\\mathbb{R}`, which the
 embedder and BM25 see as `mathrm`, `mathbb` and backslashed words. `unicode_math` rewrites each
 `$…$` piece (the whole query when it has TeX but no `$`) with the formula grammar's and
@@ -133,8 +133,8 @@ def unicode_math(query: str, script_letters: bool = True) -> str:
 
 def english_math(query: str) -> str:
     """The query with each math piece in Unicode and then read as the informaliser reads Lean
-    (embed/rules.py `english`: `s₁ ∪ s₂ = ∅` -> s₁ union s₂ equals the empty set)."""
-    from mathindex.embed.rules import english
+    (informal/rules.py `english`: `s₁ ∪ s₂ = ∅` -> s₁ union s₂ equals the empty set)."""
+    from mathindex.informal.rules import english
 
     out, last = [], 0
     for start, end, latex in math_pieces(query):

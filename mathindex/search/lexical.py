@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from mathindex.cache import RowCache, code_version
 from mathindex.search.bm25 import save_bm25s
-from mathindex.search.nodes import shared_names
+from mathindex.names import shared_names
 from mathindex.search.text import tokens
 
 log = logging.getLogger(__name__)
@@ -25,7 +25,7 @@ NODE_FILE = "nodes.parquet"
 # (bench/ranking_prior.py folds; neighbours 0.7/0.4, 1.2/0.4, 0.9/0.3, 0.9/0.5 all lower).
 BM25_K1, BM25_B = 0.9, 0.4
 # the tokens of a text depend on the tokenizer and on the gloss-stripping of informal renderings
-TOKENS_VERSION = code_version(Path(__file__).with_name("text.py"), Path(__file__).parents[1] / "embed" / "rules.py",
+TOKENS_VERSION = code_version(Path(__file__).with_name("text.py"), Path(__file__).parents[1] / "informal" / "rules.py",
                               packages=("PyStemmer", "latex2mathml"))
 TOKEN_ROWS = pa.schema([("key", pa.string()), ("tokens", pa.string())])
 
@@ -48,7 +48,7 @@ def build_lexical_index(node_names: list[str], documents: list[str], out_dir: Pa
 def _cached_tokens(rows: pl.DataFrame, cache_dir: Path | None, informal: pl.Series | None) -> pl.DataFrame:
     """(key, tokens) for every distinct key of `rows` (key, text): from the token cache, the rest
     tokenised now and added to it; `informal` marks the texts whose glosses are stripped first."""
-    from mathindex.embed.rules import without_context  # here: mathindex.embed imports this module
+    from mathindex.informal.rules import without_context  # here: mathindex.embed imports this module
 
     cache = RowCache(cache_dir, "tokens", TOKENS_VERSION, TOKEN_ROWS)
     known = cache.load(rows.get_column("key"))
@@ -68,7 +68,7 @@ def _cached_tokens(rows: pl.DataFrame, cache_dir: Path | None, informal: pl.Seri
 
 def build_text_index(texts: pa.Table, out_dir: Path, cache_dir: Path | None = None) -> int:
     """The release's lexical index: one document per node name, every text of the node in facet
-    order (an informal rendering without its glosses of other constants, `embed.rules.without_context`).
+    order (an informal rendering without its glosses of other constants, `informal.rules.without_context`).
     Each distinct text is tokenised once and its tokens kept in a row cache under `cache_dir`
     (`mathindex.cache.RowCache`, keyed by the text's sha256 and the tokenizer's code), so that a
     rebuild tokenises only the texts it has not seen. Returns the number of documents."""

@@ -7,26 +7,11 @@ import re
 import polars as pl
 import pyarrow as pa
 
+from mathindex.names import LEAN_PREFIX, hit_name
 from mathindex.schemas.search import NODES
 from mathindex.search.prior import reference_signals
 
 _STACKS_ATTR = re.compile(r"^stacks\s+([0-9A-Z]{4})\b")
-
-
-def lean_node_id(full_name: str) -> str:
-    return f"lean:{full_name}"
-
-
-def shared_names(names, shared: dict[str, str] | None) -> list[str]:
-    """`names` as a list, each name that `shared` (name -> itself: the search engine's name
-    objects) holds replaced by that str object, so that the channels' tables do not each hold a
-    copy of every name (about 25 MB a copy on whole Mathlib)."""
-    return list(names) if shared is None else [shared.get(n, n) for n in names]
-
-
-def hit_name(tag: str | None, label: str | None, statement_id: str) -> str:
-    """A LaTeX statement's hit name: its tag, else its corpus-unique label, else its statement id."""
-    return tag or label or statement_id
 
 
 def build_nodes(declarations: pa.Table | None, statements: pa.Table | None,
@@ -51,7 +36,7 @@ def _declaration_nodes(declarations: pa.Table) -> pl.DataFrame:
     cols = ["full_name", "kind", "corpus", "signature", "file", "line_start", "attributes"]
     decls = pl.from_arrow(declarations.select(cols)).sort(["corpus", "file", "line_start"], nulls_last=True, maintain_order=True)
     return decls.select(
-        node_id=pl.lit("lean:") + pl.col("full_name"),
+        node_id=pl.lit(LEAN_PREFIX) + pl.col("full_name"),
         name=pl.col("full_name"),
         kind=pl.col("kind"),
         corpus=pl.col("corpus"),
@@ -82,7 +67,7 @@ def _statement_nodes(statements: pa.Table) -> pl.DataFrame:
 def node_documents(texts: pa.Table) -> tuple[list[str], list[str]]:
     """(names, documents): every text of a node joined, one document per node name; an informal
     rendering comes without its glosses of the constants it uses (those are other nodes' words)."""
-    from mathindex.embed.rules import without_context  # here: mathindex.embed imports this module
+    from mathindex.informal.rules import without_context  # here: mathindex.embed imports this module
 
     docs: dict[str, list[str]] = {}
     t = texts.select(["name", "facet", "text"]).sort_by([("name", "ascending"), ("facet", "ascending")])

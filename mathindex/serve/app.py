@@ -21,7 +21,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from mathindex.serve.models import (
+from mathindex.serve.responses import (
     DeclarationResponse,
     ErrorBody,
     FormulaResponse,

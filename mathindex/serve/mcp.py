@@ -8,7 +8,7 @@ import functools
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from mathindex.serve.models import (
+from mathindex.serve.responses import (
     DeclarationResponse,
     FormulaResponse,
     PremisesResponse,

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import pyarrow.parquet as pq
 
-from mathindex.serve.models import (
+from mathindex.serve.responses import (
     Citation,
     DeclarationResponse,
     Dependency,
@@ -33,6 +33,7 @@ from mathindex.serve.models import (
     SearchResponse,
 )
 from mathindex.store import ReleaseLayout, integrity_message, load_manifest, verify_release
+from mathindex.names import LEAN_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -191,7 +192,7 @@ class ServedRelease:
             return None
         node = self._nodes([name])[0]
         node_id = self._node_ids[i].as_py()
-        if node_id.startswith("lean:"):
+        if node_id.startswith(LEAN_PREFIX):
             row, deps, n_deps, cites, n_cites = self._lean_declaration(name)
         else:
             row, deps, n_deps, cites, n_cites = self._latex_statement(node_id, name)
@@ -359,7 +360,8 @@ def _thread_safe_encoding(engine) -> None:
 
     import numpy as np
 
-    from mathindex.embed.embedder import MAX_ENCODE_CHARS, _forward, _tokenise
+    from mathindex.embed.base import MAX_ENCODE_CHARS
+    from mathindex.embed.torch_ops import forward, tokenise
     from mathindex.embed.queries import token_rows
 
     embedder = vector.embedder
@@ -369,7 +371,7 @@ def _thread_safe_encoding(engine) -> None:
     def tokenise(texts: list[str]) -> dict:
         with lock:
             if own is None:
-                return _tokenise(embedder.model.tokenizer, [t[:MAX_ENCODE_CHARS] for t in texts], embedder.max_seq_length)
+                return tokenise(embedder.model.tokenizer, [t[:MAX_ENCODE_CHARS] for t in texts], embedder.max_seq_length)
             return token_rows(own, texts)
 
     packed = _packed_onnx(embedder)
@@ -392,7 +394,7 @@ def _thread_safe_encoding(engine) -> None:
     else:
         def forward(enc, idx):
             model = embedder.model
-            return _forward(model, model.tokenizer, enc, idx, model.device, embedder.bf16)
+            return forward(model, model.tokenizer, enc, idx, model.device, embedder.bf16)
 
     def encode(texts: list[str]) -> np.ndarray:
         if not texts:

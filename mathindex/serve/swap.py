@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from mathindex.serve.models import Refusal
+from mathindex.serve.responses import Refusal
 from mathindex.serve.release import ReleaseRefused, ServedRelease
 from mathindex import store
 from mathindex.store import MANIFEST, PUBLISHED, IntegrityError

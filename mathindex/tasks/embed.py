@@ -84,7 +84,7 @@ def reusable_index(previous: Path | None) -> Path | None:
     release, and the run's log names the bad files."""
     from prefect.logging import get_run_logger
 
-    from mathindex.embed.index import INDEX_FILES, TRUTH_FILE
+    from mathindex.embed.vector_index import INDEX_FILES, TRUTH_FILE
     from mathindex.store import verify_release
 
     if previous is None:

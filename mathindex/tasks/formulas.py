@@ -23,7 +23,7 @@ def collect_formulas(latex_formulas: pa.Table, declarations: pa.Table) -> pa.Tab
 @stage(name="parse_formulas", timeout_seconds=2 * HOUR_S)
 def parse_formulas(formulas: pa.Table, budget_s: float, cache_dir: Path | None = None) -> tuple[pa.Table, pa.Table]:
     """FORMULA_TREES and ERRORS rows; results of earlier releases are reused from `cache_dir`
-    (the root's cache; `formula.cache`), so a nightly parses only the formulas it has not seen."""
+    (the root's cache; `formula.parse_cache`), so a nightly parses only the formulas it has not seen."""
     from mathindex.formula import parse_formulas as parse
 
     return parse(formulas, budget_s=budget_s, cache_dir=cache_dir)

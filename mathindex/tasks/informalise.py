@@ -14,7 +14,7 @@ def informalise_declarations(declarations: pa.Table, dependencies: pa.Table, cac
     """The informalisations table; the whole table comes from the stage cache when declarations and
     dependencies are those of an earlier run (`stagecache.StageCache`), else each rendering from the
     per-statement cache or the informaliser."""
-    from mathindex.embed import RuleInformaliser, informalise
+    from mathindex.informal import RuleInformaliser, informalise
     from mathindex.stagecache import StageCache
 
     informaliser = RuleInformaliser()

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from mathindex.embed.rules import RULES_VERSION, first_sentence, render_rules
+from mathindex.informal.rules import RULES_VERSION, first_sentence, render_rules
 from mathindex.schemas.embed import INFORMALISATIONS
 from mathindex.schemas.lean import ROLE_STATEMENT
 

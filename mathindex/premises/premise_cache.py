@@ -79,7 +79,7 @@ def code_version(package: Path = _PACKAGE) -> str:
 
 def vector_identity(release_dir: Path) -> dict | None:
     """The vector index's content key and embedder from its sidecar; None without a vector index."""
-    from mathindex.embed.index import SIDECAR_FILE
+    from mathindex.embed.vector_index import SIDECAR_FILE
 
     side = ReleaseLayout(release_dir).vector / SIDECAR_FILE
     if not side.is_file():

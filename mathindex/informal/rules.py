@@ -218,11 +218,11 @@ def render_rules(
 CONTEXT_LEAD = "Uses "  # the glosses of the constants a rendering uses, last in the text
 
 
-_CONTEXT = re.compile(r" " + CONTEXT_LEAD + r"[\w.'«»⁻¹₀-₉]+: ")
+GLOSS_PATTERN = re.compile(r" " + CONTEXT_LEAD + r"[\w.'«»⁻¹₀-₉]+: ")
 
 
 def without_context(rendering: str) -> str:
     """A rendering without its trailing glosses of used constants (they describe other nodes, and
     as words of this node's lexical document they cost MathlibQR dev 2.3 points of R@10)."""
-    m = _CONTEXT.search(rendering)
+    m = GLOSS_PATTERN.search(rendering)
     return rendering[: m.start()] if m else rendering

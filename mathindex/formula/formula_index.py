@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from mathindex.formula import canonical as canon
 from mathindex.formula.api import analyse, query_pieces
-from mathindex.formula.cache import FEATURES, ParseCache, empty, features_version
+from mathindex.formula.parse_cache import FEATURES, ParseCache, empty, features_version
 from mathindex.formula.grammar import COMMUTATIVE, from_json, tree_json
 from mathindex.formula.paths import path_tokens, symbols
 from mathindex.schemas.formula import (
@@ -165,7 +165,7 @@ class FormulaIndex:
         """Writes the index of `trees` (FORMULA_TREES rows) under out_dir; returns counts.
 
         `formulas` (FORMULAS rows) is accepted for the contract; the index needs only the trees.
-        Features of trees seen before come from `cache_dir` (`formula.cache`); the files are the
+        Features of trees seen before come from `cache_dir` (`formula.parse_cache`); the files are the
         same with or without it."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
@@ -359,7 +359,7 @@ def _digests(texts: pl.Series) -> list[str]:
 
 
 def _group_features(groups: pl.DataFrame, cache_dir: Path | None) -> pl.DataFrame:
-    """`formula.cache.FEATURES` rows aligned with `groups`: cached ones looked up, the rest computed
+    """`formula.parse_cache.FEATURES` rows aligned with `groups`: cached ones looked up, the rest computed
     (`features`) and stored."""
     cache = ParseCache(cache_dir, features_version(), "formula-features", FEATURES) if cache_dir is not None else None
     found = cache.lookup(groups["key"]) if cache is not None else empty(FEATURES)
