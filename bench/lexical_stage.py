@@ -29,7 +29,7 @@ from mathindex.embed.texts import text_sha256  # noqa: E402
 from mathindex.search.lexical import BM25_B, BM25_K1, build_text_index  # noqa: E402
 from mathindex.search.nodes import node_documents  # noqa: E402
 from mathindex.search.text import tokens  # noqa: E402
-from mathindex.store import ReleaseLayout  # noqa: E402
+from mathindex.store.layout import ReleaseLayout  # noqa: E402
 
 FILES = ("data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy", "vocab.index.json", "params.index.json",
          "nodes.parquet")

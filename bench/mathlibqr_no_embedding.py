@@ -25,7 +25,7 @@ from mathindex.schemas import table_specs
 from mathindex.search.engine import FORMULA_DIR, LEXICAL_DIR, SearchEngine
 from mathindex.search.lexical import build_lexical_index
 from mathindex.search.nodes import build_nodes, node_documents
-from mathindex.store import write_table
+from mathindex.store.tables import write_table
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -16,7 +16,7 @@ from mathindex.evaluation.suites import load_suite  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from mathindex.search.engine import SearchEngine, parent_sets  # noqa: E402
-from mathindex.store import ReleaseLayout  # noqa: E402
+from mathindex.store.layout import ReleaseLayout  # noqa: E402
 from mathindex.search.prior import PRIOR  # noqa: E402
 
 

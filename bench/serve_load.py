@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         busy0, total0 = machine_ticks()
         swap = None
         if args.swap_to:
-            from mathindex.store import publish
+            from mathindex.store.releases import publish
 
             def swap_now():
                 report["swap_published_at_query"] = len(items) // 4

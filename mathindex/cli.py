@@ -91,7 +91,7 @@ def _seconds(value: str) -> float:
 def _out_root(value: str) -> Path:
     """A release root that a release can be written to (`store.check_output_root`: not empty, a
     writable directory or one that can be created there), checked as the arguments are read."""
-    from mathindex.store import OutputRootError, check_output_root
+    from mathindex.store.layout import OutputRootError, check_output_root
 
     try:
         check_output_root(value)
@@ -103,7 +103,7 @@ def _out_root(value: str) -> Path:
 def _release_dir(value: str) -> Path:
     """A release directory, or a release root standing for its published release
     (`store.resolve_release`; an unreadable published.json is exit 4)."""
-    from mathindex.store import resolve_release
+    from mathindex.store.releases import resolve_release
 
     try:
         return resolve_release(value)
@@ -272,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
         from mathindex.embed.models import ModelError
         from mathindex.embed.pairs import PairError
         from mathindex.sources import SourceError
-        from mathindex.store import IntegrityError, RootBusy
+        from mathindex.store.integrity import IntegrityError
+        from mathindex.store.lock import RootBusy
 
         code = EXIT_USAGE if isinstance(exc, (SourceError, FileNotFoundError, PairError, ModelError)) else EXIT_FAILURE
         code = EXIT_INTEGRITY if isinstance(exc, IntegrityError) else EXIT_BUSY if isinstance(exc, RootBusy) else code
@@ -325,7 +326,7 @@ def _run_locked(root: Path, wait_s: float, flow, **params):
     """The final state of a release-writing flow run under ROOT's lock, taken here before Prefect
     starts (RootBusy, exit 5, in a second), with Prefect's temporary server tied to this process."""
     from mathindex.flows.server import tie_temporary_server
-    from mathindex.store import root_lock
+    from mathindex.store.lock import root_lock
 
     from mathindex.flows.logs import quiet_flow_errors
 
@@ -455,7 +456,8 @@ def _formal_search(args) -> int:
     from mathindex.formal.query import FormalQueryError, UnknownConstant
     from mathindex.formal.search import FormalIndex
 
-    from mathindex.store import ReleaseLayout, check_release
+    from mathindex.store.integrity import check_release
+    from mathindex.store.layout import ReleaseLayout
 
     if not ReleaseLayout(args.release).table("formal_statements").is_file():
         raise UsageError(f"mathindex search: {args.release} has no formal index (a release built before the formal channel)")
@@ -598,7 +600,8 @@ def cmd_warm(args) -> int:
 def cmd_verify(args) -> int:
     """Every file of a release (a directory, or a root's published release) against its manifest:
     the bad ones one per line on stdout and exit 4, else one line saying how many matched."""
-    from mathindex.store import load_manifest, resolve_release, verify_release
+    from mathindex.store.integrity import load_manifest, verify_release
+    from mathindex.store.releases import resolve_release
 
     try:  # IntegrityError (exit 4) when published.json is unreadable
         release = resolve_release(args.release)

@@ -19,7 +19,7 @@ from mathindex.lean import extract_lean_tree
 from mathindex.schemas import table_specs
 from mathindex.schemas.common import ERRORS, concat
 from mathindex.search.nodes import build_nodes
-from mathindex.store import write_table
+from mathindex.store.tables import write_table
 
 
 def extraction_tables(lean: list[Path], latex: list[Path], cache_dir: Path | None) -> dict[str, pa.Table]:

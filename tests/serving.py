@@ -14,7 +14,8 @@ import threading
 import time
 from pathlib import Path
 
-from mathindex.store import MANIFEST, PUBLISHED, write_json
+from mathindex.store.integrity import write_json
+from mathindex.store.layout import MANIFEST, PUBLISHED
 
 
 def copy_root(src: Path, dst: Path) -> Path:

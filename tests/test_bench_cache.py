@@ -9,7 +9,8 @@ import pytest
 
 from mathindex.schemas.manifest import SuiteSpec
 from mathindex.sources import PACKAGE_ROOT
-from mathindex.store import ReleaseLayout, published_release
+from mathindex.store.layout import ReleaseLayout
+from mathindex.store.releases import published_release
 from mathindex.tasks import bench
 
 

@@ -8,10 +8,12 @@ import shutil
 import duckdb
 import pyarrow as pa
 
-from mathindex import store
+from mathindex.store import tables as store
 from mathindex.schemas import table_specs
 from mathindex.schemas.common import ERRORS, error_row
-from mathindex.store import ReleaseLayout, file_hashes, write_duckdb, write_table
+from mathindex.store.integrity import file_hashes
+from mathindex.store.layout import ReleaseLayout
+from mathindex.store.tables import write_duckdb, write_table
 
 
 def release_dir(path, reasons: list[str]):

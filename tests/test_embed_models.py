@@ -23,7 +23,8 @@ from mathindex.embed.models import (
     reference_path,
     resolve_model,
 )
-from mathindex.store import publish, write_json
+from mathindex.store.integrity import write_json
+from mathindex.store.releases import publish
 
 
 def fake_model(path: Path, weights: bytes = b"w") -> Path:
@@ -158,7 +159,8 @@ def test_precision_follows_the_published_release(tmp_path):
     index's embedder name says how queries must be encoded."""
     from mathindex.embed.embedder import precision_of
     from mathindex.embed.models import ModelError, resolve_precision
-    from mathindex.store import publish, write_json
+    from mathindex.store.integrity import write_json
+    from mathindex.store.releases import publish
 
     root = tmp_path / "root"
     assert resolve_precision(None, root) == "fp32"

@@ -122,7 +122,7 @@ def test_cli_formal_output_and_bad_input(tmp_path, capsys):
     from mathindex.cli import main
 
     build(tmp_path)
-    from mathindex.store import file_hashes, file_sizes
+    from mathindex.store.integrity import file_hashes, file_sizes
 
     # the CLI opens a release whose files match its manifest
     (tmp_path / "manifest.json").write_text(json.dumps({"files": file_hashes(tmp_path), "sizes": file_sizes(tmp_path)}))

@@ -90,7 +90,7 @@ def test_code_version_follows_the_makers_sources(tmp_path) -> None:
     shutil.copytree(Path(api.__file__).parent, pkg, ignore=shutil.ignore_patterns("__pycache__"))
     before = code_version(2.0, pkg)
     assert code_version(2.0, pkg) == before and code_version(1.0, pkg) != before
-    (pkg / "index.py").write_text("# the index reads trees; it does not make them\n", encoding="utf-8")
+    (pkg / "formula_index.py").write_text("# the index reads trees; it does not make them\n", encoding="utf-8")
     assert code_version(2.0, pkg) == before
     (pkg / "parser.py").write_text((pkg / "parser.py").read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
     assert code_version(2.0, pkg) != before

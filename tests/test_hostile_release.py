@@ -19,10 +19,13 @@ from pathlib import Path
 
 import pytest
 
-import mathindex.store as store
 from mathindex.cli import main
 from mathindex.search.engine import SearchEngine
-from mathindex.store import PUBLISHED, building, publish, published_release, staging_dir, verify_release
+from mathindex.store import releases as store_releases
+from mathindex.store.integrity import IntegrityError, verify_release
+from mathindex.store.layout import PUBLISHED, RELEASE_ID
+from mathindex.store.lock import root_lock
+from mathindex.store.releases import building, publish, published_release, staging_dir
 from tests.serving import copy_root
 
 REPO = Path(__file__).resolve().parent.parent
@@ -132,14 +135,14 @@ def test_a_damaged_release_opened_for_search_is_an_integrity_error_naming_the_fi
     index.write_bytes(intact[: len(intact) // 2])
     assert main(["search", str(release), "lattice join meet"]) == 4
     assert INDEX in _one_line(capsys.readouterr().err)
-    with pytest.raises(store.IntegrityError, match=f"{INDEX}: {len(intact) // 2} bytes"):
+    with pytest.raises(IntegrityError, match=f"{INDEX}: {len(intact) // 2} bytes"):
         SearchEngine(release)
 
     index.write_bytes(b"\0" * 16 + intact[16:])  # same size: FAISS fails on the header
     assert main(["search", str(release), "lattice join meet"]) == 4
     err = _one_line(capsys.readouterr().err)
     assert INDEX in err and "faiss" not in err.lower()
-    with pytest.raises(store.IntegrityError, match=f"release {release.name}: {INDEX}: sha256 mismatch"):
+    with pytest.raises(IntegrityError, match=f"release {release.name}: {INDEX}: sha256 mismatch"):
         SearchEngine(release)
 
     index.write_bytes(intact)
@@ -147,7 +150,7 @@ def test_a_damaged_release_opened_for_search_is_an_integrity_error_naming_the_fi
     assert not SearchEngine(release).unavailable
     assert main(["search", str(release), "lattice join meet", "--verify"]) == 4
     assert INDEX in _one_line(capsys.readouterr().err)
-    with pytest.raises(store.IntegrityError, match=f"{INDEX}: sha256 mismatch"):
+    with pytest.raises(IntegrityError, match=f"{INDEX}: sha256 mismatch"):
         SearchEngine(release, verify="full")
 
 
@@ -177,7 +180,7 @@ def test_a_truncated_published_json_is_an_error_naming_it(sample_release_root, t
     assert main(["verify", str(root)]) == 4
     assert str(pointer) in _one_line(capsys.readouterr().err)
     assert sorted(p.name for p in (root / "releases").iterdir()) == releases
-    with pytest.raises(store.IntegrityError, match=str(pointer)):
+    with pytest.raises(IntegrityError, match=str(pointer)):
         published_release(root)
 
 
@@ -228,7 +231,7 @@ def test_a_second_run_on_a_locked_root_exits_5_naming_the_holder(sample_release_
         holder.kill()
         holder.wait(timeout=10)
         started = time.monotonic()
-        with store.root_lock(root, wait_s=10):
+        with root_lock(root, wait_s=10):
             assert (root / ".lock").read_text() == f"{os.getpid()}\n"
         assert time.monotonic() - started < 5
     finally:
@@ -257,13 +260,13 @@ def test_release_ids_are_unique_within_one_second_and_sort_by_time(tmp_path, mon
         def now(cls, tz=None):
             return datetime(2099, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
 
-    monkeypatch.setattr(store, "datetime", Frozen)
+    monkeypatch.setattr(store_releases, "datetime", Frozen)
     ids = []
     for _ in range(3):  # the same second, the same inputs
         ids.append(new_release_id([], tmp_path))
         staging_dir(tmp_path, ids[-1])
     assert len(set(ids)) == 3 and sorted(ids) == ids, ids
-    assert all(store.RELEASE_ID.match(i) for i in ids)
+    assert all(RELEASE_ID.match(i) for i in ids)
 
 
 def test_leftovers_of_killed_runs_are_removed_under_the_lock_and_logged(sample_release_root, tmp_path, prefect_harness):

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from mathindex.cli import main
-from mathindex.store import OutputRootError, check_output_root
+from mathindex.store.layout import OutputRootError, check_output_root
 
 UNRESOLVED = "{{ $MATHINDEX_OUT }}"  # what `prefect deploy` leaves in the parameter when the variable is unset
 

@@ -23,7 +23,7 @@ from mathindex.premises.split import TEST, TRAIN, TUNE, file_part, split_files
 from mathindex.premises.suite import build_suite
 from mathindex.schemas import table_specs
 from mathindex.premises.api import premises
-from mathindex.store import write_table
+from mathindex.store.tables import write_table
 
 FILES = [f"Tiny/F{i}.lean" for i in range(6)]
 LIBRARY = """namespace Tiny

@@ -9,8 +9,8 @@ import pyarrow.parquet as pq
 from mathindex.latex import extract_latex_tree
 from mathindex.latex.macros import expand_query, query_macros
 from mathindex.schemas import table_specs
-from mathindex.store import ReleaseLayout
-from mathindex.store import write_table
+from mathindex.store.layout import ReleaseLayout
+from mathindex.store.tables import write_table
 
 NOTES = r"""\documentclass{article}
 \newcommand{\str}[1]{\mathcal{O}_{#1}}

@@ -423,7 +423,7 @@ def test_a_model_given_by_path_is_pinned_under_the_root_and_travels_with_it(tmp_
     import shutil
 
     from mathindex.embed.models import model_revision, resolve_model
-    from mathindex.store import publish
+    from mathindex.store.releases import publish
 
     given = tmp_path / "given" / "minilm-3layers"
     shutil.copytree(small_model, given)

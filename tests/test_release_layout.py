@@ -14,7 +14,8 @@ import pytest
 import mathindex
 from mathindex.cli import build_parser, main
 from mathindex.schemas import table_specs
-from mathindex.store import ReleaseLayout, RootLayout, resolve_release
+from mathindex.store.layout import ReleaseLayout, RootLayout
+from mathindex.store.releases import resolve_release
 
 PACKAGE = Path(mathindex.__file__).parent
 
@@ -105,7 +106,7 @@ def _manifest(**extra) -> dict:
 
 def test_manifests_are_typed_and_keep_keys_of_another_version(tmp_path):
     from mathindex.schemas.manifest import Manifest
-    from mathindex.store import IntegrityError, read_manifest, write_manifest
+    from mathindex.store.integrity import IntegrityError, read_manifest, write_manifest
 
     release = tmp_path / "r"
     release.mkdir()

@@ -197,7 +197,7 @@ def _release(root, rid, published, headline=None):
 
 def test_history_reads_the_last_published_releases_up_to_published_json(tmp_path):
     from mathindex.flows.finish import headline_history
-    from mathindex.store import publish, published_releases
+    from mathindex.store.releases import publish, published_releases
 
     assert published_releases(tmp_path, 10) == [] and headline_history(tmp_path, {"s/m": 1.0}) == [("this release", {"s/m": 1.0})]
     ids = [f"202611{d:02d}T000000Z-abc" for d in range(1, 8)]

@@ -15,7 +15,9 @@ from mathindex.premises.ranker import FEATURES, FILE_FEATURES
 from mathindex.serve.app import create_app
 from mathindex.serve.release import ServedRelease
 from mathindex.serve.swap import ReleaseHolder
-from mathindex.store import PUBLISHED, publish, verify_release
+from mathindex.store.integrity import verify_release
+from mathindex.store.layout import PUBLISHED
+from mathindex.store.releases import publish
 from tests.serving import clone_release, copy_root
 
 
@@ -75,7 +77,6 @@ def test_the_server_encodes_queries_with_the_engines_backend(holder):
     `mathindex search` and `bench` give."""
     import threading
 
-    import numpy as np
 
     from mathindex.embed.onnx import MIN_COSINE
     from mathindex.search.engine import SearchEngine, _encode_one

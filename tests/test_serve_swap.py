@@ -16,7 +16,8 @@ import pytest
 from mathindex.serve.app import create_app
 from mathindex.serve.release import ReleaseRefused
 from mathindex.serve.swap import ReleaseHolder
-from mathindex.store import MANIFEST, publish
+from mathindex.store.layout import MANIFEST
+from mathindex.store.releases import publish
 from tests.serving import ServerThread, clone_release, copy_root, get_json
 
 QUERIES = ["lattice join meet", "Nat.Prime.two_le", "$a^2 + b^2 \\ge 2ab$", "prime divides product",

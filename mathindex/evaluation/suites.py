@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from mathindex.store import ReleaseLayout
+from mathindex.store.layout import ReleaseLayout
 
 MATHLIBQR_STYLES = ("q1a_lean", "q1b_latex", "q1c_natural", "q2_slogan", "q3_nickname", "q4_special_case")
 DEFAULT_HEADLINE = ("ndcg@10", "recall@10", "mrr@10")

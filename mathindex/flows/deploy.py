@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from mathindex.store import OutputRootError, check_root_value
+from mathindex.store.layout import OutputRootError, check_root_value
 
 
 def check_release_root(out: str | None = None) -> dict[str, str]:

@@ -21,8 +21,11 @@ from mathindex.evaluation.gate import GateReport
 from mathindex.evaluation.notes import Baseline, metrics_rows, render_notes
 from mathindex.evaluation.plot import THIS_RELEASE, write_plots
 from mathindex.schemas.manifest import CorpusPin, Manifest
-from mathindex.store import (ReleaseLayout, clean_leftovers, file_hashes, file_sizes, finalise, load_manifest, publish,
-                             published_releases, read_table, root_lock, write_json)
+from mathindex.store.integrity import file_hashes, file_sizes, load_manifest, write_json
+from mathindex.store.layout import ReleaseLayout
+from mathindex.store.lock import clean_leftovers, root_lock
+from mathindex.store.releases import finalise, publish, published_releases
+from mathindex.store.tables import read_table
 
 HISTORY_RELEASES = 10  # published releases the headline history plot shows before this one
 

@@ -15,7 +15,10 @@ from mathindex.flows.progress import StageProgress
 from mathindex.flows.release import new_release_id
 from mathindex.schemas.manifest import SuiteSpec
 from mathindex.sources import pin_suite
-from mathindex.store import ReleaseLayout, RootLayout, building, check_output_root, check_release, read_manifest, read_table
+from mathindex.store.integrity import check_release, read_manifest
+from mathindex.store.layout import ReleaseLayout, RootLayout, check_output_root
+from mathindex.store.releases import building
+from mathindex.store.tables import read_table
 from mathindex.tasks.bench import gate_release, run_benchmarks
 from mathindex.tasks.embed import embed_and_index
 from mathindex.tasks.store import write_database, write_tables

@@ -19,7 +19,8 @@ from mathindex.flows.progress import StageProgress
 from mathindex.schemas.common import ERRORS, concat
 from mathindex.schemas.manifest import SuiteSpec
 from mathindex.sources import DEFAULT_SOURCES, check_allowed, load_sources, pin_source, pin_suite, sources_from_dirs
-from mathindex.store import ReleaseLayout, RootLayout, building, check_output_root, published_release, unique_release_id
+from mathindex.store.layout import ReleaseLayout, RootLayout, check_output_root
+from mathindex.store.releases import building, published_release, unique_release_id
 from mathindex.tasks.bench import baseline_metrics, gate_release, run_benchmarks
 from mathindex.tasks.embed import build_embedding_texts, embed_and_index
 from mathindex.tasks.extract import extract_latex, extract_lean, merge_extractions

@@ -16,7 +16,7 @@ from mathindex.embed.pairs import NEEDED
 from mathindex.embed.train import Recipe, pairs_sha256
 from mathindex.flows.progress import StageProgress
 from mathindex.tasks.train import mine_training_pairs, pool_benchmark, train_model
-from mathindex.store import ReleaseLayout, RootLayout
+from mathindex.store.layout import ReleaseLayout, RootLayout
 
 STAGES = ["mine", "train", "benchmark", "install"]
 WORK = ".train"  # checkpoints, inside the models directory

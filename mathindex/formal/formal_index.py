@@ -29,7 +29,7 @@ from mathindex.formal.keys import NOTATION_CONSTANTS, ConstantResolver, tree_fac
 from mathindex.formal.normal import TooDeep, head
 from mathindex.formal.telescope import TelescopeBuilder
 from mathindex.schemas.formal import FORMAL_KEYS, FORMAL_STATEMENTS, FORMAL_VOCABULARY
-from mathindex.store import ReleaseLayout
+from mathindex.store.layout import ReleaseLayout
 from mathindex.workers import mp_context, stop_on_sigterm
 
 log = logging.getLogger(__name__)

@@ -39,7 +39,7 @@ from mathindex.formal.query import (
     signature_term,
 )
 from mathindex.names import shared_names
-from mathindex.store import ReleaseLayout
+from mathindex.store.layout import ReleaseLayout
 
 log = logging.getLogger(__name__)
 MAX_VERIFY = 1500  # pattern checks per query, smallest statements first; past it the count is estimated

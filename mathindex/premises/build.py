@@ -23,7 +23,7 @@ from mathindex.premises.ranker import DEFAULT_WEIGHTS, WEIGHTS_FILE, PremiseRank
 from mathindex.premises.split import HELD_OUT, SEED, TEST, TRAIN, TUNE, TUNE_SHARE, split_files
 from mathindex.premises.suite import build_suite, proof_premises, suite_rows, write_suite
 from mathindex.premises.boosted import MODEL_FILE, write_model
-from mathindex.store import write_json
+from mathindex.store.integrity import write_json
 
 log = logging.getLogger(__name__)
 

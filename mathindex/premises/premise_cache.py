@@ -29,7 +29,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from mathindex.store import ReleaseLayout
+from mathindex.store.layout import ReleaseLayout
 
 log = logging.getLogger(__name__)
 

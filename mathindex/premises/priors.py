@@ -29,7 +29,7 @@ from mathindex.premises.imports import IMPORTS_FILE
 from mathindex.premises.split import TRAIN
 from mathindex.premises.suite import THEOREM_KINDS, proof_premises
 from mathindex.search.lexical import build_lexical_index
-from mathindex.store import ReleaseLayout
+from mathindex.store.layout import ReleaseLayout
 
 PREMISES_DIR = ReleaseLayout.PREMISES  # the release folder (store.ReleaseLayout owns its name)
 STATEMENTS_DIR = "statements"

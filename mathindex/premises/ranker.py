@@ -59,7 +59,7 @@ from mathindex.premises.suite import THEOREM_KINDS
 from mathindex.premises.boosted import RERANK, TreeModel, read_model
 from mathindex.search.lexical import LexicalIndex
 from mathindex.names import shared_names
-from mathindex.store import ReleaseLayout
+from mathindex.store.layout import ReleaseLayout
 
 FEATURES = ("lexical", "knn", "formal", "pairs", "usage", "embedding", "cooc", "covered", "local", "earlier", "near",
             "imported", "knn_near", "above", "knn_above")

@@ -25,7 +25,8 @@ from mathindex.search.lexical import LexicalIndex
 from mathindex.names import shared_names
 from mathindex.search.parents import MEMBER_KINDS, PARENT_DEPTH, parent_hits
 from mathindex.search.prior import PRIOR, normalised_prior, with_prior
-from mathindex.store import IntegrityError, ReleaseLayout, RootLayout, check_release, integrity_message, load_manifest, verify_release
+from mathindex.store.integrity import IntegrityError, check_release, integrity_message, load_manifest, verify_release
+from mathindex.store.layout import ReleaseLayout, RootLayout
 
 log = logging.getLogger(__name__)
 

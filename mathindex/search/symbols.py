@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mathindex.schemas.search import LATEX_SYMBOLS
-from mathindex.store import ReleaseLayout
+from mathindex.store.layout import ReleaseLayout
 
 SYMBOLS_FILE = "latex_symbols.parquet"
 # frequent and specific: bench/symbol_map.py, whole-Mathlib release, MathlibQR dev (two-fold CV by target)

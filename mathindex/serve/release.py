@@ -32,7 +32,8 @@ from mathindex.serve.responses import (
     SearchHit,
     SearchResponse,
 )
-from mathindex.store import ReleaseLayout, integrity_message, load_manifest, verify_release
+from mathindex.store.integrity import integrity_message, load_manifest, verify_release
+from mathindex.store.layout import ReleaseLayout
 from mathindex.names import LEAN_PREFIX
 
 log = logging.getLogger(__name__)
@@ -361,7 +362,7 @@ def _thread_safe_encoding(engine) -> None:
     import numpy as np
 
     from mathindex.embed.base import MAX_ENCODE_CHARS
-    from mathindex.embed.torch_ops import forward, tokenise
+    from mathindex.embed import torch_ops
     from mathindex.embed.queries import token_rows
 
     embedder = vector.embedder
@@ -371,7 +372,7 @@ def _thread_safe_encoding(engine) -> None:
     def tokenise(texts: list[str]) -> dict:
         with lock:
             if own is None:
-                return tokenise(embedder.model.tokenizer, [t[:MAX_ENCODE_CHARS] for t in texts], embedder.max_seq_length)
+                return torch_ops.tokenise(embedder.model.tokenizer, [t[:MAX_ENCODE_CHARS] for t in texts], embedder.max_seq_length)
             return token_rows(own, texts)
 
     packed = _packed_onnx(embedder)
@@ -394,7 +395,7 @@ def _thread_safe_encoding(engine) -> None:
     else:
         def forward(enc, idx):
             model = embedder.model
-            return forward(model, model.tokenizer, enc, idx, model.device, embedder.bf16)
+            return torch_ops.forward(model, model.tokenizer, enc, idx, model.device, embedder.bf16)
 
     def encode(texts: list[str]) -> np.ndarray:
         if not texts:

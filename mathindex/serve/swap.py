@@ -16,8 +16,9 @@ from pathlib import Path
 
 from mathindex.serve.responses import Refusal
 from mathindex.serve.release import ReleaseRefused, ServedRelease
-from mathindex import store
-from mathindex.store import MANIFEST, PUBLISHED, IntegrityError
+from mathindex.store import releases as store
+from mathindex.store.integrity import IntegrityError
+from mathindex.store.layout import MANIFEST, PUBLISHED
 
 log = logging.getLogger(__name__)
 

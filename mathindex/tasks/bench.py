@@ -18,7 +18,9 @@ from mathindex.schemas.common import BENCH_RESULTS, table
 from mathindex.schemas.manifest import SuiteSpec
 from mathindex.search.engine import SearchEngine
 from mathindex.sources import PACKAGE_ROOT
-from mathindex.store import ReleaseLayout, published_release, sha256_file
+from mathindex.store.integrity import sha256_file
+from mathindex.store.layout import ReleaseLayout
+from mathindex.store.releases import published_release
 from mathindex.tasks import HOUR_S, BenchRun, stage
 
 BASELINES = PACKAGE_ROOT / "bench" / "baselines"

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from mathindex.embed.embedder import EMBED_BACKEND, onnx_dir_for
 from mathindex.embed.models import ModelPin
-from mathindex.store import ReleaseLayout
+from mathindex.store.layout import ReleaseLayout
 from mathindex.tasks import HOUR_S, stage
 
 
@@ -85,7 +85,7 @@ def reusable_index(previous: Path | None) -> Path | None:
     from prefect.logging import get_run_logger
 
     from mathindex.embed.vector_index import INDEX_FILES, TRUTH_FILE
-    from mathindex.store import verify_release
+    from mathindex.store.integrity import verify_release
 
     if previous is None:
         return None

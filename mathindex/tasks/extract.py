@@ -11,7 +11,7 @@ from mathindex.schemas import latex as latex_schema
 from mathindex.schemas import lean as lean_schema
 from mathindex.schemas.common import ERRORS, concat
 from mathindex.sources import Source
-from mathindex.tasks import io_stage, stage
+from mathindex.tasks import io_stage
 
 
 @dataclass(frozen=True)

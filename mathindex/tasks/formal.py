@@ -16,7 +16,7 @@ def formal_index(declarations: pa.Table, dependencies: pa.Table, release_dir: Pa
     seconds, bytes on disk of the postings); statement facts are kept by content under
     `cache_dir/formal` (a root's cache) between builds."""
     from mathindex.formal import build_formal_index
-    from mathindex.store import ReleaseLayout
+    from mathindex.store.layout import ReleaseLayout
 
     out_dir = ReleaseLayout(release_dir).formal
     statements, info = build_formal_index(declarations, dependencies, out_dir,

@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from mathindex.schemas.common import concat
 from mathindex.schemas.latex import FORMULAS
-from mathindex.store import ReleaseLayout
+from mathindex.store.layout import ReleaseLayout
 from mathindex.tasks import HOUR_S, IndexBuild, stage
 
 

@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from mathindex.search.lexical import BM25_B, BM25_K1, build_text_index
 from mathindex.search.nodes import build_nodes
-from mathindex.store import ReleaseLayout
+from mathindex.store.layout import ReleaseLayout
 from mathindex.tasks import IndexBuild, stage
 
 

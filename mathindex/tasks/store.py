@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from mathindex.schemas import table_specs
-from mathindex.store import finish_duckdb, start_duckdb, write_duckdb, write_table
+from mathindex.store.tables import finish_duckdb, start_duckdb, write_duckdb, write_table
 from mathindex.tasks import stage
 
 
