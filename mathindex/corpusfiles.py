@@ -1,7 +1,7 @@
 """Reading a corpus file safely: the one module that lists and opens the files under a corpus root.
 
 The Lean extractor, the LaTeX/XML extractor and the pin stage all read corpus files through here,
-so one set of rules holds everywhere (docs/architecture.md, "Corpus confinement"):
+so one set of rules holds everywhere (docs/contracts.md, "Corpus confinement"):
 
 - Listing: every name with the corpus's suffixes under the root, whatever it is (a link, a FIFO), so
   that a refusal becomes an errors row instead of vanishing; directory links are not followed and

@@ -72,8 +72,8 @@ WEIGHTS_BY_KIND["lean"].update({"formula": 0.25, GAP_PREFIX + "formula": 1.0})
 # (one formula query, nDCG@10 87.00 -> 86.80, MRR@10 88.88 -> 88.64: within the release gate).
 # Word queries stay capped at 0.25 (`--cap words=0.25`): uncapped, the sample's few structures, whose
 # fields rank high for every lemma about them, cost it 3.8 (87.00 -> 83.18 with all kinds uncapped).
-# Lean-looking ones, which cost the sample nothing, take the CV choice. Figures: docs/progress.md,
-# issue 15 parts four and five.
+# Lean-looking ones, which cost the sample nothing, take the CV choice. Figures:
+# docs/results/latex-queries.md.
 PARENT_SETTINGS = {"formula": (0.5, 10, 0.0), "lean": (0.5, 20, 0.0), "words": (0.25, 10, 0.0)}
 for _kind, (_weight, _depth, _others) in PARENT_SETTINGS.items():
     WEIGHTS_BY_KIND[_kind].update({"parent": _weight, "parent_depth": _depth, "parent_others": _others})
@@ -86,9 +86,9 @@ for _kind, (_weight, _depth, _others) in PARENT_SETTINGS.items():
 # choices. On the bundled sample it takes one natural query ("formula for adding up the first n
 # natural numbers") from rank 1 to 2 and MRR@10 from 88.64 to 87.92 (`bench/suite_weights.py
 # SAMPLE_RELEASE data/sample/queries.json words informal 0 0.25 0.5 0.75 1.0`), past the floor of
-# the sample baseline of 20261130 (90.44); the baseline was renewed with this change (docs/progress.md,
-# issue 10, ninth session). An earlier release (182722Z, no parent channel) gave depth 10 and 20
-# below 30 (55.42, 56.02 against 56.36).
+# the sample baseline of 20261130 (90.44); the baseline was renewed with this change
+# (docs/results/prose-queries.md). An earlier release (182722Z, no parent channel) gave depth 10 and
+# 20 below 30 (55.42, 56.02 against 56.36).
 # Its cost: a candidate's rendering not yet in the root's embedding cache is embedded at query time
 # (a new prose query on whole Mathlib: about 25 renderings; bench/informal_cost.py), then kept there
 # for every later process; `mathindex warm` embeds them all beforehand. INFORMAL_DEPTH = 0 turns the

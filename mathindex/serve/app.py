@@ -41,7 +41,7 @@ BUDGET_S = 5.0
 # One query thread a core: the rest wait their turn in order, so a query's latency is its wait plus its
 # own time. Four a core share the cores among eight queries at once (and meet at the packed encoder
 # more often, serve/encoder.py): on whole Mathlib, 20 clients, p95 616 against 425 ms and 48.7 against
-# 58.1 q/s (medians of 3 alternating bench/serve_load.py runs, docs/progress.md issue 14, 13th session).
+# 58.1 q/s (medians of 3 alternating bench/serve_load.py runs, docs/results/serving.md).
 THREADS_PER_CORE = 1
 MAX_SOURCE_BYTES = 4 << 20
 _ERRORS = {status: {"model": ErrorBody} for status in (400, 404, 413, 422, 503)}

@@ -10,7 +10,7 @@ where Prefect's timeout interrupts them. Only the extractions (`io_stage`) read 
 process and run on the task runner's threads or Dask workers; they retry, only on transient errors
 (`is_transient`), and have no Prefect timeout (off the main thread it cannot interrupt a blocked
 call, and Prefect warns at every run); the extractors bound each file themselves. See
-docs/architecture.md, "Retries and timeouts".
+docs/contracts.md, "Deployments, retries and timeouts".
 """
 
 from __future__ import annotations
