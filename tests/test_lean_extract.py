@@ -204,7 +204,7 @@ def test_binder_syntax_is_shared_with_the_embedding_rules() -> None:
 
     assert split_colon("(a : T) (h : x :: l = y) : P := q") == ("(a : T) (h : x :: l = y) ", True, " P := q")
     assert split_colon("a :: l") == ("a :: l", False, "")
-    assert groups("(a b : ℕ) {x} [Group G] ⦃y : T⦄ ⟨p, q⟩") == [
+    assert [(g.bracket, g.inner) for g in groups("(a b : ℕ) {x} [Group G] ⦃y : T⦄ ⟨p, q⟩")] == [
         ("(", "a b : ℕ"), ("{", "x"), ("[", "Group G"), ("⦃", "y : T")]
     assert rules.parse_binders("(a b : ℕ) {x} [Group G]") == [("(", ["a", "b"], "ℕ"), ("{", [], "x"), ("[", [], "Group G")]
     binders, end = parse_binders("(a b : ℕ) {x} [inst : Group G] : P")

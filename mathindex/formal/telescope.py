@@ -12,73 +12,16 @@ from dataclasses import dataclass
 
 from mathindex.formal.normal import additive, binder_parts, normalise
 from mathindex.formula.grammar import ParseError, parse_lean
+from mathindex.lean.binders import Group, leading_groups
 
 log = logging.getLogger(__name__)
-_OPEN = {"(": ")", "{": "}", "[": "]", "\u2983": "\u2984", "\u2983": "\u2984"}
-_CLOSE = {")", "}", "]", "\u2984"}
 _SORT = re.compile(r"^(?:Prop|Sort\*?|Type\*?|Type _|(?:Type|Sort)\b.*)$")  # universes: not hypotheses
 MAX_BINDER_NAMES = 3  # `(a b c d : R)` gives at most three hypotheses of type R
 
 
-@dataclass(frozen=True)
-class Binder:
-    """One binder group of a signature: bracket, names, type text (None for `{x}`)."""
-
-    bracket: str
-    names: tuple[str, ...]
-    type: str | None
-
-
-def binder_groups(text: str) -> list[Binder]:
+def binder_groups(text: str) -> list[Group]:
     """The leading binder groups of a signature (or of a `variable` line), up to the top-level `:`."""
-    out: list[Binder] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch.isspace():
-            i += 1
-            continue
-        if ch not in _OPEN:
-            break
-        j = _closing(text, i)
-        if j < 0:
-            break
-        inner = text[i + 1:j]
-        bracket = ch
-        if ch == "{" and inner.startswith("{") and inner.endswith("}"):  # {{x : T}} (strict implicit)
-            inner = inner[1:-1]
-        colon = _top_colon(inner)
-        if colon < 0:
-            out.append(Binder(bracket, tuple(inner.split()), None))
-        else:
-            out.append(Binder(bracket, tuple(inner[:colon].split()), inner[colon + 1:].strip() or None))
-        i = j + 1
-    return out
-
-
-def _closing(text: str, start: int) -> int:
-    depth = 0
-    for j in range(start, len(text)):
-        c = text[j]
-        if c in _OPEN:
-            depth += 1
-        elif c in _CLOSE:
-            depth -= 1
-            if depth == 0:
-                return j
-    return -1
-
-
-def _top_colon(inner: str) -> int:
-    depth = 0
-    for j, c in enumerate(inner):
-        if c in _OPEN:
-            depth += 1
-        elif c in _CLOSE:
-            depth -= 1
-        elif c == ":" and depth == 0 and inner[j + 1:j + 2] != "=":
-            return j
-    return -1
+    return leading_groups(text)[0]
 
 
 @dataclass

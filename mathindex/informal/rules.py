@@ -119,13 +119,9 @@ def strip_header(signature: str, full_name: str) -> str:
 
 
 def parse_binders(text: str) -> list[tuple[str, list[str], str]]:
-    """Bracketed binder groups of a Lean header: (bracket, names, type) in order of appearance;
-    a group without a type colon has no names and its text as type (`{x}` -> ("{", [], "x"))."""
-    out = []
-    for bracket, inner in groups(text):
-        head, colon, typ = split_colon(inner)
-        out.append((bracket, head.split(), typ.strip()) if colon else (bracket, [], inner.strip()))
-    return out
+    """The binder groups anywhere in a Lean header read as (bracket, names, type), in order; a group
+    without a type colon has no names and its text as type (`{x}` -> ("{", [], "x"))."""
+    return [(g.bracket, list(g.names), g.after.strip()) if g.colon else (g.bracket, [], g.inner) for g in groups(text)]
 
 
 def english(expr: str) -> str:

@@ -1,6 +1,7 @@
-"""Lean 4 bracket and binder syntax, for the scanner, the proof-reference pass and the embedding
-rules (`mathindex.informal.rules`): the bracket pairs, splitting at top level, binder groups
-(`(a b : T)`, `{x}`, `[C α]`, `⦃y⦄`, `{{y}}`), the type colon, quantifier binders."""
+"""Lean 4 bracket and binder syntax, the one parser of it: the bracket pairs, splitting at top level,
+the type colon, binder groups (`(a b : T)`, `{x}`, `[C α]`, `⦃y⦄`, `{{y}}`) and quantifier binders.
+The scanner reads groups as `VarBinder`s; the embedding rules (`mathindex.informal.rules`) and the
+telescopes (`mathindex.formal.telescope`) read the `Group`s themselves."""
 
 from __future__ import annotations
 
@@ -94,54 +95,90 @@ def matching(text: str, pos: int) -> int:
     return -1
 
 
-def groups(text: str) -> list[tuple[str, str]]:
-    """The top-level binder groups anywhere in `text`, as (opening bracket, inner text); a group
-    that is not closed runs to the end of `text`."""
-    out = []
+@dataclass(frozen=True)
+class Group:
+    """One bracketed binder group as written: its opening bracket (`⦃` for `{{`), the stripped text
+    inside, and that text split at its first top-level type colon (`head` is all of it without one)."""
+
+    bracket: str
+    inner: str
+    head: str
+    colon: bool
+    after: str  # the text after the type colon, "" without one
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The words before the type colon, all the words without one: `(a b : T)` -> (a, b)."""
+        return tuple(self.head.split())
+
+    @property
+    def type(self) -> str | None:
+        """The text after the type colon, stripped; None without a colon or with nothing after it."""
+        return self.after.strip() or None
+
+
+def _group_at(text: str, pos: int) -> tuple[Group, int]:
+    """The group whose bracket opens at `pos`, and the offset of its closing bracket (-1: not closed,
+    the group runs to the end of `text`). `{{x : T}}` is the strict-implicit `⦃x : T⦄`."""
+    close = matching(text, pos)
+    bracket = "⦃" if text.startswith("{{", pos) else text[pos]
+    inner = text[pos + 1 : len(text) if close < 0 else close].strip()
+    if bracket == "⦃" and inner.startswith("{") and inner.endswith("}"):
+        inner = inner[1:-1].strip()
+    head, colon, after = split_colon(inner)
+    return Group(bracket, inner, head, colon, after), close
+
+
+def leading_groups(text: str) -> tuple[list[Group], int]:
+    """The closed binder groups at the start of `text` (a signature, a `variable` line) and the
+    offset where they stop: at the first text that is not a group, or at a group never closed."""
+    out: list[Group] = []
     pos = 0
     while True:
-        m = _NEXT_GROUP.search(text, pos)
-        if m is None:
-            return out
-        i = matching(text, m.start())
-        end = len(text) if i < 0 else i
-        out.append((m.group(), text[m.start() + 1 : end]))
-        pos = end + 1
+        pos = _WS.match(text, pos).end()
+        if pos >= len(text) or text[pos] not in BINDER_OPEN:
+            return out, pos
+        group, close = _group_at(text, pos)
+        if close < 0:
+            return out, pos
+        out.append(group)
+        pos = close + 1
+
+
+def groups(text: str) -> list[Group]:
+    """The top-level binder groups anywhere in `text`, other text skipped; a group that is not
+    closed runs to the end of `text`."""
+    out: list[Group] = []
+    pos = 0
+    while (m := _NEXT_GROUP.search(text, pos)) is not None:
+        group, close = _group_at(text, m.start())
+        out.append(group)
+        if close < 0:
+            break
+        pos = close + 1
+    return out
 
 
 _NEXT_GROUP = re.compile("[" + re.escape(BINDER_OPEN) + "]")
 
 
+def var_binder(group: Group) -> VarBinder:
+    """The scanner's reading of a group: an instance binder is named only as `[inst : C α]` (one
+    name), else it is anonymous and all of its text is its type; a group without a colon has type ""."""
+    if group.bracket == "[":
+        if group.colon and _HEAD_NAME.fullmatch(group.head):
+            names, typ = (group.head.strip(),), group.after.strip()
+        else:
+            names, typ = (), group.inner
+    else:
+        names, typ = group.names, group.after.strip()
+    return VarBinder(names, group.bracket, typ, frozenset(mentions(_UNIVERSE.sub(r"\1", typ))))
+
+
 def parse_binders(text: str) -> tuple[list[VarBinder], int]:
     """Binder groups at the start of `text` (`(a b : T)`, `{x}`, `[C α]`, `⦃y⦄`); returns them and the end offset."""
-    out: list[VarBinder] = []
-    pos = 0
-    n = len(text)
-    while True:
-        pos = _WS.match(text, pos).end()
-        if pos >= n or text[pos] not in BINDER_OPEN:
-            return out, pos
-        opener = text[pos]
-        if text.startswith("{{", pos):
-            opener = "⦃"
-        i = matching(text, pos)
-        if i < 0:
-            return out, pos
-        inner = text[pos + 1 : i].strip()
-        if opener == "⦃" and inner.startswith("{") and inner.endswith("}"):
-            inner = inner[1:-1].strip()
-        pos = i + 1
-        head, colon, typ = split_colon(inner)
-        if opener == "[":
-            if colon and _HEAD_NAME.fullmatch(head):
-                names: tuple[str, ...] = (head.strip(),)
-            else:
-                names, typ = (), inner
-        elif colon:
-            names = tuple(head.split())
-        else:
-            names, typ = tuple(inner.split()), ""
-        out.append(VarBinder(names, opener, typ.strip(), frozenset(mentions(_UNIVERSE.sub(r"\1", typ)))))
+    found, end = leading_groups(text)
+    return [var_binder(g) for g in found], end
 
 
 def parse_binders_anywhere(text: str) -> list[VarBinder]:
