@@ -6,7 +6,7 @@ only arithmetic. Reported per query style, overall, and by two-fold cross-valida
 bench/fusion_weights.py: split by target): the weight chosen on one half is scored on the other.
 Weight 0 is the engine without the formal channel (the other channels' weights unchanged).
 
-    .venv/bin/python bench/formal_fusion.py RELEASE_DIR SUITE.json [--metric ndcg@10] [--json OUT]
+    .venv/bin/python -m bench.experiments.formal_fusion RELEASE_DIR SUITE.json [--metric ndcg@10] [--json OUT]
 """
 
 from __future__ import annotations
@@ -17,11 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from fusion_weights import fold_of, grouped_scores  # noqa: E402
-from mathindex.evaluation.suites import load_suite  # noqa: E402
-from mathindex.search.engine import SearchEngine, query_kind, weights_for  # noqa: E402
+from bench.common.rescoring import fold_of, grouped_scores
+from mathindex.evaluation.suites import load_suite
+from mathindex.search.engine import SearchEngine, query_kind, weights_for
 
 WEIGHTS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
 

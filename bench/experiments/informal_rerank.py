@@ -8,7 +8,7 @@ of weights; two-fold CV by target as bench/fusion_weights.py. The vectors are ke
 Lists cached by the engine itself (bench/cache_runs.py with the channel on: RUNS.pkl has `informal`
 lists) are scored as they are, with `-` for VECS.pkl.
 
-    .venv/bin/python bench/informal_rerank.py RELEASE_DIR SUITE.json RUNS.pkl VECS.pkl [--depth 30]
+    .venv/bin/python -m bench.experiments.informal_rerank RELEASE_DIR SUITE.json RUNS.pkl VECS.pkl [--depth 30]
         [--variant prf:K:B] [--variant long:MIN_WORDS:WEIGHT:DEPTH]
 
 Variants (scored at weight 1.0 beside the plain channel, in-sample): `prf:K:B` re-ranks with the
@@ -27,17 +27,14 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import numpy as np
+import polars as pl
 
-import numpy as np  # noqa: E402
-import polars as pl  # noqa: E402
-from prose_common import load_runs, ranking_engine, table  # noqa: E402
-from fusion_weights import fold_of  # noqa: E402
-
-from mathindex.embed.models import reference_path, release_root  # noqa: E402
-from mathindex.informal.rules import without_context  # noqa: E402
-from mathindex.search.engine import query_kind, weights_for  # noqa: E402
-from mathindex.store.integrity import load_manifest  # noqa: E402
+from bench.common.rescoring import load_runs, ranking_engine, table, fold_of
+from mathindex.embed.models import reference_path, release_root
+from mathindex.informal.rules import without_context
+from mathindex.search.engine import query_kind, weights_for
+from mathindex.store.integrity import load_manifest
 
 STYLES = ("q1a_lean", "q1b_latex", "q1c_natural", "q2_slogan", "q3_nickname")
 WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)

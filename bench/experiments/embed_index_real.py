@@ -5,7 +5,7 @@ real MiniLM vectors (whatever a Mathlib embedding run has cached so far) and bui
 index over them, which measures recall@10 against exact search (IndexFlatIP, 1,000 sampled
 queries, self-match excluded) and memory against a float32 flat index.
 
-Usage: .venv/bin/python bench/embed_index_real.py CACHE_MODEL_DIR [--limit N]
+Usage: .venv/bin/python -m bench.experiments.embed_index_real CACHE_MODEL_DIR [--limit N]
   (CACHE_MODEL_DIR: ROOT/cache/embeddings/<model>@<revision16>)
 """
 

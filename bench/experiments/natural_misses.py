@@ -1,7 +1,7 @@
 """Where prose queries lose their gold: per query, the gold's rank in each channel's list and
 after fusion, then the misses grouped by kind of target, query length and phrasing.
 
-    .venv/bin/python bench/natural_misses.py RELEASE_DIR SUITE.json RUNS.pkl [--style q1c_natural] [--list]
+    .venv/bin/python -m bench.experiments.natural_misses RELEASE_DIR SUITE.json RUNS.pkl [--style q1c_natural] [--list]
 
 RUNS.pkl comes from bench/cache_runs.py on the same release and suite.
 """
@@ -10,16 +10,12 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from prose_common import load_runs, node_kinds, rank_of, ranking_engine  # noqa: E402
-
-from mathindex.evaluation.metrics import metric_value  # noqa: E402
-from mathindex.search.engine import query_kind, weights_for  # noqa: E402
+from bench.common.rescoring import load_runs, node_kinds, rank_of, ranking_engine
+from mathindex.evaluation.metrics import metric_value
+from mathindex.search.engine import query_kind, weights_for
 
 CHANNELS = ("lexical", "embedding", "formula", "formal", "informal")
 _QUESTION = re.compile(r"^(what|which|how|is|are|does|do|can|why|when)\b|\?\s*$", re.I)

@@ -1,7 +1,7 @@
 """The fit's scoring against the full sort it replaced, on a release's tune goals: CPU seconds of
 `fit_weights` each way, and whether the weights, the fit's record and the figures are identical.
 
-    .venv/bin/python bench/premises_fit.py RELEASE_DIR TABLES_DIR MODEL_REFERENCE
+    .venv/bin/python -m bench.experiments.premises_fit RELEASE_DIR TABLES_DIR MODEL_REFERENCE
 
 TABLES_DIR holds declarations.arrow and dependencies.arrow in the flow's order (bench/premises_stage.py
 says why); RELEASE_DIR/premises/ must hold the stage's priors and statements index. `full_sort_*`
@@ -17,15 +17,13 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import mathindex.premises.fit as fit  # noqa: E402
-from mathindex.evaluation.metrics import mean_metrics  # noqa: E402
-from mathindex.premises.build import BASELINES  # noqa: E402
-from mathindex.premises.ranker import DEFAULT_WEIGHTS, FEATURES, PremiseRanker, rank_weights  # noqa: E402
-from mathindex.premises.split import SEED, TUNE  # noqa: E402
-from mathindex.premises.suite import build_suite  # noqa: E402
-from mathindex.search.engine import SearchEngine  # noqa: E402
+import mathindex.premises.fit as fit
+from mathindex.evaluation.metrics import mean_metrics
+from mathindex.premises.build import BASELINES
+from mathindex.premises.ranker import DEFAULT_WEIGHTS, FEATURES, PremiseRanker, rank_weights
+from mathindex.premises.split import SEED, TUNE
+from mathindex.premises.suite import build_suite
+from mathindex.search.engine import SearchEngine
 
 
 def full_sort_ordered(cand, weights, k):

@@ -5,22 +5,17 @@ splits it at a word count the engine can see and grids the weights of the long p
 prior, RRF k), with two-fold cross-validation by target (bench/fusion_weights.py's folds): the
 setting chosen on one fold's queries (all styles) is scored on the other's.
 
-    .venv/bin/python bench/prose_fusion.py RELEASE_DIR SUITE.json RUNS.pkl [--metric ndcg@10]
+    .venv/bin/python -m bench.experiments.prose_fusion RELEASE_DIR SUITE.json RUNS.pkl [--metric ndcg@10]
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from fusion_weights import fold_of  # noqa: E402
-from prose_common import load_runs, ranking_engine, table  # noqa: E402
-
-from mathindex.search.engine import query_kind, weights_for  # noqa: E402
+from bench.common.rescoring import fold_of, load_runs, ranking_engine, table
+from mathindex.search.engine import query_kind, weights_for
 
 STYLES = ("q1a_lean", "q1b_latex", "q1c_natural", "q2_slogan", "q3_nickname")
 GRID = {"min_words": (6, 8, 10), "embedding": (0.5, 0.75, 1.0, 1.5, 2.0), "prior": (0.75, 1.0, 1.5, 2.0, 3.0)}

@@ -6,25 +6,22 @@ rest. This script embeds a seeded uniform sample of all the release's distinct t
 pipeline (`embed_texts`, empty cache, the release's default embedder) and projects the time for
 every distinct text, printed beside the release's own record.
 
-    .venv/bin/python bench/embed_release_rate.py RELEASE_DIR [--fraction 0.02] [--seed 0]
+    .venv/bin/python -m bench.experiments.embed_release_rate RELEASE_DIR [--fraction 0.02] [--seed 0]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-import numpy as np  # noqa: E402
-import pyarrow.compute as pc  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
-
-from mathindex.embed import EmbedStats, SentenceTransformerEmbedder, embed_texts  # noqa: E402
+from mathindex.embed import EmbedStats, SentenceTransformerEmbedder, embed_texts
 
 
 def main() -> None:

@@ -2,21 +2,18 @@
 (main's engine, its lists and, with --baseline-parent, main's formula-kind parent weight) and this
 branch's, re-fused with the engine's weights; nDCG@10, R@10 and MRR@10, overall, fair subset and per style.
 
-    .venv/bin/python bench/latex_summary.py RELEASE_DIR SUITE.json BASE.pkl NEW.pkl [--baseline-parent 0.25]
+    .venv/bin/python -m bench.experiments.latex_summary RELEASE_DIR SUITE.json BASE.pkl NEW.pkl [--baseline-parent 0.25]
 """
 
 from __future__ import annotations
 
 import argparse
 import pickle
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from fusion_weights import grouped_scores  # noqa: E402
-from mathindex.evaluation.suites import load_suite  # noqa: E402
-from mathindex.search.engine import SearchEngine, query_kind, weights_for  # noqa: E402
+from bench.common.rescoring import grouped_scores
+from mathindex.evaluation.suites import load_suite
+from mathindex.search.engine import SearchEngine, query_kind, weights_for
 
 METRICS = ("ndcg@10", "recall@10", "mrr@10")
 

@@ -8,7 +8,7 @@ Prints per style, in-sample and held out. `--lexical-text unicode` first re-runs
 channel of formula-like queries on `latexquery.unicode_math` of their text (as the engine does when
 `LEXICAL_TEXT` says so), `raw` on the text as typed.
 
-    .venv/bin/python bench/parent_channel.py RELEASE_DIR SUITE.json RUNS.pkl [--lexical-text raw|unicode]
+    .venv/bin/python -m bench.experiments.parent_channel RELEASE_DIR SUITE.json RUNS.pkl [--lexical-text raw|unicode]
         [--cap KIND=WEIGHT]... [--depths D...] [--others O...]
 """
 
@@ -17,16 +17,13 @@ from __future__ import annotations
 import argparse
 import itertools
 import pickle
-import sys
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from fusion_weights import fold_of, grouped_scores  # noqa: E402
-from mathindex.evaluation.suites import load_suite  # noqa: E402
-from mathindex.search.engine import CANDIDATES, SearchEngine, query_kind, weights_for  # noqa: E402
-from mathindex.search.latexquery import unicode_math  # noqa: E402
+from bench.common.rescoring import fold_of, grouped_scores
+from mathindex.evaluation.suites import load_suite
+from mathindex.search.engine import CANDIDATES, SearchEngine, query_kind, weights_for
+from mathindex.search.latexquery import unicode_math
 
 WEIGHTS = (0.0, 0.25, 0.5, 1.0, 1.5)
 DEPTHS = (10, 20, 50, 100)

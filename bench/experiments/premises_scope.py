@@ -1,7 +1,7 @@
 """Premise selection step by step on a whole-Mathlib release: what the goal's file (its imports, the
 declarations above it) adds to the ranker, against BM25 over statements and the embedding channel.
 
-    .venv/bin/python bench/premises_scope.py RELEASE_DIR --tables DIR --corpus ROOT [--work DIR] [--json OUT]
+    .venv/bin/python -m bench.experiments.premises_scope RELEASE_DIR --tables DIR --corpus ROOT [--work DIR] [--json OUT]
 
 The release is read, never written: its files are linked into `WORK/releases/r/` (as
 bench/premises_stage.py does) and the priors, the statement index and the import graph of
@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import pickle
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -31,19 +30,15 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from premises_stage import stage_release  # noqa: E402
-
-from mathindex.premises.build import BASELINES, EVAL_QUERIES  # noqa: E402
-from mathindex.premises.fit import FIT_QUERIES, Run, fit_weights, sample_queries, score  # noqa: E402
-from mathindex.premises.imports import read_imports  # noqa: E402
-from mathindex.premises.priors import PREMISES_DIR, write_premise_index  # noqa: E402
-from mathindex.premises.ranker import DEFAULT_WEIGHTS, FEATURES, FILE_FEATURES, PremiseRanker  # noqa: E402
-from mathindex.premises.split import SEED, TEST, TUNE, split_files  # noqa: E402
-from mathindex.premises.suite import build_suite  # noqa: E402
-from mathindex.search.engine import SearchEngine  # noqa: E402
+from bench.common.premises import stage_release
+from mathindex.premises.build import BASELINES, EVAL_QUERIES
+from mathindex.premises.fit import FIT_QUERIES, Run, fit_weights, sample_queries, score
+from mathindex.premises.imports import read_imports
+from mathindex.premises.priors import PREMISES_DIR, write_premise_index
+from mathindex.premises.ranker import DEFAULT_WEIGHTS, FEATURES, FILE_FEATURES, PremiseRanker
+from mathindex.premises.split import SEED, TEST, TUNE, split_files
+from mathindex.premises.suite import build_suite
+from mathindex.search.engine import SearchEngine
 
 OLD = tuple(f for f in FEATURES if f not in FILE_FEATURES)
 STEPS = [  # (name, in its file, features)

@@ -1,23 +1,40 @@
-"""Shared pieces of the prose benchmarks (bench/natural_misses.py, bench/prose_fusion.py): cached
-channel lists (bench/cache_runs.py), a ranking-only engine over a release's prior, metric tables."""
+"""Re-scoring cached channel lists (bench/cache_runs.py's pickle, or lists gathered in-process):
+two folds by target, per-group metric tables, a ranking-only engine over a release's prior."""
 
 from __future__ import annotations
 
+import hashlib
 import pickle
-import sys
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import pyarrow.parquet as pq
 
-from fusion_weights import fold_of  # noqa: E402
-from mathindex.evaluation.metrics import metric_value  # noqa: E402
-from mathindex.evaluation.suites import load_suite  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
+from mathindex.evaluation.metrics import metric_value
+from mathindex.evaluation.suites import load_suite
+from mathindex.search.engine import SearchEngine, parent_sets
+from mathindex.search.prior import PRIOR
+from mathindex.store.layout import ReleaseLayout
 
-from mathindex.search.engine import SearchEngine, parent_sets  # noqa: E402
-from mathindex.store.layout import ReleaseLayout  # noqa: E402
-from mathindex.search.prior import PRIOR  # noqa: E402
+
+def fold_of(query_id: str) -> int:
+    """The query's fold (0 or 1), by its target: a target's paraphrases stay in one fold."""
+    target = query_id.split(":", 1)[0]
+    return hashlib.sha256(target.encode()).digest()[0] % 2
+
+
+def grouped_scores(engine, runs, weights_of, metric: str, k: int) -> dict[str, float]:
+    """Mean metric over `runs` (query, channel hits, resolved) ranked with `weights_of(query)`,
+    overall (`all`), per style, per fold (`fold0`, `fold1`), per style and fold (`STYLE/fold0`)
+    and on the fair subset."""
+    out = defaultdict(list)
+    for q, results, resolved in runs:
+        names = [h.name for h in engine.rank(q.text, results, resolved, k, weights_of(q)).hits]
+        v = metric_value(metric, names, set(q.gold))
+        fold = f"fold{fold_of(q.id)}"
+        for key in ("all", q.style, fold, f"{q.style}/{fold}") + (("fair",) if q.fair else ()):
+            out[key].append(v)
+    return {key: sum(v) / len(v) for key, v in out.items()}
 
 
 def ranking_engine(release: Path) -> SearchEngine:
@@ -59,6 +76,7 @@ def table(engine, runs, weights_of, metric: str = "ndcg@10", k: int = 10, query_
 
 
 def rank_of(names: list[str], gold) -> int | None:
+    """The 1-based rank of the first gold name in `names`, or None."""
     for i, n in enumerate(names, 1):
         if n in gold:
             return i

@@ -9,7 +9,7 @@ embedding text, embedding weight, formula weight), scored on the whole suite per
 and by two-fold cross-validation by target (bench/fusion_weights.py's folds; ties go to today's
 setting). Other kinds keep the pickle's lists and the engine's weights.
 
-    .venv/bin/python bench/latex_queries.py RELEASE_DIR SUITE.json RUNS.pkl [--style q1b_latex] [--metric ndcg@10]
+    .venv/bin/python -m bench.experiments.latex_queries RELEASE_DIR SUITE.json RUNS.pkl [--style q1b_latex] [--metric ndcg@10]
         [--texts-only]
 """
 
@@ -18,18 +18,14 @@ from __future__ import annotations
 import argparse
 import itertools
 import pickle
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from fusion_weights import fold_of, grouped_scores  # noqa: E402
-from mathindex.evaluation.suites import load_suite  # noqa: E402
-from mathindex.search.engine import CANDIDATES, SearchEngine, query_kind, weights_for  # noqa: E402
-from mathindex.search.engine import LEXICAL_TEXT  # noqa: E402
-from mathindex.search.latexquery import english_math, unicode_math  # noqa: E402
+from bench.common.rescoring import fold_of, grouped_scores
+from mathindex.evaluation.suites import load_suite
+from mathindex.search.engine import CANDIDATES, SearchEngine, query_kind, weights_for, LEXICAL_TEXT
+from mathindex.search.latexquery import english_math, unicode_math
 
 TEXTS = {
     "raw": lambda q: q,

@@ -1,10 +1,10 @@
 """The premise ranker's tree model (premises.boosted) on a whole-Mathlib release: held-out figures
 with and without it, against both baselines, and the latency of `rank` with it.
 
-    .venv/bin/python bench/premises_trees.py RELEASE_DIR [--work DIR] [--latency N] [--json OUT]
+    .venv/bin/python -m bench.experiments.premises_trees RELEASE_DIR [--work DIR] [--latency N] [--json OUT]
 
 The release is read, never written: its files (premises/ too; its priors rewritten with the `simp` column when they lack it) are linked into
-`WORK/releases/r/` (bench/premises_stage.py's `stage_release`). The weights are the release's
+`WORK/releases/r/` (bench/common/premises.py's `stage_release`). The weights are the release's
 (the stage's coordinate ascent on its FIT_QUERIES tune goals: this code fits them the same way);
 the held-out goals are the stage's EVAL_QUERIES sample, each in its file. The tree model is fitted
 as the stage fits it (premises.fit.fit_model) on MODEL_QUERIES tune goals, and, for comparison, on
@@ -15,40 +15,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 import pyarrow.parquet as pq
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from premises_stage import stage_release  # noqa: E402
-
-from mathindex.premises.build import BASELINES, EVAL_QUERIES  # noqa: E402
-from mathindex.premises.fit import FIT_QUERIES, MODEL_QUERIES, collect, fit_model, sample_queries, score  # noqa: E402
-from mathindex.premises.priors import PREMISES_DIR, PRIORS, PRIORS_FILE, simp_names  # noqa: E402
-from mathindex.premises.ranker import PremiseRanker, read_weights  # noqa: E402
-from mathindex.premises.split import SEED, TEST, TUNE  # noqa: E402
-from mathindex.premises.suite import build_suite  # noqa: E402
-from mathindex.search.engine import SearchEngine  # noqa: E402
-
-
-def link_premises(release: Path, rel: Path, decl) -> None:
-    """`rel/premises/`: the release's files linked, its priors with the `simp` column added when
-    they predate it (what premises.priors.build_priors writes today, by name)."""
-    out = rel / PREMISES_DIR
-    out.mkdir(exist_ok=True)
-    for f in (release / PREMISES_DIR).iterdir():
-        if not (out / f.name).exists() and f.name != PRIORS_FILE:
-            (out / f.name).symlink_to(f.resolve())
-    priors = pl.read_parquet(release / PREMISES_DIR / PRIORS_FILE)
-    if "simp" not in priors.columns:
-        priors = priors.with_columns(pl.col("name").is_in(simp_names(decl).implode()).alias("simp"))
-    pq.write_table(priors.to_arrow().cast(PRIORS), out / PRIORS_FILE)
+from bench.common.premises import link_premises, stage_release
+from mathindex.premises.build import BASELINES, EVAL_QUERIES
+from mathindex.premises.fit import FIT_QUERIES, MODEL_QUERIES, collect, fit_model, sample_queries, score
+from mathindex.premises.priors import PREMISES_DIR
+from mathindex.premises.ranker import PremiseRanker, read_weights
+from mathindex.premises.split import SEED, TEST, TUNE
+from mathindex.premises.suite import build_suite
+from mathindex.search.engine import SearchEngine
 
 
 def main() -> None:

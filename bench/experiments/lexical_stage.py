@@ -3,7 +3,7 @@ joined document per node, tokenised whole, bm25s's Python indexer) against `buil
 (tokens cached per text, numpy BM25), cold and warm cache, and one node's text changed; checks that
 every variant writes the same bytes as the previous build.
 
-    .venv/bin/python bench/lexical_stage.py build/mathlib/releases/<id> [--runs 3] [--work build/lexical-bench]
+    .venv/bin/python -m bench.experiments.lexical_stage build/mathlib/releases/<id> [--runs 3] [--work build/lexical-bench]
 
 Prints each variant's median seconds over --runs and its ratio to the previous build run beside it.
 """
@@ -20,16 +20,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+import bm25s
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import bm25s  # noqa: E402
-
-from mathindex.embed.texts import text_sha256  # noqa: E402
-from mathindex.search.lexical import BM25_B, BM25_K1, build_text_index  # noqa: E402
-from mathindex.search.nodes import node_documents  # noqa: E402
-from mathindex.search.text import tokens  # noqa: E402
-from mathindex.store.layout import ReleaseLayout  # noqa: E402
+from mathindex.embed.texts import text_sha256
+from mathindex.search.lexical import BM25_B, BM25_K1, build_text_index
+from mathindex.search.nodes import node_documents
+from mathindex.search.text import tokens
+from mathindex.store.layout import ReleaseLayout
 
 FILES = ("data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy", "vocab.index.json", "params.index.json",
          "nodes.parquet")

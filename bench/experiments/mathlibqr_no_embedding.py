@@ -6,7 +6,7 @@ docstrings and rule informalisations, and the formula channel over Lean statemen
 full corpus, fused as in a release. The same without the formula channel is run beside it as the baseline.
 It is a partial figure, not the release's: a release also fuses the embedding channel.
 
-Usage: .venv/bin/python bench/mathlibqr_no_embedding.py [--mathlib ../corpora/mathlib4] [--work build/bench/mathlibqr]
+Usage: .venv/bin/python -m bench.experiments.mathlibqr_no_embedding [--mathlib ../corpora/mathlib4] [--work build/bench/mathlibqr]
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from mathindex.search.lexical import build_lexical_index
 from mathindex.search.nodes import build_nodes, node_documents
 from mathindex.store.tables import write_table
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def build(mathlib: Path, work: Path) -> Path:

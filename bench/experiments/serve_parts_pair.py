@@ -3,7 +3,7 @@ alternating query by query: the served query encoder (serve/release.py `_thread_
 and `SearchEngine.rank` over every query's recorded channel lists. Thread CPU a query and the
 ratio per round; the outputs must be identical (vectors bit for bit, hits with scores and ranks).
 
-    PYTHONPATH=. .venv/bin/python bench/serve_parts_pair.py RELEASE --suite ../shared/bench/mathlibqr-dev.json \
+    .venv/bin/python -m bench.experiments.serve_parts_pair RELEASE --suite ../shared/bench/mathlibqr-dev.json \
         --before /work/main [--rounds 5]
 
 The other checkout's `serve/release.py` and `search/engine.py` are loaded by path beside this
@@ -21,8 +21,7 @@ import time
 import types
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from serve_load import suite_queries  # noqa: E402
+from bench.common.serving import suite_queries
 
 
 def _load(path: Path, name: str):

@@ -1,16 +1,20 @@
-"""Shared helpers of the formula benchmarks: Stacks formulas from the project's LaTeX extractor."""
+"""Formula corpora of the formula benchmarks: Stacks formulas, a pinned LaTeX corpus's formulas and
+Mathlib's declarations, from the project's extractors (cached as Parquet under build/bench/)."""
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from mathindex.latex import extract_latex_tree
+from mathindex.lean import extract_lean_tree
+from mathindex.schemas.manifest import SourcesFile
+
+ROOT = Path(__file__).resolve().parents[2]
 
 STACKS = Path("/work/shared/corpora/stacks-project")
 
@@ -21,8 +25,6 @@ def stacks_formulas(cache: Path | None = None) -> tuple[pa.Table, float]:
         return pq.read_table(cache), 0.0
     if not STACKS.exists():
         raise SystemExit(f"{STACKS} is absent: the formula benchmarks need the Stacks Project")
-    from mathindex.latex import extract_latex_tree
-
     t0 = time.perf_counter()
     ex = extract_latex_tree(STACKS, "stacks")
     took = time.perf_counter() - t0
@@ -36,13 +38,7 @@ def corpus_formulas(corpus: Path) -> tuple[str, pa.Table, float]:
     """(name, FORMULAS table, extraction seconds) of a LaTeX corpus: a directory, or a sources file
     (`bench/sources/<name>.yaml`) whose first source is read from its path. The table is cached
     under build/bench/, keyed by the corpus name and its COMMIT (or the directory's name)."""
-    from mathindex.latex import extract_latex_tree
-
     if corpus.is_file():
-        import yaml
-
-        from mathindex.schemas.manifest import SourcesFile
-
         spec = SourcesFile.model_validate(yaml.safe_load(corpus.read_text(encoding="utf-8"))).sources[0]
         name, root = spec.name, (corpus.parent / spec.path).resolve()
     else:
@@ -86,8 +82,6 @@ def mathlib_declarations(cache: Path | None = None) -> pa.Table:
         return pq.read_table(cache)
     if not (MATHLIB / "Mathlib").exists():
         raise SystemExit(f"{MATHLIB}/Mathlib is absent: this benchmark needs Mathlib")
-    from mathindex.lean import extract_lean_tree
-
     decls = extract_lean_tree(MATHLIB / "Mathlib", "mathlib").declarations.select(cols)
     if cache is not None:
         cache.parent.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,7 @@ TeX or math symbols, Lean-looking), under a grid of the channel's weight and its
 formula channel's contribution per style (current weights against the channel off), the best
 setting in-sample and two-fold cross-validation by target (bench/fusion_weights.py's folds).
 
-    .venv/bin/python bench/formula_fusion.py RELEASE_DIR SUITE.json RUNS.pkl [--metric ndcg@10] [--skip-variables 0|1]
+    .venv/bin/python -m bench.experiments.formula_fusion RELEASE_DIR SUITE.json RUNS.pkl [--metric ndcg@10] [--skip-variables 0|1]
 """
 
 from __future__ import annotations
@@ -15,15 +15,12 @@ from __future__ import annotations
 import argparse
 import itertools
 import pickle
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from fusion_weights import grouped_scores  # noqa: E402
-from mathindex.evaluation.suites import load_suite  # noqa: E402
-from mathindex.search.engine import CANDIDATES, SearchEngine, query_kind, runs_formula_channel, weights_for  # noqa: E402
-from mathindex.search.fusion import GAP_PREFIX  # noqa: E402
+from bench.common.rescoring import fold_of, grouped_scores
+from mathindex.evaluation.suites import load_suite
+from mathindex.search.engine import CANDIDATES, SearchEngine, query_kind, runs_formula_channel, weights_for
+from mathindex.search.fusion import GAP_PREFIX
 
 WEIGHTS = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0)
 GAP_POWERS = (0.0, 1.0, 2.0)
@@ -65,7 +62,7 @@ def main() -> None:
         held = []
         for f in (0, 1):
             chosen = max(grid, key=lambda s: (scores[s][f"fold{1 - f}"], -abs(s[0] - weights_for(kind)["formula"])))
-            n = sum(1 for q, _, _ in mine if f"fold{f}" in scores[chosen] and _fold(q.id) == f)
+            n = sum(1 for q, _, _ in mine if f"fold{f}" in scores[chosen] and fold_of(q.id) == f)
             held.append((scores[chosen][f"fold{f}"], n, chosen, current[f"fold{f}"]))
             print(f"  fold{f}: chosen on the other fold {chosen}: {scores[chosen][f'fold{f}']:.2f} (current {current[f'fold{f}']:.2f})")
         total = sum(n for _, n, _, _ in held)
@@ -93,12 +90,6 @@ def summary(engine, everything, styles, metric: str, k: int) -> None:
     print(f"whole suite ({len(everything)} queries)  {'all':>6} " + " ".join(f"{st[:11]:>11}" for st in styles))
     for name, sc in (("engine weights", now), ("formula channel off", off)):
         print(f"  {name:<24} {sc['all']:6.2f} " + " ".join(f"{sc.get(st, float('nan')):11.2f}" for st in styles))
-
-
-def _fold(query_id: str) -> int:
-    from fusion_weights import fold_of
-
-    return fold_of(query_id)
 
 
 if __name__ == "__main__":

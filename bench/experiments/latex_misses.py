@@ -5,24 +5,19 @@ Reads bench/cache_runs.py's pickle (every query through every channel once) and 
 with the engine's weights (`SearchEngine.rank`), so the fused rank is the engine's. Queries whose
 fused rank is 1 are left out unless `--all`.
 
-    .venv/bin/python bench/latex_misses.py RELEASE_DIR SUITE.json RUNS.pkl [--style q1b_latex] [--all]
+    .venv/bin/python -m bench.experiments.latex_misses RELEASE_DIR SUITE.json RUNS.pkl [--style q1b_latex] [--all]
 """
 
 from __future__ import annotations
 
 import argparse
 import pickle
-import sys
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from prose_common import node_kinds, rank_of, ranking_engine  # noqa: E402
-
-from mathindex.evaluation.suites import load_suite  # noqa: E402
-from mathindex.search.engine import query_kind  # noqa: E402
+from bench.common.rescoring import node_kinds, rank_of, ranking_engine
+from mathindex.evaluation.suites import load_suite
+from mathindex.search.engine import query_kind
 
 CHANNELS = ("lexical", "embedding", "formula", "parent")
 

@@ -2,9 +2,9 @@
 file (`above`, `knn_above`) and the goal's operator pairs (`pairs`). The stage's fit with and
 without each, on the same candidates, against both baselines.
 
-    .venv/bin/python bench/premises_signals.py RELEASE_DIR [--work DIR] [--json OUT]
+    .venv/bin/python -m bench.experiments.premises_signals RELEASE_DIR [--work DIR] [--json OUT]
 
-The release is read, never written (bench/premises_stage.py's `stage_release`; its premises/ files
+The release is read, never written (bench/common/premises.py's `stage_release`; its premises/ files
 linked, with `file_proofs.parquet` built from its tables when it predates them). Candidates are
 collected once, each goal in its file, for the stage's samples: FIT_QUERIES tune goals (the
 weights), MODEL_QUERIES tune goals (the trees) and EVAL_QUERIES held-out goals (the figures). Each
@@ -18,25 +18,19 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import sys
 import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from premises_stage import stage_release  # noqa: E402
-from premises_trees import link_premises  # noqa: E402
-
-from mathindex.premises.build import BASELINES, EVAL_QUERIES  # noqa: E402
-from mathindex.premises.fit import FIT_QUERIES, MODEL_QUERIES, Run, collect, fit_model, fit_weights, sample_queries, score  # noqa: E402
-from mathindex.premises.priors import FILE_PROOFS_FILE, PREMISES_DIR, build_file_proofs  # noqa: E402
-from mathindex.premises.ranker import DEFAULT_WEIGHTS, FEATURES, PremiseRanker  # noqa: E402
-from mathindex.premises.split import SEED, TEST, TUNE, split_files  # noqa: E402
-from mathindex.premises.suite import build_suite  # noqa: E402
-from mathindex.search.engine import SearchEngine  # noqa: E402
+from bench.common.premises import stage_release, link_premises
+from mathindex.premises.build import BASELINES, EVAL_QUERIES
+from mathindex.premises.fit import FIT_QUERIES, MODEL_QUERIES, Run, collect, fit_model, fit_weights, sample_queries, score
+from mathindex.premises.priors import FILE_PROOFS_FILE, PREMISES_DIR, build_file_proofs
+from mathindex.premises.ranker import DEFAULT_WEIGHTS, FEATURES, PremiseRanker
+from mathindex.premises.split import SEED, TEST, TUNE, split_files
+from mathindex.premises.suite import build_suite
+from mathindex.search.engine import SearchEngine
 
 ABOVE, PAIRS = ("above", "knn_above"), ("pairs",)
 VARIANTS = {"without the new signals": ABOVE + PAIRS, "+ pairs": ABOVE, "+ above, knn_above": PAIRS, "+ both (the stage)": ()}

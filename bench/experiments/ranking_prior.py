@@ -6,7 +6,7 @@ arithmetic. Settings are scored on the whole suite and by two-fold cross-validat
 bench/fusion_weights.py: split by target, so a target's paraphrases stay together): the setting
 chosen on one half is scored on the other. Channel weights stay the engine's.
 
-    .venv/bin/python bench/ranking_prior.py RELEASE_DIR SUITE.json [--metric ndcg@10] [--json OUT]
+    .venv/bin/python -m bench.experiments.ranking_prior RELEASE_DIR SUITE.json [--metric ndcg@10] [--json OUT]
 """
 
 from __future__ import annotations
@@ -18,13 +18,11 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import mathindex.search.engine as engine_mod  # noqa: E402
-from fusion_weights import fold_of, grouped_scores  # noqa: E402
-from mathindex.evaluation.suites import load_suite  # noqa: E402
-from mathindex.search.engine import SearchEngine, query_kind, weights_for  # noqa: E402
-from mathindex.search.prior import SIGNALS  # noqa: E402
+import mathindex.search.engine as engine_mod
+from bench.common.rescoring import fold_of, grouped_scores
+from mathindex.evaluation.suites import load_suite
+from mathindex.search.engine import SearchEngine, query_kind, weights_for
+from mathindex.search.prior import SIGNALS
 
 DEPTHS = (50, 100, 200)
 WEIGHTS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)

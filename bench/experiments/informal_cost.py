@@ -1,7 +1,7 @@
 """What the informal channel costs a prose query: `channel_hits` timed with the channel off and on,
 query by query in one process (paired, so the machine's load falls on both alike).
 
-    .venv/bin/python bench/informal_cost.py RELEASE_DIR SUITE.json [--rounds 2] [--limit N] [--no-store]
+    .venv/bin/python -m bench.experiments.informal_cost RELEASE_DIR SUITE.json [--rounds 2] [--limit N] [--no-store]
 
 Round 1 starts with an empty in-process vector cache: a candidate's rendering comes from the
 root's embedding cache (the store, filled by earlier processes: the bench stage, a server) or is
@@ -17,10 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from mathindex.evaluation.suites import load_suite  # noqa: E402
-from mathindex.search.engine import SearchEngine, query_kind  # noqa: E402
+from mathindex.evaluation.suites import load_suite
+from mathindex.search.engine import SearchEngine, query_kind
 
 
 def timed(engine, query: str) -> float:

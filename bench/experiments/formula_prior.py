@@ -2,21 +2,18 @@
 nDCG@10 (or --metric) of that kind's queries per weight, overall, for one style and per fold
 (bench/fusion_weights.py's folds by target), the kind's other weights the engine's.
 
-    .venv/bin/python bench/formula_prior.py RELEASE_DIR SUITE.json RUNS.pkl [--kind formula] [--style q1b_latex]
+    .venv/bin/python -m bench.experiments.formula_prior RELEASE_DIR SUITE.json RUNS.pkl [--kind formula] [--style q1b_latex]
 """
 
 from __future__ import annotations
 
 import argparse
 import pickle
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from fusion_weights import grouped_scores  # noqa: E402
-from mathindex.evaluation.suites import load_suite  # noqa: E402
-from mathindex.search.engine import SearchEngine, query_kind, weights_for  # noqa: E402
+from bench.common.rescoring import grouped_scores
+from mathindex.evaluation.suites import load_suite
+from mathindex.search.engine import SearchEngine, query_kind, weights_for
 
 PRIORS = (0.75, 1.0, 1.5, 2.0, 3.0)
 

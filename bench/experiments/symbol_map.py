@@ -6,7 +6,7 @@ and by two-fold cross-validation by target (bench/fusion_weights.py's folds). Wi
 LEAN_DIR` the map of the corpus's notation declarations (lean/notations.py) is measured instead,
 alone and added to the mined map, on the formula-like queries (the only ones it changes).
 
-    .venv/bin/python bench/symbol_map.py RELEASE_DIR SUITE.json RUNS.pkl OUT_DIR [--metric ndcg@10]
+    .venv/bin/python -m bench.experiments.symbol_map RELEASE_DIR SUITE.json RUNS.pkl OUT_DIR [--metric ndcg@10]
         [--notations LEAN_CORPUS_DIR]
 """
 
@@ -15,18 +15,15 @@ from __future__ import annotations
 import argparse
 import itertools
 import pickle
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import polars as pl
 
-import polars as pl  # noqa: E402
-
-from fusion_weights import fold_of, grouped_scores  # noqa: E402
-from mathindex.evaluation.suites import load_suite  # noqa: E402
-from mathindex.search.engine import CANDIDATES, SearchEngine, query_kind, weights_for  # noqa: E402
-from mathindex.search.symbols import SYMBOLS_FILE, SymbolMap, mine_release, notation_associations, write_symbols  # noqa: E402
+from bench.common.rescoring import fold_of, grouped_scores
+from mathindex.evaluation.suites import load_suite
+from mathindex.search.engine import CANDIDATES, SearchEngine, query_kind, weights_for
+from mathindex.search.symbols import SYMBOLS_FILE, SymbolMap, mine_release, notation_associations, write_symbols
 
 PMI_FLOORS = (1.0, 2.0, 3.0)
 TOP = (1, 2, 3, 5)

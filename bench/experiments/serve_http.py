@@ -1,7 +1,7 @@
 """Server CPU a request of the HTTP and serving layers alone: one query answered from the answer
 cache, over and over, by closed-loop keep-alive clients (the engine runs once).
 
-    PYTHONPATH=. .venv/bin/python bench/serve_http.py ROOT [--requests 4000] [--clients 20] [--threads N]
+    .venv/bin/python -m bench.experiments.serve_http ROOT [--requests 4000] [--clients 20] [--threads N]
 
 Starts `mathindex serve ROOT` (answer cache on) as bench/serve_load.py does, asks `--query` once to
 fill the cache, then sends it `--requests` times from `--clients` clients, and prints the server's
@@ -17,8 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from serve_load import Client, cpu_seconds, loadavg, run_queries, start_server  # noqa: E402
+from bench.common.serving import Client, cpu_seconds, loadavg, run_queries, start_server
 
 
 def main(argv: list[str] | None = None) -> int:
