@@ -1,7 +1,7 @@
 """Runs every query of a suite through each channel of a release once and pickles the lists, so
-that later benchmarks (bench/symbol_map.py) rescore without running the embedder again.
+that later benchmarks (bench/experiments/symbol_map.py) rescore without running the embedder again.
 
-    .venv/bin/python bench/cache_runs.py RELEASE_DIR SUITE.json OUT.pkl
+    .venv/bin/python -m bench.cache_runs RELEASE_DIR SUITE.json OUT.pkl
 """
 
 from __future__ import annotations
@@ -11,10 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from mathindex.evaluation.suites import load_suite  # noqa: E402
-from mathindex.search.engine import SearchEngine  # noqa: E402
+from mathindex.evaluation.suites import load_suite
+from mathindex.search.engine import SearchEngine
 
 
 def main() -> None:

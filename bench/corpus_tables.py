@@ -4,7 +4,7 @@ Whole-corpus releases spend about 2 h of the 2 cores embedding. Mining training 
 (`mathindex train-embedder`) and comparing embedders on a candidate pool (bench/embedder_pool.py)
 need only the tables, which this writes in a few minutes.
 
-Usage: .venv/bin/python bench/corpus_tables.py --lean ../corpora/mathlib4 --latex ../shared/corpora/stacks-project --out build/tables/mathlib-stacks
+Usage: .venv/bin/python -m bench.corpus_tables --lean ../corpora/mathlib4 --latex ../shared/corpora/stacks-project --out build/tables/mathlib-stacks
 """
 
 from __future__ import annotations

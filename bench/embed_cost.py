@@ -10,8 +10,8 @@ Configurations over the same facets embed the same sample, so each --model confi
 reports the cosine of its vectors to the fp32 vectors of that model (min and median over the
 sample; fp32 onnx and torch agree to 0.99999).
 
-    .venv/bin/python bench/embed_cost.py build/tables/mathlib-stacks --model build/models/<entry> [--fraction 0.01] [--rounds 2]
-    .venv/bin/python bench/embed_cost.py build/mathlib/releases/<id> --model build/models/<entry> \
+    .venv/bin/python -m bench.embed_cost build/tables/mathlib-stacks --model build/models/<entry> [--fraction 0.01] [--rounds 2]
+    .venv/bin/python -m bench.embed_cost build/mathlib/releases/<id> --model build/models/<entry> \
         --no-bundled --backend torch --backend onnx [--int8] [--bf16] --rounds 3
 """
 

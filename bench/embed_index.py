@@ -9,7 +9,7 @@ vectors (no cluster structure: a harsher test than real text).
 Recall is measured by `VectorIndex.build` itself (1000 seeded queries, self-match excluded) and
 again with the real vectors alone as queries.
 
-    .venv/bin/python bench/embed_index.py [--total 600000] [--M 32] [--ef-construction 80]
+    .venv/bin/python -m bench.embed_index [--total 600000] [--M 32] [--ef-construction 80]
 """
 
 from __future__ import annotations
@@ -22,12 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from mathindex.embed.vector_index import VectorIndex, recall_at_k  # noqa: E402
-from mathindex.embed.truth import exact_neighbours  # noqa: E402
+from mathindex.embed.vector_index import VectorIndex, recall_at_k
+from mathindex.embed.truth import exact_neighbours
 
 VECTORS = Path(__file__).resolve().parents[1] / "build" / "bench" / "embed_mathlib_vectors.npy"
 INFO = {"name": "sentence-transformers/all-MiniLM-L6-v2", "revision": "bench", "dim": 384}

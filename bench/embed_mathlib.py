@@ -6,7 +6,7 @@ sample of files (every declaration of each sampled file, all facets); with `--fu
 Mathlib file is scanned, informalised and turned into texts (no model) to count the full corpus.
 Real vectors are saved for `bench/embed_index.py`.
 
-    .venv/bin/python bench/embed_mathlib.py [--decls 3000] [--stride 23] [--full-scan]
+    .venv/bin/python -m bench.embed_mathlib [--decls 3000] [--stride 23] [--full-scan]
 """
 
 from __future__ import annotations
@@ -14,30 +14,19 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
-import pyarrow as pa  # noqa: E402
-import pyarrow.compute as pc  # noqa: E402
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from embed_corpus import mathlib_files, mathlib_subset, scan  # noqa: E402
-from mathindex.embed import (  # noqa: E402
-    EmbeddingCache,
-    EmbedStats,
-    RuleInformaliser,
-    SentenceTransformerEmbedder,
-    VectorIndex,
-    embed_texts,
-    embedding_texts,
-    informalise,
-)
+from bench.common.mathlib_subset import mathlib_files, mathlib_subset, scan
+from mathindex.embed import EmbeddingCache, EmbedStats, SentenceTransformerEmbedder, VectorIndex, embed_texts, embedding_texts
+from mathindex.informal import RuleInformaliser, informalise
 
 OUT = Path(__file__).resolve().parents[1] / "build" / "bench"
 

@@ -5,7 +5,7 @@ informalisations) given in corpus order, in rotating order within one process: t
 the pipeline in-process, and the pipeline with single-threaded worker processes. Prints texts/s,
 medians, ratios to the bare encode and the minimum cosine to its vectors, text by text.
 
-    .venv/bin/python bench/embed_throughput.py [--decls 900] [--stride 40] [--repeats 3]
+    .venv/bin/python -m bench.embed_throughput [--decls 900] [--stride 40] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -13,20 +13,16 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from embed_corpus import corpus_order_texts, mathlib_subset  # noqa: E402
-from mathindex.embed import SentenceTransformerEmbedder, embed_texts, embedding_texts  # noqa: E402
-from mathindex.informal import RuleInformaliser, informalise  # noqa: E402
-from mathindex.embed.texts import text_sha256  # noqa: E402
+from bench.common.mathlib_subset import corpus_order_texts, mathlib_subset
+from mathindex.embed import SentenceTransformerEmbedder, embed_texts, embedding_texts
+from mathindex.informal import RuleInformaliser, informalise
+from mathindex.embed.texts import text_sha256
 
 
 def main() -> None:

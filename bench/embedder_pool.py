@@ -7,7 +7,7 @@ declarations (`--pool`, default 30,000); each model embeds the pool's texts once
 baseline the others are compared with, in points of nDCG@10 and R@10, over all queries, the fair
 subset, and per query style.
 
-Usage: .venv/bin/python bench/embedder_pool.py --tables build/tables/mathlib-stacks \
+Usage: .venv/bin/python -m bench.embedder_pool --tables build/tables/mathlib-stacks \
            --model default --model build/models/<name>@<rev> [--pool 30000] [--seed 0]
 """
 

@@ -8,7 +8,7 @@ rounds), and reports its CPU and wall seconds; printed are the medians and the m
 per-round ratios. Every output is then compared with the baseline's: the `formal_statements` table
 and each file of `formal/` must be identical.
 
-    .venv/bin/python bench/formal_build.py RELEASE_DIR [--rev main] [--rounds 3] [--sample N] [--work DIR]
+    .venv/bin/python -m bench.formal_build RELEASE_DIR [--rev main] [--rounds 3] [--sample N] [--work DIR]
 """
 
 from __future__ import annotations
@@ -23,19 +23,19 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from mathindex.formal.formal_index import build_formal_index
+
 REPO = Path(__file__).resolve().parents[1]
 HASH_SEED = "0"
 
 
 def build_once(src: Path, release: Path, out: Path, cache: Path | None, sample: int) -> dict:
-    """One build with the code under `src` (run in a child process); CPU and wall seconds."""
-    sys.path.insert(0, str(src))
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from mathindex.formal.formal_index import build_formal_index
-
+    """One build with the code under `src` (run in a child process whose path puts `src` first);
+    CPU and wall seconds."""
     decls = pq.read_table(release / "declarations.parquet")
     deps = pq.read_table(release / "dependencies.parquet")
     if sample:
@@ -62,13 +62,15 @@ def run(config: str, src: Path, args, work: Path) -> dict:
     cache = work / "cache" if config != "baseline" else None
     if config == "cold":
         shutil.rmtree(work / "cache", ignore_errors=True)
-    cmd = [sys.executable, __file__, str(args.release), "--one", str(src), str(out), "--sample", str(args.sample)]
+    # -P: the child's path is PYTHONPATH alone, `src` (its mathindex) first, then this checkout (bench)
+    cmd = [sys.executable, "-P", "-m", "bench.formal_build", str(args.release.resolve()), "--one", str(src), str(out),
+           "--sample", str(args.sample)]
     if cache is not None:
         cmd += ["--cache", str(cache)]
     # one hash seed for every build: main's ConstantResolver picks among several type namespaces in
     # set order (`card` beside both `Finset` and `Multiset`), which follows the process's hash seed
     res = subprocess.run(cmd, capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(src), "PYTHONHASHSEED": HASH_SEED})
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(REPO)]), "PYTHONHASHSEED": HASH_SEED})
     if res.returncode != 0:
         sys.exit(f"error: the {config} build failed: {res.stderr.strip().splitlines()[-1] if res.stderr.strip() else res.returncode}")
     return json.loads(res.stdout.strip().splitlines()[-1])
@@ -76,8 +78,6 @@ def run(config: str, src: Path, args, work: Path) -> dict:
 
 def same_output(a: Path, b: Path) -> list[str]:
     """What differs between two builds' outputs (empty: identical)."""
-    import pyarrow.parquet as pq
-
     diffs = []
     if not pq.read_table(a / "formal_statements.parquet").equals(pq.read_table(b / "formal_statements.parquet")):
         diffs.append("formal_statements")

@@ -5,7 +5,7 @@ P@10 is |top 10 ∩ gold| / 10 (gold sets hold 1-3 names, so it is at most 0.1-0
 R-prec is |top |gold| ∩ gold| / |gold|; R@10 is the share of gold in the top 10; R@all the share of
 gold among all matches (Loogle's answer is a filter: a gold name missing there is a miss).
 
-    .venv/bin/python bench/formal_loogle.py RELEASE_DIR [SUITE.json] [--json OUT]
+    .venv/bin/python -m bench.formal_loogle RELEASE_DIR [SUITE.json] [--json OUT]
 """
 
 from __future__ import annotations
@@ -13,15 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from mathindex.formal.query import FormalQueryError, UnknownConstant  # noqa: E402
-from mathindex.formal.search import FormalIndex  # noqa: E402
+from mathindex.formal.query import FormalQueryError, UnknownConstant
+from mathindex.formal.search import FormalIndex
 
 SUITE = Path(__file__).resolve().parent / "suites" / "loogle-mathlib.json"
 

@@ -8,10 +8,10 @@ the current one and timed on the same formulas, alternating which goes first), a
 characters, 10 k nesting, 10 k `\\left`) given a status within 50 ms (`--bounds`). Baseline beside
 the coverage figure: latex2mathml (the fallback) on a seeded sample.
 
-    .venv/bin/python bench/formula_coverage.py [--cache build/bench/stacks_formulas.parquet]
-    .venv/bin/python bench/formula_coverage.py --corpus bench/sources/napkin.yaml [--corpus DIR]...
-    .venv/bin/python bench/formula_coverage.py --corpus stacks --against main --bounds
-    .venv/bin/python bench/formula_coverage.py --bounds   (bad input alone)
+    .venv/bin/python -m bench.formula_coverage [--cache build/bench/stacks_formulas.parquet]
+    .venv/bin/python -m bench.formula_coverage --corpus bench/sources/napkin.yaml [--corpus DIR]...
+    .venv/bin/python -m bench.formula_coverage --corpus stacks --against main --bounds
+    .venv/bin/python -m bench.formula_coverage --bounds   (bad input alone)
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import collections
 import importlib
+import importlib.util
 import json
 import random
 import subprocess
@@ -29,8 +30,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from formula_common import ROOT, corpus_formulas, formula_texts, quantile, stacks_formulas
 
+from bench.common.formulas import ROOT, corpus_formulas, formula_texts, quantile, stacks_formulas
 from mathindex.formula import analyse
 from mathindex.formula.grammar import ParseError, parse_latex
 
@@ -49,7 +50,9 @@ def load_grammar_at(rev: str):
                              capture_output=True, text=True)
         if out.returncode == 0:
             (tmp / pkg / name).write_text(out.stdout.replace("mathindex.formula.", pkg + "."))
-    sys.path.insert(0, str(tmp))
+    spec = importlib.util.spec_from_file_location(pkg, tmp / pkg / "__init__.py", submodule_search_locations=[str(tmp / pkg)])
+    sys.modules[pkg] = importlib.util.module_from_spec(spec)  # the private package, by name: its modules import each other
+    spec.loader.exec_module(sys.modules[pkg])
     return importlib.import_module(pkg + ".grammar")
 
 

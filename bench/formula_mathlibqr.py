@@ -5,7 +5,7 @@ Reports hit@1/@10 and MRR of the target's full name when the whole query goes to
 FormulaIndex.search_groups, which searches its formula pieces (`$…$`, backticks) and adds up
 their scores; a query with no piece is parsed whole. Baseline beside it: BM25 over path tokens without the structural re-score.
 
-    .venv/bin/python bench/formula_mathlibqr.py [--decls build/bench/mathlib_decls.parquet]
+    .venv/bin/python -m bench.formula_mathlibqr [--decls build/bench/mathlib_decls.parquet]
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from formula_common import MATHLIBQR, ROOT, mathlib_declarations
 
+from bench.common.formulas import MATHLIBQR, ROOT, mathlib_declarations
 from mathindex.formula import FormulaIndex, lean_formulas, parse_formulas
 
 _DOLLARS = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)", re.S)

@@ -4,7 +4,7 @@ Targets (issue 4): the original in the top 10 for >= 95 % of variants and at ran
 indexing all Stacks formulas in at most 60 s; a query at most 50 ms at p95. Baseline beside it:
 BM25 over path tokens without the structural re-score (ranks and latency, as ratios).
 
-    .venv/bin/python bench/formula_search.py [--cache build/bench/stacks_formulas.parquet]
+    .venv/bin/python -m bench.formula_search [--cache build/bench/stacks_formulas.parquet]
         [--trees build/bench/stacks_trees.parquet] [--suite bench/suites/formula_variants.yaml]
 """
 
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import yaml
-from formula_common import ROOT, quantile, stacks_formulas
-from formula_variants import apply_rule
 
+from bench.common.formulas import ROOT, quantile, stacks_formulas
+from bench.common.formula_variants import apply_rule
 from mathindex.formula import FormulaIndex, parse_formulas
 from mathindex.formula.grammar import from_json
 

@@ -2,7 +2,7 @@
 release's declarations, cold (empty cache), warm (the cold run's cache) and with one file's
 declarations changed (the cold run's cache), paired against a baseline checkout's code.
 
-    PYTHONPATH=. python bench/formula_stage.py RELEASE_DIR --baseline-code DIR [--runs N]
+    .venv/bin/python -m bench.formula_stage RELEASE_DIR --baseline-code DIR [--runs N]
 
 RELEASE_DIR holds declarations.parquet (read only); everything is written under --work
 (default build/formula_stage). --baseline-code is a checkout of the code to pair against, e.g.

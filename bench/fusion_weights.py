@@ -8,46 +8,24 @@ small dev set the script also reports two-fold cross-validation: weights chosen 
 one half, scored on the other half (folds split by target id, so a target's paraphrases stay
 together). The current weights are scored beside it as the baseline.
 
-    .venv/bin/python bench/fusion_weights.py RELEASE_DIR SUITE.json [--metric ndcg@10]
+    .venv/bin/python -m bench.fusion_weights RELEASE_DIR SUITE.json [--metric ndcg@10]
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import itertools
 import json
-import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from mathindex.evaluation.metrics import metric_value  # noqa: E402
-from mathindex.evaluation.suites import load_suite  # noqa: E402
-from mathindex.search.engine import SearchEngine, query_kind, weights_for  # noqa: E402
+from bench.common.rescoring import fold_of
+from mathindex.evaluation.metrics import metric_value
+from mathindex.evaluation.suites import load_suite
+from mathindex.search.engine import SearchEngine, query_kind, weights_for
 
 GRID = {"lexical": (1.0,), "embedding": (0.25, 0.5, 1.0, 1.5, 2.0, 3.0), "formula": (0.25, 0.5, 1.0, 2.0)}
-
-
-def fold_of(query_id: str) -> int:
-    target = query_id.split(":", 1)[0]
-    return hashlib.sha256(target.encode()).digest()[0] % 2
-
-
-def grouped_scores(engine, runs, weights_of, metric: str, k: int) -> dict[str, float]:
-    """Mean metric over `runs` (query, channel hits, resolved) ranked with `weights_of(query)`,
-    overall (`all`), per style, per fold (`fold0`, `fold1`), per style and fold (`STYLE/fold0`)
-    and on the fair subset."""
-    out = defaultdict(list)
-    for q, results, resolved in runs:
-        names = [h.name for h in engine.rank(q.text, results, resolved, k, weights_of(q)).hits]
-        v = metric_value(metric, names, set(q.gold))
-        fold = f"fold{fold_of(q.id)}"
-        for key in ("all", q.style, fold, f"{q.style}/{fold}") + (("fair",) if q.fair else ()):
-            out[key].append(v)
-    return {key: sum(v) / len(v) for key, v in out.items()}
 
 
 def score(engine, runs, weights, metric: str, k: int) -> float:

@@ -1,6 +1,6 @@
 """Benchmark: LaTeX extraction over the Stacks Project against a bare regex scan of the same files.
 
-Usage: .venv/bin/python bench/latex_extract.py [STACKS_DIR] [--repeat 3] [--workers N]
+Usage: .venv/bin/python -m bench.latex_extract [STACKS_DIR] [--repeat 3] [--workers N]
 Prints files, statements by environment against raw `\\begin{...}` counts (coverage), tagged share,
 formulas, errors, wall time (median of the repeats) and its ratio to the regex scan run beside it.
 """
@@ -10,15 +10,12 @@ from __future__ import annotations
 import argparse
 import re
 import statistics
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from mathindex.latex import extract_latex_tree  # noqa: E402
-from mathindex.latex.tree import read_tags  # noqa: E402
+from mathindex.latex import extract_latex_tree
+from mathindex.latex.tree import read_tags
 
 DEFAULT_DIR = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "stacks-project"
 THEOREM_LIKE = ["lemma", "definition", "remark", "example", "exercise", "proposition", "theorem", "situation", "remarks"]

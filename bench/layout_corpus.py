@@ -6,7 +6,7 @@ patterns, and the licence file, are extracted with `git archive` into a staging 
 the target, a `COMMIT` file is written (what `sources.pin_source` verifies), and the directory is
 renamed into place. A target that already holds the pinned commit is left as it is.
 
-    .venv/bin/python bench/layout_corpus.py bench/sources/hott-book.yaml --git-dir GIT_DIR [--out DIR]
+    .venv/bin/python -m bench.layout_corpus bench/sources/hott-book.yaml --git-dir GIT_DIR [--out DIR]
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from mathindex.schemas.manifest import SourcesFile, SourceSpec
 
-from mathindex.schemas.manifest import SourcesFile, SourceSpec  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class LayoutError(RuntimeError):

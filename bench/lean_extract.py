@@ -1,6 +1,6 @@
 """Benchmark: Lean extraction of a whole library (default: Mathlib at /work/corpora/mathlib4).
 
-Usage: .venv/bin/python bench/lean_extract.py [MATHLIB_DIR] [--bench FILE] [--workers N]
+Usage: .venv/bin/python -m bench.lean_extract [MATHLIB_DIR] [--bench FILE] [--workers N]
 
 Prints files, declarations, errors, wall time of a cold run (empty cache) next to a bare regex
 scan for declaration keywords over the same files (run in the same script), the cached rerun time,
@@ -15,18 +15,15 @@ import os
 import re
 import resource
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import pyarrow as pa
+import pyarrow.compute as pc
 
-import pyarrow as pa  # noqa: E402
-import pyarrow.compute as pc  # noqa: E402
-
-from mathindex.lean import extract_lean_tree  # noqa: E402
-from mathindex.lean.lexer import blank  # noqa: E402
+from mathindex.lean import extract_lean_tree
+from mathindex.lean.lexer import blank
 
 KEYWORD_LINE = re.compile(
     rb"^(?:@\[[^\n]*\]\s*)?(?:(?:private|protected|noncomputable|nonrec|partial|unsafe|scoped|local|public|meta)\s+)*"

@@ -6,7 +6,7 @@ Queries and gold sets were written by reading the Mathlib source at the pinned c
 text is copied here. Styles are the Loogle query forms: constant, fragment, pattern, mvar (`?x`),
 conclusion (`⊢`), hypothesis (`⊢ … → …`, hypotheses in any order), mixed.
 
-    .venv/bin/python bench/loogle_suite.py [RELEASE_DIR]    # writes the suite; checks gold with a release
+    .venv/bin/python -m bench.loogle_suite [RELEASE_DIR]    # writes the suite; checks gold with a release
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import json
 import re
 import sys
 from pathlib import Path
+
+import pyarrow.parquet as pq
 
 OUT = Path(__file__).resolve().parent / "suites" / "loogle-mathlib.json"
 
@@ -128,6 +130,7 @@ QUERIES = [
 
 
 def build() -> dict:
+    """The suite: QUERIES with ids, in the MathlibQR-like format formal_loogle reads."""
     queries = [{"id": f"loogle-{i:03d}", "style": style, "query": q, "gold": sorted(gold), "check": check}
                for i, (style, q, gold, check) in enumerate(QUERIES, 1)]
     return {"suite": "loogle-mathlib", "k": 10, "headline": ["precision@10", "recall@10"], "queries": queries}
@@ -135,8 +138,6 @@ def build() -> dict:
 
 def check(suite: dict, release: Path) -> list[str]:
     """Problems: gold names the release lacks, or whose statement text fails the query's check."""
-    import pyarrow.parquet as pq
-
     t = pq.read_table(release / "declarations.parquet", columns=["full_name", "signature"])
     sig = dict(zip(t.column("full_name").to_pylist(), t.column("signature").to_pylist()))
     problems = []
@@ -149,10 +150,15 @@ def check(suite: dict, release: Path) -> list[str]:
     return problems
 
 
-if __name__ == "__main__":
+def main() -> None:
+    """Writes the suite; with a release directory as argument, prints the gold names that fail."""
     suite = build()
     if len(sys.argv) > 1:
         for p in check(suite, Path(sys.argv[1])):
             print(p)
     OUT.write_text(json.dumps(suite, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(f"{len(suite['queries'])} queries -> {OUT}")
+
+
+if __name__ == "__main__":
+    main()

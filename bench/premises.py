@@ -2,7 +2,7 @@
 over statements and of the embedding channel alone (when the release has a vector index), and the
 latency of `PremiseRanker.rank` (goal check, every signal, the weighted sum) with the release loaded.
 
-    .venv/bin/python bench/premises.py RELEASE_DIR [--suite SUITE.json] [--sample N] [--latency N] [--json OUT]
+    .venv/bin/python -m bench.premises RELEASE_DIR [--suite SUITE.json] [--sample N] [--latency N] [--json OUT]
 
 The suite defaults to the one the release stage wrote (RELEASE/premises/suite.json: theorems of
 the held-out files, mathindex.premises.suite); the weights are the release's (weights.json).
@@ -12,18 +12,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from mathindex.premises.build import SUITE_FILE, evaluate  # noqa: E402
-from mathindex.premises.fit import sample_queries  # noqa: E402
-from mathindex.premises.priors import PREMISES_DIR  # noqa: E402
-from mathindex.premises.ranker import PremiseRanker  # noqa: E402
+from mathindex.premises.build import SUITE_FILE, evaluate
+from mathindex.premises.fit import sample_queries
+from mathindex.premises.priors import PREMISES_DIR
+from mathindex.premises.ranker import PremiseRanker
 
 
 def latencies(ranker: PremiseRanker, queries: list[dict]) -> list[float]:

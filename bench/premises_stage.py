@@ -1,7 +1,7 @@
 """The release flow's premise stage (`tasks.premises.premise_index`) on a built release, timed in
 pairs against another checkout of the code (main's), each run a fresh process:
 
-    .venv/bin/python bench/premises_stage.py RELEASE_DIR --baseline CODE_DIR [--code DIR] [--tables DIR]
+    .venv/bin/python -m bench.premises_stage RELEASE_DIR --baseline CODE_DIR [--code DIR] [--tables DIR]
         [--runs N] [--hits N] [--work DIR]
 
 Each process imports the stage and its libraries and reads the tables first (the flow has them
@@ -31,7 +31,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-SKIP = {"premises", "manifest.json", "release-notes.md", "bench", "search.duckdb", "bench_results.parquet"}
+from bench.common.premises import stage_release
+
 CHILD = r"""
 import json, sys, time
 from pathlib import Path
@@ -51,24 +52,10 @@ fn = premise_index.fn
 kw = {"cache_dir": Path(cache)} if cache and "cache_dir" in inspect.signature(fn).parameters else {}
 t0 = time.perf_counter()
 info = fn(rel, decl, deps, model, **kw)
-print(json.dumps({"seconds": time.perf_counter() - t0, "figures": info["figures"]}))
+seconds = time.perf_counter() - t0
+figures = info.figures if hasattr(info, "figures") else info["figures"]  # an IndexBuild, or an older code's dict
+print(json.dumps({"seconds": seconds, "figures": dict(figures)}))
 """
-
-
-def stage_release(release: Path, work: Path) -> Path:
-    """WORK/releases/r/ with the release's files linked (premises/ and what later stages write left
-    out), `WORK/models` linked to the release root's models, and the ONNX export copied."""
-    src_root = release.resolve().parent.parent
-    rel = work / "releases" / "r"
-    rel.mkdir(parents=True, exist_ok=True)
-    for f in release.iterdir():
-        if f.name not in SKIP and not (rel / f.name).exists():
-            (rel / f.name).symlink_to(f.resolve())
-    if (src_root / "models").is_dir() and not (work / "models").exists():
-        (work / "models").symlink_to((src_root / "models").resolve())
-    if (src_root / "cache" / "onnx").is_dir() and not (work / "onnx").exists():
-        shutil.copytree(src_root / "cache" / "onnx", work / "onnx")
-    return rel
 
 
 def run_stage(code: Path, rel: Path, tables: Path | None, model: str, cache: Path | None) -> dict:

@@ -1,6 +1,6 @@
 """Benchmark: proof references of a whole Lean library (default: Mathlib at /work/corpora/mathlib4).
 
-Usage: .venv/bin/python bench/proof_refs.py [ROOT] [--sample 50] [--seed 2026] [--cache DIR]
+Usage: .venv/bin/python -m bench.proof_refs [ROOT] [--sample 50] [--seed 2026] [--cache DIR]
                                             [--time-against OLD_CHECKOUT --repeats 3]
 
 Prints the dependency rows by role, how many proof rows resolve to a corpus declaration, and a
@@ -23,16 +23,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.compute as pc
+
+from mathindex.lean import extract_lean_tree
+
 HERE = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(HERE))
-
-import pyarrow.compute as pc  # noqa: E402
-
-from mathindex.lean import extract_lean_tree  # noqa: E402
-
+# run with `python -P` and PYTHONPATH=PKG: the `mathindex` package under PKG, nothing from the working directory
 _TIMED = """
-import sys, tempfile, time
-sys.path.insert(0, {pkg!r})
+import tempfile, time
 from pathlib import Path
 from mathindex.lean import extract_lean_tree
 with tempfile.TemporaryDirectory() as cache:
@@ -46,8 +44,8 @@ def cold_seconds(pkg: Path, root: Path) -> tuple[float, float, int]:
     """Wall seconds of one cold extraction with the `mathindex` package under `pkg`, CPU seconds
     of its process and workers (user + system), and its dependency rows."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = subprocess.run([sys.executable, "-c", _TIMED.format(pkg=str(pkg), root=str(root))],
-                         check=True, capture_output=True, text=True).stdout.split()
+    out = subprocess.run([sys.executable, "-P", "-c", _TIMED.format(root=str(root))], check=True, capture_output=True,
+                         text=True, env={**os.environ, "PYTHONPATH": str(pkg)}).stdout.split()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     return float(out[0]), cpu, int(out[1])

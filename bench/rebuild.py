@@ -1,7 +1,7 @@
 """What a nightly costs: a cold release, a rebuild with nothing changed, and one with one file
 changed, run one after another on the same root, each as the operator runs it (`mathindex release`).
 
-    .venv/bin/python bench/rebuild.py --sources bench/sources/mathlib.yaml --work build/rebuild \
+    .venv/bin/python -m bench.rebuild --sources bench/sources/mathlib.yaml --work build/rebuild \
         --model build/mathlib/models/mathindex-minilm@47314d2e3e43a6a3 --embeddings build/mathlib/cache
 
 The corpus is laid out under WORK/corpus as hard links (the first source of the sources file), so the

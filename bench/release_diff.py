@@ -2,7 +2,7 @@
 which differ, which only one has. Files that record the run (the manifest, the notes, the DuckDB
 file, whose bytes differ between identical builds) are listed apart.
 
-    python bench/release_diff.py RELEASE_A RELEASE_B
+    python -m bench.release_diff RELEASE_A RELEASE_B
 
 Exit 0 when every data file is byte-identical, 1 otherwise."""
 

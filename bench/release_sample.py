@@ -4,7 +4,7 @@ Target (issue 2): `make release` at most 3 minutes once the environment exists. 
 fresh processes: the first with an empty root (nothing cached), then with the caches warm, and a
 baseline process that only starts Prefect and runs an empty flow (the floor every release pays).
 
-Usage: .venv/bin/python bench/release_sample.py [--repeats 3]
+Usage: .venv/bin/python -m bench.release_sample [--repeats 3]
 """
 
 from __future__ import annotations

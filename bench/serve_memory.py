@@ -1,6 +1,6 @@
 """The serving process's memory, part by part: RSS as `mathindex serve` opens a release.
 
-    PYTHONPATH=. .venv/bin/python bench/serve_memory.py RELEASE [--queries SUITE] [--json OUT]
+    .venv/bin/python -m bench.serve_memory RELEASE [--queries SUITE] [--json OUT]
 
 Opens RELEASE as the server does (`ServedRelease`, answer cache off) with each part of the opening
 wrapped in place, and prints the process's RSS (/proc/self/statm) after the imports and the growth
@@ -10,9 +10,10 @@ sets, each channel, the query encoder, the premise ranker, DuckDB and the warm-u
 after opening and the RSS after them is printed too (caches fill: trees, renderings). Nested parts
 (the lexical index the premise ranker opens) count in their own line, not their parent's.
 
-To pair two builds of the code, run it with the baseline's checkout first on PYTHONPATH
-(`PYTHONPATH=build/wt-base .venv/bin/python bench/serve_memory.py RELEASE`): it wraps the parts by
-name, and a part a build lacks is left out of its report.
+To pair two builds of the code, run it with the baseline's checkout first on PYTHONPATH and `-P`
+(the working directory is then not put first on the path, so the baseline's `mathindex` is the one
+imported): `PYTHONPATH=build/wt-base:. .venv/bin/python -P -m bench.serve_memory RELEASE`. It wraps
+the parts by name, and a part a build lacks is left out of its report.
 """
 
 from __future__ import annotations
@@ -24,8 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from serve_load import suite_queries  # noqa: E402
+from bench.common.serving import suite_queries
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 # (label, module, class or None, attribute): what ServedRelease and SearchEngine call while opening, in order

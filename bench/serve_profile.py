@@ -1,7 +1,7 @@
 """CPU per query of the serving path, split by component, and the answers' top-k hits (to check that
 a change keeps search results identical).
 
-    PYTHONPATH=. .venv/bin/python bench/serve_profile.py RELEASE --suite ../shared/bench/mathlibqr-dev.json \
+    .venv/bin/python -m bench.serve_profile RELEASE --suite ../shared/bench/mathlibqr-dev.json \
         [--names-out AFTER.json] [--compare BEFORE.json] [--engine] [--no-informal]
 
 Opens RELEASE as `mathindex serve` does (`ServedRelease`, answer cache off) and answers every distinct
@@ -15,7 +15,8 @@ the per-query mean; the means by kind of query and the slowest queries (each wit
 are those of the last round, when the caches are as a warm server's. `--engine` answers with a plain `SearchEngine` instead (what `mathindex search`
 and `bench` use), for the hits only: `--compare` two `--names-out` files (names, scores and channel
 ranks of every hit) to check that two runs, two builds of the code or the server and the engine give
-the same answers.
+the same answers. The other build's run: `PYTHONPATH=OTHER_CHECKOUT:. .venv/bin/python -P -m
+bench.serve_profile ...` (`-P`: the working directory's `mathindex` does not come first).
 """
 
 from __future__ import annotations
@@ -28,8 +29,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from serve_load import suite_queries  # noqa: E402
+from bench.common.serving import suite_queries
 
 PARTS = ("resolver", "lexical", "encode", "vector index", "formula", "formal", "fusion + prior", "serving layer",
          "json")

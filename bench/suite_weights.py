@@ -1,7 +1,7 @@
 """One suite through a release's engine at several weights of one channel for one query kind, so
 a weight chosen on MathlibQR dev can be checked against the bundled sample's gate.
 
-    .venv/bin/python bench/suite_weights.py RELEASE_DIR SUITE.json KIND CHANNEL W [W ...]
+    .venv/bin/python -m bench.suite_weights RELEASE_DIR SUITE.json KIND CHANNEL W [W ...]
     # e.g. RELEASE data/sample/queries.json words informal 0 0.25 0.5 1.0
 
 Prints nDCG@10, R@10 and MRR@10 at each weight (engine.WEIGHTS_BY_KIND[KIND][CHANNEL] = W).
@@ -12,11 +12,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import mathindex.search.engine as engine_module  # noqa: E402
-from mathindex.evaluation.bench import run_suite  # noqa: E402
-from mathindex.evaluation.suites import load_suite  # noqa: E402
+import mathindex.search.engine as engine_module
+from mathindex.evaluation.bench import run_suite
+from mathindex.evaluation.suites import load_suite
 
 
 def main() -> None:

@@ -3,20 +3,17 @@ repository and licence lays out from a git mirror, outside the repository, at th
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
+from bench import layout_corpus
 from mathindex.schemas.manifest import SourcesFile
 from mathindex.sources import load_sources, pin_source
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("layout_corpus", ROOT / "bench" / "layout_corpus.py")
-layout_corpus = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(layout_corpus)
 
 
 def _git(repo: Path, *args: str) -> str:

@@ -1,20 +1,17 @@
-"""The seeded rewrite rules of the formula variant suite (bench/formula_variants.py)."""
+"""The seeded rewrite rules of the formula variant suite (bench/common/formula_variants.py)."""
 
 from __future__ import annotations
 
 import random
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from bench.common.formula_variants import RULES, apply_rule
+from mathindex.formula.grammar import parse_latex
+
 BENCH = Path(__file__).resolve().parents[1] / "bench"
-sys.path.insert(0, str(BENCH))
-
-from formula_variants import RULES, apply_rule  # noqa: E402
-
-from mathindex.formula.grammar import parse_latex  # noqa: E402
 
 
 def test_suite_file_names_known_rules_and_enough_formulas() -> None:
