@@ -37,7 +37,7 @@ from fusion_weights import fold_of  # noqa: E402
 from mathindex.embed.models import reference_path, release_root  # noqa: E402
 from mathindex.informal.rules import without_context  # noqa: E402
 from mathindex.search.engine import query_kind, weights_for  # noqa: E402
-from mathindex.store.integrity import load_manifest  # noqa: E402
+from mathindex.store.integrity import read_manifest  # noqa: E402
 
 STYLES = ("q1a_lean", "q1b_latex", "q1c_natural", "q2_slogan", "q3_nickname")
 WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
@@ -60,7 +60,7 @@ def informal_texts(release: Path, names: set[str]) -> dict[str, str]:
 def embed(release: Path, texts: list[str]) -> np.ndarray:
     from mathindex.embed import SentenceTransformerEmbedder
 
-    model = reference_path(load_manifest(release)["vector_index"].get("model"), release_root(release))
+    model = reference_path(read_manifest(release).vector_index.model, release_root(release))
     emb = SentenceTransformerEmbedder(str(model), progress=False)
     try:
         return emb.encode(texts)
