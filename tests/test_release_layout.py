@@ -1,6 +1,6 @@
 """One owner for the release layout (issue 13): `store.ReleaseLayout` and `store.RootLayout` name
-every file and folder of a release and a root; no other module spells them, and build-side modules
-no longer import the query engine for folder names. A release root given where a release is
+every file and folder of a release and a root (that no other module spells them: test_layout_names),
+and build-side modules no longer import the query engine for folder names. A release root given where a release is
 expected means its published release (`store.resolve_release`), in every subcommand."""
 
 from __future__ import annotations
@@ -13,27 +13,11 @@ import pytest
 
 import mathindex
 from mathindex.cli import build_parser, main
-from mathindex.schemas import table_specs
 from mathindex.store.layout import ReleaseLayout, RootLayout
 from mathindex.store.releases import resolve_release
 from tests.manifests import manifest_json
 
 PACKAGE = Path(mathindex.__file__).parent
-
-
-def _literals(path: Path) -> list[tuple[int, str]]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    return [(n.lineno, n.value) for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-
-
-def test_no_module_but_store_spells_a_release_file_name():
-    names = {ReleaseLayout.MANIFEST, ReleaseLayout.NOTES, ReleaseLayout.DUCKDB, ReleaseLayout.METRICS,
-             RootLayout.PUBLISHED} | {ReleaseLayout.table_file(t) for t in table_specs()}
-    found = [f"{p.relative_to(PACKAGE)}: {value!r}"
-             for p in sorted(PACKAGE.rglob("*.py")) if p.name != "store.py"
-             for _, value in _literals(p) if value in names]  # fmt: skip
-    inside_an_index = {"search/lexical.py: 'nodes.parquet'"}  # lexical/nodes.parquet, the index's own names file
-    assert set(found) <= inside_an_index
 
 
 def test_build_side_modules_do_not_import_the_query_engine_for_folder_names():
