@@ -600,7 +600,7 @@ def cmd_warm(args) -> int:
 def cmd_verify(args) -> int:
     """Every file of a release (a directory, or a root's published release) against its manifest:
     the bad ones one per line on stdout and exit 4, else one line saying how many matched."""
-    from mathindex.store.integrity import load_manifest, verify_release
+    from mathindex.store.integrity import read_manifest, verify_release
     from mathindex.store.releases import resolve_release
 
     try:  # IntegrityError (exit 4) when published.json is unreadable
@@ -614,7 +614,7 @@ def cmd_verify(args) -> int:
         print(f"mathindex verify: release {release.name}: {len(problems)} bad file(s)", file=sys.stderr)
         return EXIT_INTEGRITY
     checked = "sizes" if args.quick else "sha256"
-    print(f"release {release.name}: {len(load_manifest(release)['files'])} files match the manifest ({checked})")
+    print(f"release {release.name}: {len(read_manifest(release).files)} files match the manifest ({checked})")
     return EXIT_OK
 
 

@@ -14,6 +14,7 @@ from mathindex.schemas.common import ERRORS, error_row
 from mathindex.store.integrity import file_hashes
 from mathindex.store.layout import ReleaseLayout
 from mathindex.store.tables import write_duckdb, write_table
+from tests.manifests import manifest_json
 
 
 def release_dir(path, reasons: list[str]):
@@ -27,7 +28,7 @@ def release_dir(path, reasons: list[str]):
 
 def published(path) -> None:
     write_duckdb(path, ["errors", "nodes"])
-    (path / "manifest.json").write_text(json.dumps({"files": file_hashes(path)}))
+    (path / "manifest.json").write_text(json.dumps(manifest_json(files=file_hashes(path))))
 
 
 def test_the_previous_database_is_linked_only_for_the_same_tables_and_catalog(tmp_path, monkeypatch):
@@ -88,7 +89,7 @@ def test_a_database_started_beside_the_benchmarks_equals_one_built_at_once(tmp_p
     store.finish_duckdb(two, names, None, part, ["errors", "nodes"])
     assert not part.exists() and _contents(ReleaseLayout(two).duckdb) == _contents(ReleaseLayout(once).duckdb)
     # the same first tables as a published release: nothing started, the database linked at the end
-    (once / "manifest.json").write_text(json.dumps({"files": file_hashes(once)}))
+    (once / "manifest.json").write_text(json.dumps(manifest_json(files=file_hashes(once))))
     three = release_dir(tmp_path / "three", ["x", "y"])
     assert store.start_duckdb(three, ["errors", "nodes"], previous=once) is None
     write_table(specs["bench_results"].schema.empty_table(), specs["bench_results"], three)

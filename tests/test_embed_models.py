@@ -25,6 +25,7 @@ from mathindex.embed.models import (
 )
 from mathindex.store.integrity import write_json
 from mathindex.store.releases import publish
+from tests.manifests import manifest_json
 
 
 def fake_model(path: Path, weights: bytes = b"w") -> Path:
@@ -38,7 +39,7 @@ def fake_release(root: Path, release_id: str, model: str | None) -> Path:
     """A published release whose manifest records `model` (only what resolution reads)."""
     rel = root / "releases" / release_id
     rel.mkdir(parents=True)
-    write_json(rel / "manifest.json", {"release_id": release_id, "vector_index": {"model": model}})
+    write_json(rel / "manifest.json", manifest_json(release_id, vector_index={"model": model}))
     publish(root, release_id)
     return rel
 
@@ -166,13 +167,13 @@ def test_precision_follows_the_published_release(tmp_path):
     assert resolve_precision(None, root) == "fp32"
     rel = root / "releases" / "20261201T000000Z-00000000"
     rel.mkdir(parents=True)
-    write_json(rel / "manifest.json", {"vector_index": {"embedding": {"precision": "int8"}}})
+    write_json(rel / "manifest.json", manifest_json(vector_index={"embedding": {"precision": "int8"}}))
     publish(root, rel.name)
     assert resolve_precision(None, root) == "int8"
     assert resolve_precision("fp32", root) == "fp32"
     other = tmp_path / "other"
     other.mkdir()
-    write_json(other / "manifest.json", {"vector_index": {}})
+    write_json(other / "manifest.json", manifest_json())
     assert resolve_precision(None, root, release=other) == "fp32"
     with pytest.raises(ModelError, match="unknown embedding precision 'int4'"):
         resolve_precision("int4", root)

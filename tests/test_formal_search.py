@@ -12,6 +12,7 @@ import pytest
 from mathindex.formal.query import FormalQueryError, UnknownConstant
 from mathindex.formal.search import FormalIndex, looks_like_loogle
 from tests.formal_fixture import build
+from tests.manifests import manifest_json
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +126,7 @@ def test_cli_formal_output_and_bad_input(tmp_path, capsys):
     from mathindex.store.integrity import file_hashes, file_sizes
 
     # the CLI opens a release whose files match its manifest
-    (tmp_path / "manifest.json").write_text(json.dumps({"files": file_hashes(tmp_path), "sizes": file_sizes(tmp_path)}))
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest_json(files=file_hashes(tmp_path), sizes=file_sizes(tmp_path))))
     assert main(["search", str(tmp_path), "--formal", "Real.sqrt, Real.pi"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("Found 1 declaration matching Real.sqrt, Real.pi") and "Real.sqrt_pi_pos" in out

@@ -281,6 +281,7 @@ def test_a_small_training_change_carries_weights_and_figures_and_says_so(tmp_pat
     measured build's weights and figures, labelled; a held-out change, or one over the share,
     measures anew."""
     from mathindex.evaluation.notes import premise_section
+    from mathindex.schemas.manifest import PremisesEntry
     from mathindex.premises.build import cached_premises
 
     rel, ex = build_release(tmp_path)
@@ -303,8 +304,8 @@ def test_a_small_training_change_carries_weights_and_figures_and_says_so(tmp_pat
     priors = pq.read_table(rel / PREMISES_DIR / PRIORS_FILE).column("name").to_pylist()
     assert "Tiny.filler_new" in priors, "the priors are not today's"
     assert json.loads((rel / PREMISES_DIR / "metrics.json").read_text())["carried"] == c
-    assert any("Carried, not measured" in line for line in premise_section(carried))
-    assert not any("Carried" in line for line in premise_section(first))
+    assert any("Carried, not measured" in line for line in premise_section(PremisesEntry.model_validate(carried)))
+    assert not any("Carried" in line for line in premise_section(PremisesEntry.model_validate(first)))
     # the held-out file changes: measured anew
     held = next(f for f in FILES if parts[f] == TEST)
     (tmp_path / "src" / held).write_text(HELD_OUT.format(lemma="Tiny.double_add"), encoding="utf-8")

@@ -1,6 +1,6 @@
 """One owner for the release layout (issue 13): `store.ReleaseLayout` and `store.RootLayout` name
-every file and folder of a release and a root; no other module spells them, and build-side modules
-no longer import the query engine for folder names. A release root given where a release is
+every file and folder of a release and a root (that no other module spells them: test_layout_names),
+and build-side modules no longer import the query engine for folder names. A release root given where a release is
 expected means its published release (`store.resolve_release`), in every subcommand."""
 
 from __future__ import annotations
@@ -13,26 +13,11 @@ import pytest
 
 import mathindex
 from mathindex.cli import build_parser, main
-from mathindex.schemas import table_specs
 from mathindex.store.layout import ReleaseLayout, RootLayout
 from mathindex.store.releases import resolve_release
+from tests.manifests import manifest_json
 
 PACKAGE = Path(mathindex.__file__).parent
-
-
-def _literals(path: Path) -> list[tuple[int, str]]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    return [(n.lineno, n.value) for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-
-
-def test_no_module_but_store_spells_a_release_file_name():
-    names = {ReleaseLayout.MANIFEST, ReleaseLayout.NOTES, ReleaseLayout.DUCKDB, ReleaseLayout.METRICS,
-             RootLayout.PUBLISHED} | {ReleaseLayout.table_file(t) for t in table_specs()}
-    found = [f"{p.relative_to(PACKAGE)}: {value!r}"
-             for p in sorted(PACKAGE.rglob("*.py")) if p != PACKAGE / "store" / "layout.py"
-             for _, value in _literals(p) if value in names]  # fmt: skip
-    inside_an_index = {"search/lexical.py: 'nodes.parquet'"}  # lexical/nodes.parquet, the index's own names file
-    assert set(found) <= inside_an_index
 
 
 def test_build_side_modules_do_not_import_the_query_engine_for_folder_names():
@@ -61,7 +46,7 @@ def _root_with_release(tmp_path: Path, publish: bool = True) -> tuple[Path, Path
     root = tmp_path / "root"
     release = RootLayout(root).release("20261201T000000Z-0123abcd")
     release.dir.mkdir(parents=True)
-    release.manifest.write_text(json.dumps({"release_id": release.dir.name, "files": {}}))
+    release.manifest.write_text(json.dumps(manifest_json(release.dir.name)))
     if publish:
         RootLayout(root).published.write_text(json.dumps({"release_id": release.dir.name}))
     return root, release.dir
@@ -98,10 +83,33 @@ def test_a_root_with_nothing_published_is_one_line(tmp_path, capsys):
 
 
 def _manifest(**extra) -> dict:
-    return {"release_id": "20261201T000000Z-0123abcd", "code_version": "0", "corpora": [],
-            "embedder": {"name": "m", "revision": "r", "dim": 3, "normalised": True}, "vector_index": {}, "formula_index": {},
-            "stages": {}, "row_counts": {"nodes": 1}, "files": {"nodes.parquet": "0" * 64}, "bench": {}, "gate": {},
-            "published": True, **extra}  # fmt: skip
+    return manifest_json(row_counts={"nodes": 1}, files={"nodes.parquet": "0" * 64}, **extra)
+
+
+# every section as its writers fill it, the paths one build leaves out included (an updated index,
+# carried premise figures, a tree model), ints and floats as written
+_SECTIONS = {
+    "vector_index": {"M": 32, "content_key": "k2", "count": 3, "deleted": 1, "ef_construction": 80, "ef_search": 16,
+                     "embedding": {"backend": "onnx", "cached": 2, "distinct": 3, "embedded": 1, "encode_seconds": 0.5,
+                                   "index_reused": False, "index_updated": True, "precision": "int8", "rows": 4, "seconds": 0.6},
+                     "facets": ["docstring"], "factory": "IDMap2,HNSW32,SQ8", "flat_float32_bytes": 36, "index_bytes": 20,
+                     "memory_ratio_to_flat": None, "metric": "inner_product", "model": "models/m@0123", "normalised": True,
+                     "recall_at_10": 1.0, "recall_by_ef_search": {"16": 1.0, "128": 1}, "recall_queries": 3, "recall_seed": 0,
+                     "rows": 4, "update": {"from": "k1", "appended": 1, "deleted": 1, "changed_since_build": 2, "limit": 0.2,
+                                           "recall_queries_searched": 3}},
+    "formula_index": {"b": 0.75, "format": "f/1", "formulas": 2, "groups": 2, "k1": 1.2, "postings": 5, "tokens": 4,
+                      "weights": {"bm25": 1.0, "canonical": 10}},
+    "formal_index": {"declarations": 2, "format": "x/1", "keys": 3, "seconds": 0.0},
+    "premises": {"split": {"seed": 12, "files": {"test": 1, "train": 2}}, "suite": {"queries": 2, "files": 1, "rejected_goals": 0},
+                 "tune_queries": 1, "fitted": True, "weights": {"knn": 3.0, "lexical": 1}, "figures": {"ranker": {"mrr@32": 50.0}},
+                 "model": {"fitted": True, "trees": 7, "linear ranker": {"mrr@32": 40.0}, "queries": 2},
+                 "declarations": 2, "seconds": 0.8,
+                 "carried": {"measured_build": "0123", "changed_files": 1, "changed_declarations": 1, "declarations": 2,
+                             "share": 0.5, "carried": ["weights", "figures"]}},
+    "bench": {"baseline": "release R0", "headline": {"s/m": 50.0}, "suites": [{"name": "s", "path": "s.json", "sha256": None}]},
+    "gate": {"checks": [{"baseline": 50.0, "current": 50.0, "delta": 0.0, "metric": "s/m", "note": "", "ok": True}],
+             "gated": True, "passed": True, "problems": [], "summary": "gate passed", "tolerance": 2.0},
+}  # fmt: skip
 
 
 def test_manifests_are_typed_and_keep_keys_of_another_version(tmp_path):
@@ -112,7 +120,7 @@ def test_manifests_are_typed_and_keep_keys_of_another_version(tmp_path):
     release.mkdir()
     (release / "manifest.json").write_text(json.dumps(_manifest(written_by_a_later_version={"x": 1})))
     manifest = read_manifest(release)
-    assert isinstance(manifest, Manifest) and manifest.row_counts == {"nodes": 1} and manifest.formal_index == {}
+    assert isinstance(manifest, Manifest) and manifest.row_counts == {"nodes": 1} and manifest.formal_index is None
     assert manifest.unknown == {"written_by_a_later_version": {"x": 1}}
     write_manifest(release, manifest)
     again = json.loads((release / "manifest.json").read_text())
@@ -121,3 +129,31 @@ def test_manifests_are_typed_and_keep_keys_of_another_version(tmp_path):
     (release / "manifest.json").write_text(json.dumps({**_manifest(), "published": "maybe"}))
     with pytest.raises(IntegrityError, match="does not validate"):
         read_manifest(release)
+
+
+def test_every_section_is_typed_and_written_back_byte_for_byte(tmp_path):
+    from pydantic import ValidationError
+
+    from mathindex.schemas.manifest import Manifest
+    from mathindex.store.integrity import read_manifest, write_json, write_manifest
+
+    release = tmp_path / "r"
+    release.mkdir()
+    write_json(release / "manifest.json", _manifest(**_SECTIONS, sizes={}, previous_release=None))
+    written = (release / "manifest.json").read_bytes()
+    m = read_manifest(release)
+    assert m.vector_index.update.from_key == "k1" and m.vector_index.embedding.precision == "int8"
+    assert m.vector_index.recall_by_ef_search == {16: 1.0, 128: 1} and m.formula_index.weights["canonical"] == 10
+    assert m.premises.model.linear_ranker == {"mrr@32": 40.0} and m.premises.carried.share == 0.5
+    assert m.gate.checks[0].ok and m.bench.suites[0].sha256 is None and m.formal_index.keys == 3
+    write_manifest(release, m)
+    assert (release / "manifest.json").read_bytes() == written  # same keys, same values (1 stays 1, 1.0 stays 1.0)
+    # a key of another version inside a section is kept on read, dropped on write, refused when building one
+    older = _manifest(**_SECTIONS, sizes={}, previous_release=None) | {"gate": {**_SECTIONS["gate"], "retired": 1}}
+    write_json(release / "manifest.json", older)
+    m = read_manifest(release)
+    assert m.gate.unknown == {"retired": 1}
+    write_manifest(release, m)
+    assert (release / "manifest.json").read_bytes() == written
+    with pytest.raises(ValidationError, match="retired"):
+        Manifest(**{**older, "gate": older["gate"]})

@@ -11,22 +11,24 @@ import pytest
 
 from mathindex.evaluation.gate import gate
 from mathindex.evaluation.notes import Baseline, input_changes, rank_moves, render_notes, suite_changes
-from mathindex.schemas.manifest import SuiteSpec
+from mathindex.schemas.manifest import Manifest, SuitePin, SuiteSpec
 from mathindex.sources import pin_suite
+from tests.manifests import manifest_json
 
 A, B = "a" * 64, "b" * 64
 
 
-def manifest(release_id="R1", suites=(), corpora=None, row_counts=None, revision="r" * 64, code="0.1.0", baseline="release R0"):
-    """A manifest dict with what the notes read (as `Manifest.model_dump` gives it)."""
-    return {
-        "release_id": release_id, "code_version": code,
-        "corpora": corpora if corpora is not None else [{"name": "lean", "kind": "lean", "path": "p", "sha256": A, "files": 3, "commit": None}],
-        "embedder": {"name": "minilm", "revision": revision, "dim": 384, "normalised": True},
-        "vector_index": {"model": None}, "stages": {"extract": "3 declarations"},
-        "row_counts": row_counts if row_counts is not None else {"declarations": 3},
-        "bench": {"headline": {}, "baseline": baseline, "suites": list(suites)},
-    }  # fmt: skip
+def manifest(release_id="R1", suites=(), corpora=None, row_counts=None, revision="r" * 64, code="0.1.0",
+             baseline="release R0", model=None) -> Manifest:
+    """A manifest with what the notes read."""
+    return Manifest.from_json(manifest_json(
+        release_id, code_version=code,
+        corpora=corpora if corpora is not None else [{"name": "lean", "kind": "lean", "path": "p", "sha256": A, "files": 3, "commit": None}],
+        embedder={"name": "minilm", "revision": revision, "dim": 384, "normalised": True},
+        vector_index={"model": model}, stages={"extract": "3 declarations"},
+        row_counts=row_counts if row_counts is not None else {"declarations": 3},
+        bench={"headline": {}, "baseline": baseline, "suites": list(suites)},
+    ))  # fmt: skip
 
 
 def notes(m, before=None, results=None, suites=None, report=None, indexes=None, plots=()):
@@ -36,10 +38,10 @@ def notes(m, before=None, results=None, suites=None, report=None, indexes=None, 
 
 
 def test_suite_changes_compares_pins_with_the_baseline_release():
-    now = [{"name": "sample", "path": "s.json", "sha256": B}, {"name": "same", "path": "t.json", "sha256": A},
-           {"name": "new", "path": "n.json", "sha256": A}, {"name": "old", "path": "o.json", "sha256": A}]
-    before = [{"name": "sample", "path": "s.json", "sha256": A}, {"name": "same", "path": "t.json", "sha256": A},
-              {"name": "old", "path": "o.json"}]  # a release from before suites were pinned
+    now = [SuitePin(name="sample", path="s.json", sha256=B), SuitePin(name="same", path="t.json", sha256=A),
+           SuitePin(name="new", path="n.json", sha256=A), SuitePin(name="old", path="o.json", sha256=A)]
+    before = [SuitePin(name="sample", path="s.json", sha256=A), SuitePin(name="same", path="t.json", sha256=A),
+              SuitePin.model_validate({"name": "old", "path": "o.json"})]  # a release from before suites were pinned
     assert suite_changes(now, before) == {
         "sample": f"changed (sha256 {A[:12]}… -> {B[:12]}…)",
         "old": "the baseline release did not pin it, so whether it changed is unknown",
@@ -78,8 +80,7 @@ def test_input_changes_name_each_changed_input():
         "code version: 0.1.0 -> 0.2.0",
     ]
     assert input_changes(old, old) == []
-    moved = manifest()
-    moved["vector_index"] = {"model": "models/minilm@rrrr"}  # same embedder, installed under the root
+    moved = manifest(model="models/minilm@rrrr")  # same embedder, installed under the root
     assert input_changes(moved, manifest()) == [f"embedding model: minilm@{'r' * 12} (the bundled model) -> minilm@{'r' * 12} (models/minilm@rrrr)"]
 
 
@@ -190,7 +191,7 @@ def test_the_notes_link_the_plots_that_were_written():
 def _release(root, rid, published, headline=None):
     path = root / "releases" / rid
     (path / "bench").mkdir(parents=True)
-    (path / "manifest.json").write_text(json.dumps({"release_id": rid, "published": published}))
+    (path / "manifest.json").write_text(json.dumps(manifest_json(rid, published=published)))
     (path / "bench" / "metrics.json").write_text(json.dumps({"headline": headline or {"s/m": float(len(rid))}}))
     return path
 

@@ -12,7 +12,6 @@ every distinct text, printed beside the release's own record.
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ import numpy as np
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from mathindex.store.integrity import read_manifest
 from mathindex.embed import EmbedStats, SentenceTransformerEmbedder, embed_texts
 
 
@@ -30,7 +30,7 @@ def main() -> None:
     ap.add_argument("--fraction", type=float, default=0.02)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    manifest = json.loads((args.release / "manifest.json").read_text())
+    manifest = read_manifest(args.release)
     texts = pq.read_table(args.release / "embedding_texts.parquet", columns=["text", "sha256", "facet"])
     _, first = np.unique(texts.column("sha256").to_numpy(zero_copy_only=False), return_index=True)
     distinct = texts.take(np.sort(first))
@@ -48,10 +48,10 @@ def main() -> None:
           f"facets {dict(zip(*(a.tolist() for a in np.unique(sample.column('facet').to_numpy(zero_copy_only=False), return_counts=True))))}")
     print(f"  pipeline (empty cache): {wall:.0f} s, {rate:.1f} texts/s; mean {np.mean(pc.utf8_length(sample.column('text')).to_numpy()):.0f} chars")
     print(f"  projection for all {distinct.num_rows:,} distinct texts: {distinct.num_rows / rate / 3600:.2f} h")
-    rec = manifest["vector_index"]["embedding"]
-    if rec.get("embedded"):
-        print(f"release {args.release.name} embed stage: {rec['embedded']:,} embedded in {rec['encode_seconds']:.0f} s "
-              f"({rec['embedded'] / rec['encode_seconds']:.1f} texts/s), {rec['cached']:,} from the cache")
+    rec = manifest.vector_index.embedding
+    if rec is not None and rec.embedded:
+        print(f"release {args.release.name} embed stage: {rec.embedded:,} embedded in {rec.encode_seconds:.0f} s "
+              f"({rec.embedded / rec.encode_seconds:.1f} texts/s), {rec.cached:,} from the cache")
 
 
 if __name__ == "__main__":

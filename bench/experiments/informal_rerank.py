@@ -34,7 +34,7 @@ from bench.common.rescoring import load_runs, ranking_engine, table, fold_of
 from mathindex.embed.models import reference_path, release_root
 from mathindex.informal.rules import without_context
 from mathindex.search.engine import query_kind, weights_for
-from mathindex.store.integrity import load_manifest
+from mathindex.store.integrity import read_manifest
 
 STYLES = ("q1a_lean", "q1b_latex", "q1c_natural", "q2_slogan", "q3_nickname")
 WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
@@ -57,7 +57,7 @@ def informal_texts(release: Path, names: set[str]) -> dict[str, str]:
 def embed(release: Path, texts: list[str]) -> np.ndarray:
     from mathindex.embed import SentenceTransformerEmbedder
 
-    model = reference_path(load_manifest(release)["vector_index"].get("model"), release_root(release))
+    model = reference_path(read_manifest(release).vector_index.model, release_root(release))
     emb = SentenceTransformerEmbedder(str(model), progress=False)
     try:
         return emb.encode(texts)

@@ -39,6 +39,7 @@ from mathindex.premises.ranker import DEFAULT_WEIGHTS, FEATURES, FILE_FEATURES, 
 from mathindex.premises.split import SEED, TEST, TUNE, split_files
 from mathindex.premises.suite import build_suite
 from mathindex.search.engine import SearchEngine
+from mathindex.store.integrity import read_manifest
 
 OLD = tuple(f for f in FEATURES if f not in FILE_FEATURES)
 STEPS = [  # (name, in its file, features)
@@ -94,7 +95,7 @@ def main() -> None:
     print(f"priors, statements and {imports.num_rows} files' imports written in {time.perf_counter() - t0:.0f} s: {index}", flush=True)
     test = sample_queries(build_suite(decl, deps, SEED, TEST)["queries"], EVAL_QUERIES, SEED)
     tune = sample_queries(build_suite(decl, deps, SEED, TUNE)["queries"], FIT_QUERIES, SEED)
-    model = json.loads((args.release / "manifest.json").read_text())["vector_index"].get("model")
+    model = read_manifest(args.release).vector_index.model
     ranker = PremiseRanker(rel, engine=SearchEngine(rel, model=model), weights=dict(DEFAULT_WEIGHTS))
     runs_file = args.work / "runs.pkl"
     if runs_file.is_file():

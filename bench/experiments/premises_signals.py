@@ -31,6 +31,7 @@ from mathindex.premises.ranker import DEFAULT_WEIGHTS, FEATURES, PremiseRanker
 from mathindex.premises.split import SEED, TEST, TUNE, split_files
 from mathindex.premises.suite import build_suite
 from mathindex.search.engine import SearchEngine
+from mathindex.store.integrity import read_manifest
 
 ABOVE, PAIRS = ("above", "knn_above"), ("pairs",)
 VARIANTS = {"without the new signals": ABOVE + PAIRS, "+ pairs": ABOVE, "+ above, knn_above": PAIRS, "+ both (the stage)": ()}
@@ -71,7 +72,7 @@ def main() -> None:
     test = sample_queries(build_suite(decl, deps, SEED, TEST)["queries"], EVAL_QUERIES, SEED)
     tune = build_suite(decl, deps, SEED, TUNE)["queries"]
     fit_q, model_q = sample_queries(tune, FIT_QUERIES, SEED), sample_queries(tune, MODEL_QUERIES, SEED)
-    model_name = json.loads((args.release / "manifest.json").read_text())["vector_index"].get("model")
+    model_name = read_manifest(args.release).vector_index.model
     ranker = PremiseRanker(rel, engine=SearchEngine(rel, model=model_name), weights=dict(DEFAULT_WEIGHTS))
     t0 = time.perf_counter()
     unique = list({q["id"]: q for q in fit_q + model_q}.values())

@@ -29,6 +29,7 @@ from mathindex.premises.ranker import PremiseRanker, read_weights
 from mathindex.premises.split import SEED, TEST, TUNE
 from mathindex.premises.suite import build_suite
 from mathindex.search.engine import SearchEngine
+from mathindex.store.integrity import read_manifest
 
 
 def main() -> None:
@@ -44,7 +45,7 @@ def main() -> None:
     test = sample_queries(build_suite(decl, deps, SEED, TEST)["queries"], EVAL_QUERIES, SEED)
     tune = build_suite(decl, deps, SEED, TUNE)["queries"]
     fit_q, model_q = sample_queries(tune, FIT_QUERIES, SEED), sample_queries(tune, MODEL_QUERIES, SEED)
-    model_name = json.loads((args.release / "manifest.json").read_text())["vector_index"].get("model")
+    model_name = read_manifest(args.release).vector_index.model
     weights = read_weights(rel / PREMISES_DIR)["weights"]
     ranker = PremiseRanker(rel, engine=SearchEngine(rel, model=model_name), weights=dict(weights))
     t0 = time.perf_counter()

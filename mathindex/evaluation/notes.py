@@ -3,8 +3,8 @@ against; for reembed, the source release): what inputs changed, each headline me
 suite's per-style metrics before and after, the queries that fell and rose most with their ranks,
 and the row count of each table before and after. Then the inputs, stages and indexes as tables.
 
-`render_notes` reads the new release's manifest (as `schemas.manifest.Manifest` dumps it) and the
-baseline's `Baseline`, so both sides are compared in the same shape.
+`render_notes` reads the new release's manifest and the baseline's `Baseline`, both typed
+(`schemas.manifest.Manifest`), so both sides are compared in the same shape.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mathindex.evaluation.gate import GateReport
+from mathindex.schemas.manifest import Manifest, PremisesEntry, SuitePin
 
 MOVES_SHOWN = 10  # queries listed as fell most and rose most
 _QUERY_CHARS = 90
@@ -24,7 +25,7 @@ class Baseline:
     when unreadable) and its `bench_results` rows (None when the release holds none)."""
 
     release_id: str
-    manifest: dict
+    manifest: Manifest
     suites: dict | None = None
     results: list[dict] | None = None
 
@@ -43,14 +44,14 @@ def _cell(text: object) -> str:
     return text if len(text) <= _QUERY_CHARS else text[: _QUERY_CHARS - 1] + "…"
 
 
-def render_notes(manifest: dict, suites: dict[str, dict], gate: GateReport, *, indexes: dict[str, dict],
+def render_notes(manifest: Manifest, suites: dict[str, dict], gate: GateReport, *, indexes: dict[str, dict],
                  errors_by_stage: dict[str, int], results: list[dict] | None = None, before: Baseline | None = None,
-                 title: str = "Release", plots: Sequence[str] = (), premises: dict | None = None) -> str:  # fmt: skip
-    """The notes of the release `manifest` describes: `suites` its bench/metrics.json suites,
-    `results` its bench_results rows, `before` the baseline release (None when gated against
-    bench/baselines), `plots` the stems `plot.write_plots` wrote under bench/, `premises`
-    (premises.build figures) the premise-selection table."""
-    changed = suite_changes(manifest["bench"].get("suites", []), _pins(before))
+                 title: str = "Release", plots: Sequence[str] = ()) -> str:  # fmt: skip
+    """The notes of the release `manifest` describes (its premise-selection table from the
+    manifest's `premises`): `suites` its bench/metrics.json suites, `results` its bench_results
+    rows, `before` the baseline release (None when gated against bench/baselines), `plots` the
+    stems `plot.write_plots` wrote under bench/."""
+    changed = suite_changes(manifest.bench.suites, _pins(before))
     lines = _header(manifest, gate, changed, title)
     lines += _changes_section(manifest, before)
     lines += _headline_section(gate, plots)
@@ -62,24 +63,24 @@ def render_notes(manifest: dict, suites: dict[str, dict], gate: GateReport, *, i
         lines += ["", "![each suite's metrics per query style, before and after](bench/styles.svg)",
                   "", "(also as [PNG](bench/styles.png))"]  # fmt: skip
     lines += _moves_section(results, before)
-    if premises:
-        lines += ["", *premise_section(premises)]
+    if manifest.premises:
+        lines += ["", *premise_section(manifest.premises)]
     lines += _inputs_section(manifest)
-    lines += _tables_section(manifest["row_counts"], before.manifest.get("row_counts") if before else None)
+    lines += _tables_section(manifest.row_counts, before.manifest.row_counts if before else None)
     lines += ["", "## Errors by stage", ""]
     lines += [f"- {k}: {v:,}" for k, v in sorted(errors_by_stage.items())] or ["- none"]
     lines += ["", "## Stages", ""]
-    lines += [f"- {k}: {v}" for k, v in manifest["stages"].items()]
+    lines += [f"- {k}: {v}" for k, v in manifest.stages.items()]
     lines += _indexes_section(indexes)
     return "\n".join(lines) + "\n"
 
 
-def _pins(before: Baseline | None) -> list[dict] | None:
-    return None if before is None else before.manifest.get("bench", {}).get("suites", [])
+def _pins(before: Baseline | None) -> list[SuitePin] | None:
+    return None if before is None else before.manifest.bench.suites
 
 
-def _header(manifest: dict, gate: GateReport, changed: dict[str, str], title: str) -> list[str]:
-    lines = [f"# {title} {manifest['release_id']}", "", *_gate_lines(gate, manifest["bench"].get("baseline", "unknown")), ""]
+def _header(manifest: Manifest, gate: GateReport, changed: dict[str, str], title: str) -> list[str]:
+    lines = [f"# {title} {manifest.release_id}", "", *_gate_lines(gate, manifest.bench.baseline), ""]
     if changed:
         lines += ["**Suites changed since the baseline release** (their before and after figures come from different "
                   "query sets; a drop there is not by itself a search regression):", ""]
@@ -87,7 +88,7 @@ def _header(manifest: dict, gate: GateReport, changed: dict[str, str], title: st
     return lines
 
 
-def _changes_section(manifest: dict, before: Baseline | None) -> list[str]:
+def _changes_section(manifest: Manifest, before: Baseline | None) -> list[str]:
     lines = ["## Changes against the baseline release", ""]
     if before is None:
         return lines + ["No baseline release (gated against the committed bench/baselines): no inputs to compare.", ""]
@@ -98,31 +99,32 @@ def _changes_section(manifest: dict, before: Baseline | None) -> list[str]:
     return lines + [f"Against release {before.release_id}:", ""] + [f"- {c}" for c in changes] + [""]
 
 
-def input_changes(now: dict, before: dict) -> list[str]:
+def input_changes(now: Manifest, before: Manifest) -> list[str]:
     """What differs between two manifests' inputs: corpus pins (content sha256, commit, file
     count; corpora added or dropped), suites (sha256; added or dropped), the embedding model (name,
     revision, the root-relative reference) and the code version. Empty: the same inputs."""
     out = []
-    old = {c["name"]: c for c in before.get("corpora", [])}
-    new = {c["name"]: c for c in now.get("corpora", [])}
+    old = {c.name: c for c in before.corpora}
+    new = {c.name: c for c in now.corpora}
     for name in sorted(old.keys() | new.keys()):
         a, b = old.get(name), new.get(name)
         if a is None or b is None:
             out.append(f"corpus `{name}`: {'added' if a is None else 'dropped'}")
             continue
-        diffs = [f"{k} {_short(a.get(k))} -> {_short(b.get(k))}" for k in ("sha256", "commit", "files") if a.get(k) != b.get(k)]
+        diffs = [f"{k} {_short(getattr(a, k))} -> {_short(getattr(b, k))}" for k in ("sha256", "commit", "files")
+                 if getattr(a, k) != getattr(b, k)]  # fmt: skip
         if diffs:
             out.append(f"corpus `{name}`: " + ", ".join(diffs))
-    old_s = {p["name"] for p in before.get("bench", {}).get("suites", [])}
-    new_s = {p["name"] for p in now.get("bench", {}).get("suites", [])}
+    old_s = {p.name for p in before.bench.suites}
+    new_s = {p.name for p in now.bench.suites}
     out += [f"suite `{n}`: added" for n in sorted(new_s - old_s)] + [f"suite `{n}`: dropped" for n in sorted(old_s - new_s)]
-    changed = suite_changes(now.get("bench", {}).get("suites", []), before.get("bench", {}).get("suites", []))
+    changed = suite_changes(now.bench.suites, before.bench.suites)
     out += [f"suite `{n}`: {what}" for n, what in sorted(changed.items())]
     a, b = _model(before), _model(now)
     if a != b:
         out.append(f"embedding model: {a} -> {b}")
-    if before.get("code_version") != now.get("code_version"):
-        out.append(f"code version: {before.get('code_version')} -> {now.get('code_version')}")
+    if before.code_version != now.code_version:
+        out.append(f"code version: {before.code_version} -> {now.code_version}")
     return out
 
 
@@ -130,11 +132,11 @@ def _short(v) -> str:
     return f"{v[:12]}…" if isinstance(v, str) and len(v) > 16 else str(v)
 
 
-def _model(manifest: dict) -> str:
+def _model(manifest: Manifest) -> str:
     """`name@rev12 (reference)`: the embedder a manifest records and where its model lives."""
-    e = manifest.get("embedder", {})
-    ref = manifest.get("vector_index", {}).get("model") or "the bundled model"
-    return f"{e.get('name')}@{str(e.get('revision'))[:12]} ({ref})"
+    e = manifest.embedder
+    ref = manifest.vector_index.model or "the bundled model"
+    return f"{e.name}@{e.revision[:12]} ({ref})"
 
 
 def _headline_section(gate: GateReport, plots: Sequence[str]) -> list[str]:
@@ -162,39 +164,40 @@ def _gate_lines(gate: GateReport, baseline_from: str) -> list[str]:
     return lines + ([""] if gate.problems else []) + [f"- **FAIL**: {p}" for p in gate.problems]
 
 
-def premise_section(p: dict) -> list[str]:
+def premise_section(p: PremisesEntry) -> list[str]:
     """The premise-selection figures: each method on the held-out files' theorems."""
-    files = p["split"]["files"]
-    n, scored = p["suite"]["queries"], p["suite"].get("evaluated", p["suite"]["queries"])
+    files = p.split.files
+    n = p.suite.queries
+    scored = n if p.suite.evaluated is None else p.suite.evaluated
     which = f"{n} theorems" if scored == n else f"a seeded sample of {scored} of the {n} theorems"
-    out = [f"## Premise selection: {which} of {p['suite']['files']} held-out files", "",
-           f"Split seed {p['split']['seed']}, by file: " + ", ".join(f"{k} {v}" for k, v in sorted(files.items()))
-           + (f" files; weights fitted on {p['tune_queries']} tune theorems: " if p.get("fitted")
-              else f" files; default weights ({p['tune_queries']} tune theorems, too few to fit): ")
-           + ", ".join(f"{k} {v:g}" for k, v in p["weights"].items()) + ".", ""]
-    if c := p.get("carried"):
+    out = [f"## Premise selection: {which} of {p.suite.files} held-out files", "",
+           f"Split seed {p.split.seed}, by file: " + ", ".join(f"{k} {v}" for k, v in sorted(files.items()))
+           + (f" files; weights fitted on {p.tune_queries} tune theorems: " if p.fitted
+              else f" files; default weights ({p.tune_queries} tune theorems, too few to fit): ")
+           + ", ".join(f"{k} {v:g}" for k, v in p.weights.items()) + ".", ""]
+    if c := p.carried:
         out += [f"**Carried, not measured in this release**: the weights and figures are those of premise build "
-                f"{c['measured_build']}, with the same code, model and seed; since it, {c['changed_files']} training "
-                f"files holding {c['changed_declarations']} of {c['declarations']} declarations ({100 * c['share']:.2f} %) "
+                f"{c.measured_build}, with the same code, model and seed; since it, {c.changed_files} training "
+                f"files holding {c.changed_declarations} of {c.declarations} declarations ({100 * c.share:.2f} %) "
                 f"changed, and no held-out or tune theorem. The priors and the statement index are this release's.", ""]
-    if not p.get("figures"):
+    if not p.figures:
         return out + ["No held-out theorem with a gold set."]
     out += ["| method | R@10 | R@32 | MRR@32 |", "|---|---:|---:|---:|"]
-    for name, m in p["figures"].items():
+    for name, m in p.figures.items():
         out.append(f"| {name} | {_fmt(m['recall@10'])} | {_fmt(m['recall@32'])} | {_fmt(m['mrr@32'])} |")
     return out
 
 
-def suite_changes(current: list[dict], before: list[dict] | None) -> dict[str, str]:
+def suite_changes(current: list[SuitePin], before: list[SuitePin] | None) -> dict[str, str]:
     """Suite name -> how its file differs from the baseline release's pin, for the suites both ran:
     a different sha256, or no pin in the baseline (a release from before suites were pinned).
     `before` None (no baseline release) gives nothing to compare."""
     if before is None:
         return {}
-    old = {p["name"]: p.get("sha256") for p in before}
+    old = {p.name: p.sha256 for p in before}
     out = {}
     for pin in current:
-        name, new = pin["name"], pin.get("sha256")
+        name, new = pin.name, pin.sha256
         if name not in old or old[name] == new:
             continue
         if old[name] is None:
@@ -284,16 +287,16 @@ def _rank(rank: int | None) -> str:
     return "—" if rank is None else str(rank)
 
 
-def _inputs_section(manifest: dict) -> list[str]:
+def _inputs_section(manifest: Manifest) -> list[str]:
     lines = ["", "## Inputs", "", "| corpus | kind | files | pin |", "|---|---|---:|---|"]
-    for c in manifest["corpora"]:
-        pin = f"commit {c['commit']}, " if c.get("commit") else ""
-        lines.append(f"| {c['name']} | {c['kind']} | {c['files']} | {pin}sha256 {c['sha256'][:16]}… |")
-    pins = manifest["bench"].get("suites")
+    for c in manifest.corpora:
+        pin = f"commit {c.commit}, " if c.commit else ""
+        lines.append(f"| {c.name} | {c.kind} | {c.files} | {pin}sha256 {c.sha256[:16]}… |")
+    pins = manifest.bench.suites
     if pins:
         lines += ["", "| suite | sha256 |", "|---|---|"]
-        lines += [f"| {p['name']} | {p['sha256'] or 'unreadable'} |" for p in sorted(pins, key=lambda p: p["name"])]
-    lines += ["", f"Embedding model: {_model(manifest)}. Code version: {manifest.get('code_version')}."]
+        lines += [f"| {p.name} | {p.sha256 or 'unreadable'} |" for p in sorted(pins, key=lambda p: p.name)]
+    lines += ["", f"Embedding model: {_model(manifest)}. Code version: {manifest.code_version}."]
     return lines
 
 

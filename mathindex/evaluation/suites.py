@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+
+from mathindex.store.integrity import read_manifest
 from mathindex.store.layout import ReleaseLayout
 
 MATHLIBQR_STYLES = ("q1a_lean", "q1b_latex", "q1c_natural", "q2_slogan", "q3_nickname", "q4_special_case")
@@ -82,10 +84,8 @@ def project_suite_files(release: Path | None = None) -> list[Path]:
     for sources in [DEFAULT_SOURCES, *sorted((PACKAGE_ROOT / "bench" / "sources").glob("*.yaml"))]:
         files |= set(_suite_paths_of(sources))
     files |= set((PACKAGE_ROOT / "bench" / "suites").glob("*.json"))
-    manifest = ReleaseLayout(release).manifest if release is not None else None
-    if manifest is not None and manifest.is_file():
-        for spec in json.loads(manifest.read_text(encoding="utf-8")).get("bench", {}).get("suites", []):
-            files.add(Path(spec["path"]))
+    if release is not None and ReleaseLayout(release).is_release():
+        files |= {Path(pin.path) for pin in read_manifest(release).bench.suites}
     return sorted(p.resolve() for p in files)
 
 

@@ -21,7 +21,7 @@ from mathindex.evaluation.gate import GateReport
 from mathindex.evaluation.notes import Baseline, metrics_rows, render_notes
 from mathindex.evaluation.plot import THIS_RELEASE, write_plots
 from mathindex.schemas.manifest import CorpusPin, Manifest
-from mathindex.store.integrity import file_hashes, file_sizes, load_manifest, write_json
+from mathindex.store.integrity import file_hashes, file_sizes, read_manifest, write_json
 from mathindex.store.layout import ReleaseLayout
 from mathindex.store.lock import clean_leftovers, root_lock
 from mathindex.store.releases import finalise, publish, published_releases
@@ -110,10 +110,9 @@ def finish_release(root: Path, staging: Path, parts: ReleaseParts, metrics: dict
     indexes = {"vector": parts.vector_index, "formula": parts.formula_index, "lexical": parts.lexical_index}
     if parts.formal_index:
         indexes["formal"] = parts.formal_index
-    notes = render_notes(manifest.to_json(), metrics["suites"], verdict, indexes=indexes,
+    notes = render_notes(manifest, metrics["suites"], verdict, indexes=indexes,
                          errors_by_stage=dict(Counter(parts.errors.column("stage").to_pylist())),
-                         results=bench_rows(staging), before=baseline, title=title, plots=plots,
-                         premises=parts.premises)  # fmt: skip
+                         results=bench_rows(staging), before=baseline, title=title, plots=plots)  # fmt: skip
     layout.notes.write_text(notes, encoding="utf-8")
     manifest = manifest.model_copy(update={"files": file_hashes(staging), "sizes": file_sizes(staging)})
     final = finalise(staging, parts.release_id, manifest)
@@ -152,7 +151,7 @@ def read_baseline(release: Path | None) -> Baseline | None:
         return None
     metrics = ReleaseLayout(release).metrics
     suites = json.loads(metrics.read_text(encoding="utf-8")).get("suites") if metrics.is_file() else None
-    return Baseline(release_id=release.name, manifest=load_manifest(release), suites=suites, results=bench_rows(release))
+    return Baseline(release_id=release.name, manifest=read_manifest(release), suites=suites, results=bench_rows(release))
 
 
 def bench_rows(release: Path) -> list[dict] | None:

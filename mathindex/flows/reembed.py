@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 from prefect import flow
+from pydantic import BaseModel
 from prefect.states import State
 
 from mathindex.embed.models import pin_model, resolve_precision
@@ -48,7 +49,7 @@ def _reembed(source: Path, model: str, root: Path, no_gate: bool, precision: str
     embedding_model = pin_model(model, root)
     embed_precision = resolve_precision(precision, root, release=source)
     pins = list(before.corpora)
-    suites = [SuiteSpec(name=s["name"], path=s["path"]) for s in before.bench.get("suites", [])]
+    suites = [SuiteSpec(name=s.name, path=s.path) for s in before.bench.suites]
     suite_pins = [pin_suite(s).model_dump() for s in suites]  # pinned anew: the notes say when one changed
     release_id = new_release_id(pins, root)
     with StageProgress(STAGES, desc="reembed") as progress, building(root, release_id) as staging:
@@ -64,12 +65,12 @@ def _reembed(source: Path, model: str, root: Path, no_gate: bool, precision: str
             row_counts = dict(before.row_counts) | write_tables(staging, {"bench_results": bench.rows})
             write_database(staging, list(row_counts))
         with progress.stage("publish"):
-            verdict = gate_release(metrics, before.bench["headline"], no_gate)
+            verdict = gate_release(metrics, before.bench.headline, no_gate)
             parts = ReleaseParts(
                 release_id=release_id, pins=pins, embedder=vector.embedder, vector_index=vector.manifest_entry(),
-                formula_index=before.formula_index, lexical_index={"copied_from": before.release_id},
-                formal_index=before.formal_index or None,
-                premises=before.premises or None,  # copied with premises/: fitted with the source's embedder
+                formula_index=_figures(before.formula_index), lexical_index={"copied_from": before.release_id},
+                formal_index=_figures(before.formal_index),
+                premises=_figures(before.premises),  # copied with premises/: fitted with the source's embedder
                 stages={**before.stages, "reembed": f"from {before.release_id} with {embedding_model.label}"},
                 row_counts=row_counts, errors=read_table(staging, "errors"), suites=suite_pins,
             )  # fmt: skip
@@ -78,6 +79,11 @@ def _reembed(source: Path, model: str, root: Path, no_gate: bool, precision: str
                                      before=source)
     publish_artifacts(outcome)
     return final_state(outcome)
+
+
+def _figures(section: BaseModel | None) -> dict | None:
+    """A section of the source's manifest as its stage reported it (`ReleaseParts` holds those)."""
+    return None if section is None else section.model_dump(mode="json")
 
 
 def copy_release(source: Path, staging: Path, files: dict[str, str]) -> None:

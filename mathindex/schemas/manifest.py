@@ -3,16 +3,48 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationInfo, field_serializer,
+                      field_validator, model_serializer, model_validator)
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
+LENIENT = "keys of another version"  # the validation context under which `Manifest.from_json` reads
+Number = int | float  # a figure as its writer gave it: an int stays an int, a float a float (the JSON is unchanged)
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _Recorded(_Strict):
+    """A part of the manifest: a key that is not declared is an error when written; read under the
+    `LENIENT` context (`Manifest.from_json`), such keys are kept in `unknown` and never written."""
+
+    unknown: dict = Field(default_factory=dict, exclude=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keep_unknown(cls, data: Any, info: ValidationInfo) -> Any:
+        if not (info.context or {}).get(LENIENT) or not isinstance(data, dict):
+            return data
+        names = {f.alias or k for k, f in cls.model_fields.items() if k != "unknown"}
+        return {**{k: v for k, v in data.items() if k in names}, "unknown": {k: v for k, v in data.items() if k not in names}}
+
+
+class _Figures(_Recorded):
+    """A section a stage reports (an index's figures, the gate): written with exactly the keys it
+    was given, so a key one build path leaves out stays out, and a release reads back as written."""
+
+    model_config = ConfigDict(serialize_by_alias=True, validate_by_name=True, validate_by_alias=True)
+
+    @model_serializer(mode="wrap")
+    def _given_keys(self, handler: SerializerFunctionWrapHandler) -> dict:
+        given = {type(self).model_fields[k].alias or k for k in self.model_fields_set}
+        return {k: v for k, v in handler(self).items() if k in given}
 
 
 class Upstream(_Strict):
@@ -60,14 +92,14 @@ class SuiteSpec(_Strict):
     path: str
 
 
-class SuitePin(_Strict):
+class SuitePin(_Recorded):
     """A suite as it was read (`bench.suites` of the manifest): the sha256 of its file, None when
     it could not be read (the suite then fails the gate). A different sha256 than the baseline
     release's means a changed query or gold set, not a search regression."""
 
     name: str
     path: str
-    sha256: str | None
+    sha256: str | None = None  # also absent in releases from before suites were pinned
 
 
 class SourcesFile(_Strict):
@@ -77,7 +109,7 @@ class SourcesFile(_Strict):
     suites: list[SuiteSpec] = []
 
 
-class CorpusPin(_Strict):
+class CorpusPin(_Recorded):
     """A corpus as it was read: the content hash of every input file it contributed."""
 
     name: str
@@ -88,42 +120,228 @@ class CorpusPin(_Strict):
     commit: str | None = None
 
 
-class EmbedderInfo(_Strict):
+class EmbedderInfo(_Recorded):
     name: str
     revision: str
     dim: int
     normalised: bool = True
 
 
-class Manifest(_Strict):
+class EmbeddingRun(_Figures):
+    """`vector_index.embedding`: what the embed stage did (`embed.embedder.EmbedStats`, the backend
+    that ran, the precision)."""
+
+    rows: int | None = None
+    distinct: int | None = None
+    cached: int | None = None
+    embedded: int | None = None
+    seconds: Number | None = None
+    encode_seconds: Number | None = None
+    index_reused: bool | None = None
+    index_updated: bool | None = None
+    backend: str | None = None
+    precision: str | None = None
+
+
+class IndexUpdate(_Figures):
+    """`vector_index.update`: the last release's index brought up to date rather than rebuilt."""
+
+    from_key: str | None = Field(None, alias="from")  # the content key of the index updated
+    appended: int | None = None
+    deleted: int | None = None
+    changed_since_build: int | None = None
+    limit: Number | None = None
+    recall_queries_searched: int | None = None
+
+
+class VectorIndexEntry(_Figures):
+    """`vector_index`: the FAISS index's sidecar (`embed.vector_index`, less the embedder), the model
+    reference (None: the bundled model; else `models/<name>@<rev16>` under the root), the facets
+    embedded and the embedding run."""
+
+    model: str | None = None
+    facets: list[str] | None = None
+    embedding: EmbeddingRun | None = None
+    metric: str | None = None
+    normalised: bool | None = None
+    factory: str | None = None
+    M: int | None = None
+    ef_construction: int | None = None
+    ef_search: int | None = None
+    count: int | None = None
+    rows: int | None = None
+    deleted: int | None = None
+    recall_at_10: Number | None = None
+    recall_by_ef_search: dict[int, Number] | None = None
+    recall_queries: int | None = None
+    recall_seed: int | None = None
+    flat_float32_bytes: int | None = None
+    index_bytes: int | None = None
+    memory_ratio_to_flat: Number | None = None
+    content_key: str | None = None
+    update: IndexUpdate | None = None
+
+
+class FormulaIndexEntry(_Figures):
+    """`formula_index`: the formula index's figures (`formula.formula_index`; only `formulas` when
+    no index was built) and its scoring constants."""
+
+    formulas: int
+    format: str | None = None
+    groups: int | None = None
+    tokens: int | None = None
+    postings: int | None = None
+    k1: Number | None = None
+    b: Number | None = None
+    weights: dict[str, Number] | None = None
+
+
+class FormalIndexEntry(_Figures):
+    """`formal_index`: the formal index's figures (`formal.formal_index`): keys, postings, statements
+    parsed and from the cache, build seconds, bytes on disk."""
+
+    format: str | None = None
+    declarations: int | None = None
+    keys: int | None = None
+    postings: int | None = None
+    vocabulary: int | None = None
+    unparsed_types: int | None = None
+    statements_parsed: int | None = None
+    statements_cached: int | None = None
+    seconds: Number | None = None
+    table_bytes: int | None = None
+    directory_bytes: int | None = None
+
+
+class PremiseSplit(_Figures):
+    """How the Lean files were split (seeded, by file): part -> number of files."""
+
+    seed: int | None = None
+    files: dict[str, int] = {}
+
+
+class PremiseSuite(_Figures):
+    """The held-out suite: its theorems, files, goals the parser refused, theorems scored."""
+
+    queries: int
+    files: int | None = None
+    rejected_goals: int | None = None
+    evaluated: int | None = None
+
+
+class PremiseModelFit(_Figures):
+    """The tree model's fit (`premises.fit.fit_model`) and the linear ranker alone (None without a model)."""
+
+    queries: int | None = None
+    rows: int | None = None
+    positives: int | None = None
+    rerank: int | None = None
+    fitted: bool | None = None
+    reason: str | None = None
+    trees: int | None = None
+    linear_ranker: dict[str, Number] | None = Field(None, alias="linear ranker")
+
+
+class PremiseCarry(_Figures):
+    """Weights and figures carried from an earlier premise build (`premises.build`): which, and how
+    much changed since."""
+
+    measured_build: str
+    changed_files: int
+    changed_declarations: int
+    declarations: int
+    share: Number
+    carried: list[str] = []
+
+
+class PremisesEntry(_Figures):
+    """`premises`: premise selection's split, suite, weights, figures (method -> metric -> points),
+    the model fit, the priors' counts, build seconds (`premises.build`)."""
+
+    split: PremiseSplit
+    suite: PremiseSuite
+    tune_queries: int
+    fitted: bool | None = None
+    weights: dict[str, Number] = {}
+    figures: dict[str, dict[str, Number]] = {}
+    model: PremiseModelFit | None = None
+    declarations: int | None = None
+    training_proofs: int | None = None
+    training_premise_uses: int | None = None
+    import_graph_files: int | None = None
+    seconds: Number | None = None
+    carried: PremiseCarry | None = None
+
+
+class BenchEntry(_Figures):
+    """`bench`: the headline metrics (points), what the gate compared with (`release <id>` or the
+    committed baselines), each suite's pin."""
+
+    headline: dict[str, Number | None] = {}
+    baseline: str = "unknown"
+    suites: list[SuitePin] = []
+
+
+class GateCheck(_Figures):
+    """One headline metric against its baseline (`evaluation.gate.MetricCheck`)."""
+
+    metric: str
+    baseline: Number | None = None
+    current: Number | None = None
+    delta: Number | None = None
+    ok: bool
+    note: str = ""
+
+
+class GateEntry(_Figures):
+    """`gate`: the verdict (`evaluation.gate.GateReport.to_dict`)."""
+
+    passed: bool
+    gated: bool = True
+    summary: str | None = None
+    tolerance: Number | None = None
+    problems: list[str] = []
+    checks: list[GateCheck] = []
+
+
+def _empty_is_none(v: Any) -> Any:
+    return None if v == {} else v
+
+
+class Manifest(_Recorded):
     """`manifest.json`, written last: what a release is made of and how it scored. Written strictly
     (a field that is not declared here is an error); read by `store.read_manifest` through
-    `from_json`, which keeps the keys another version wrote in `unknown`, so old releases open."""
+    `from_json`, which keeps the keys another version wrote in `unknown` (at every level), so old
+    releases open."""
 
     release_id: str
     code_version: str
     corpora: list[CorpusPin]
     embedder: EmbedderInfo
-    vector_index: dict
-    formula_index: dict
-    formal_index: dict = {}  # mathindex.formal: keys, postings, seconds, bytes; empty before it existed
-    premises: dict = {}  # mathindex.premises: split, suite size, weights, figures; empty before it existed
+    vector_index: VectorIndexEntry
+    formula_index: FormulaIndexEntry
+    formal_index: FormalIndexEntry | None = None  # `{}` in the file: built before mathindex.formal, or reembed's copy of such
+    premises: PremisesEntry | None = None  # `{}` in the file: built before mathindex.premises
     stages: dict[str, str]
     row_counts: dict[str, int]
     files: dict[str, str]  # relative path -> sha256
     sizes: dict[str, int] = {}  # relative path -> bytes (the quick check); empty before it existed
-    bench: dict
-    gate: dict
+    bench: BenchEntry
+    gate: GateEntry
     published: bool
     previous_release: str | None = None
-    unknown: dict = Field(default_factory=dict, exclude=True)  # keys of another version, kept on read, never written
+
+    _sections_may_be_empty = field_validator("formal_index", "premises", mode="before")(_empty_is_none)
+
+    @field_serializer("formal_index", "premises")
+    def _none_is_empty(self, v: BaseModel | None) -> dict:
+        return {} if v is None else v.model_dump(mode="json")
 
     @classmethod
     def from_json(cls, obj: dict) -> "Manifest":
         """A manifest as another version may have written it: the keys declared here validated,
-        the others kept in `unknown` (and dropped when written again)."""
-        known = {k: v for k, v in obj.items() if k in cls.model_fields and k != "unknown"}
-        return cls.model_validate({**known, "unknown": {k: v for k, v in obj.items() if k not in known}})
+        the others kept in `unknown` of the model that holds them (and dropped when written again)."""
+        return cls.model_validate(obj, context={LENIENT: True})
 
     def to_json(self) -> dict:
         return self.model_dump(mode="json")

@@ -25,7 +25,7 @@ from mathindex.search.lexical import LexicalIndex
 from mathindex.names import shared_names
 from mathindex.search.parents import MEMBER_KINDS, PARENT_DEPTH, parent_hits
 from mathindex.search.prior import PRIOR, normalised_prior, with_prior
-from mathindex.store.integrity import IntegrityError, check_release, integrity_message, load_manifest, verify_release
+from mathindex.store.integrity import IntegrityError, check_release, integrity_message, read_manifest, verify_release
 from mathindex.store.layout import ReleaseLayout, RootLayout
 
 log = logging.getLogger(__name__)
@@ -207,7 +207,7 @@ class SearchEngine:
         if verify not in VERIFY_MODES:
             raise ValueError(f"verify must be one of {', '.join(VERIFY_MODES)}, not {verify!r}")
         self.release = Path(release)
-        self.manifest = load_manifest(self.release) if ReleaseLayout(self.release).is_release() else None
+        self.manifest = read_manifest(self.release) if ReleaseLayout(self.release).is_release() else None
         self._verified_full = False
         if self.manifest is not None and verify != "none":
             check_release(self.release, quick=verify == "quick")
@@ -232,7 +232,7 @@ class SearchEngine:
         self.known, self.fields = parent_sets(self.nodes, names)
         self.lexical = self._try("lexical", lambda: LexicalIndex(self.release / LEXICAL_DIR, shared))
         if model is None and self.manifest is not None:
-            model = self.manifest["vector_index"].get("model")  # None: the bundled default
+            model = self.manifest.vector_index.model  # None: the bundled default
         root = release_root(self.release)  # where the release is now: a moved or copied root finds its model
         self.vector = self._try("embedding", lambda: _VectorChannel(self.release, reference_path(model, root), RootLayout(root).cache,
                                                                         shared, queries_only))

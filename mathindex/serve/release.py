@@ -32,7 +32,7 @@ from mathindex.serve.responses import (
     SearchHit,
     SearchResponse,
 )
-from mathindex.store.integrity import integrity_message, load_manifest, verify_release
+from mathindex.store.integrity import integrity_message, read_manifest, verify_release
 from mathindex.store.layout import ReleaseLayout
 from mathindex.names import LEAN_PREFIX
 
@@ -94,8 +94,8 @@ class ServedRelease:
         if problems:
             raise ReleaseRefused(integrity_message(path, problems))
         self.path = path
-        self.manifest = load_manifest(path)
-        self.release_id: str = self.manifest.get("release_id", path.name)
+        self.manifest = read_manifest(path)
+        self.release_id: str = self.manifest.release_id
         from mathindex.search.engine import SearchEngine
 
         # verified above (or the caller said not to); queries encoded without torch where the exports allow
@@ -109,7 +109,7 @@ class ServedRelease:
         self._corpora = nodes.column("corpus")
         self._node_cols = {c: self.engine.nodes.column(c) for c in ("kind", "title", "file", "line")}
         self._row_of = {n: i for i, n in enumerate(self.engine.node_names)}
-        self._corpus_roots = {c["name"]: Path(c["path"]) for c in self.manifest.get("corpora", []) if c.get("path")}
+        self._corpus_roots = {c.name: Path(c.path) for c in self.manifest.corpora if c.path}
         self._db = _open_duckdb(ReleaseLayout(path).duckdb)
         self._db_lock = threading.Lock()
         self._dep_roles = "role" in self._columns("dependencies")
@@ -204,10 +204,11 @@ class ServedRelease:
     def summary(self) -> ReleaseResponse:
         m = self.manifest
         return ReleaseResponse(
-            release_id=self.release_id, published=m.get("published"), previous_release=m.get("previous_release"),
-            code_version=m.get("code_version"), corpora=m.get("corpora", []), embedder=m.get("embedder"),
-            row_counts=m.get("row_counts", {}), gate=m.get("gate"), metrics=self.metrics,
-            premises=m.get("premises") if self.premise_ranker is not None else None, opened_at=self.opened_at)
+            release_id=self.release_id, published=m.published, previous_release=m.previous_release,
+            code_version=m.code_version, corpora=[c.model_dump(mode="json") for c in m.corpora],
+            embedder=m.embedder.model_dump(mode="json"), row_counts=m.row_counts, gate=m.gate.model_dump(mode="json"),
+            metrics=self.metrics, opened_at=self.opened_at,
+            premises=m.premises.model_dump(mode="json") if m.premises and self.premise_ranker is not None else None)
 
     def source_file(self, corpus: str, file: str) -> Path | None:
         """The corpus file a hit points at, when the corpus is on this machine; None for anything

@@ -18,7 +18,7 @@ from mathindex.serve.responses import Refusal
 from mathindex.serve.release import ReleaseRefused, ServedRelease
 from mathindex.store import releases as store
 from mathindex.store.integrity import IntegrityError
-from mathindex.store.layout import MANIFEST, PUBLISHED
+from mathindex.store.layout import MANIFEST, PUBLISHED, RootLayout
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +43,10 @@ def published_id(root: Path) -> str:
 
 
 def release_path(root: Path, release_id: str) -> Path:
-    path = Path(root) / "releases" / release_id
-    if not (path / MANIFEST).is_file():
-        raise NoRelease(f"release {release_id} not found under {Path(root) / 'releases'} (no {MANIFEST})")
-    return path
+    release = RootLayout(root).release(release_id)
+    if not release.is_release():
+        raise NoRelease(f"release {release_id} not found under {RootLayout(root).releases} (no {MANIFEST})")
+    return release.dir
 
 
 class ReleaseHolder:

@@ -9,10 +9,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-
 from mathindex.store.layout import MANIFEST, ReleaseLayout
 from mathindex.schemas.manifest import Manifest
-
 
 
 class IntegrityError(Exception):
@@ -75,14 +73,17 @@ def file_sizes(directory: Path) -> dict[str, int]:
 
 
 def read_manifest(release: Path) -> Manifest:
-    """A release's manifest, typed (`Manifest.from_json`: keys of another version kept, not refused);
-    FileNotFoundError when it is no complete release, IntegrityError when the file is unreadable or
-    does not validate."""
-    obj = load_manifest(release)
+    """A release's manifest, typed (`Manifest.from_json`: keys of another version kept, not refused):
+    the one reader of `manifest.json`. FileNotFoundError when it is no complete release,
+    IntegrityError when the file is unreadable or does not validate."""
+    path = ReleaseLayout(release).manifest
+    if not path.is_file():
+        raise FileNotFoundError(f"not a complete release (no {MANIFEST}): {release}")
+    obj = read_json(path)
     try:
         return Manifest.from_json(obj)
     except ValueError as exc:
-        raise IntegrityError(f"{ReleaseLayout(release).manifest} does not validate: {' '.join(str(exc).split())[:300]}") from None
+        raise IntegrityError(f"{path} does not validate: {' '.join(str(exc).split())[:300]}") from None
 
 
 def write_manifest(release: Path, manifest: Manifest) -> Path:
@@ -90,13 +91,6 @@ def write_manifest(release: Path, manifest: Manifest) -> Path:
     path = ReleaseLayout(release).manifest
     write_json(path, manifest.to_json())
     return path
-
-
-def load_manifest(release: Path) -> dict:
-    path = Path(release) / MANIFEST
-    if not path.is_file():
-        raise FileNotFoundError(f"not a complete release (no {MANIFEST}): {release}")
-    return read_json(path)
 
 
 def verify_release(release: Path, quick: bool = False, only: Iterable[str] | None = None) -> list[str]:
@@ -107,13 +101,13 @@ def verify_release(release: Path, quick: bool = False, only: Iterable[str] | Non
     byte. `only`: these paths alone, each of which the manifest must list."""
     release = Path(release)
     try:
-        manifest = load_manifest(release)
+        manifest = read_manifest(release)
     except FileNotFoundError:
         return [f"{MANIFEST}: missing"]
     except IntegrityError as exc:
         return [f"{MANIFEST}: {exc}"]
-    files, sizes = manifest.get("files"), manifest.get("sizes") or {}
-    if not isinstance(files, dict) or not files:
+    files, sizes = manifest.files, manifest.sizes
+    if not files:
         return [f"{MANIFEST}: lists no file hashes"]
     problems = []
     for rel in sorted(files if only is None else only):

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 
-from mathindex.store.integrity import IntegrityError, load_manifest, read_json, write_json, write_manifest
+from mathindex.store.integrity import IntegrityError, read_json, read_manifest, write_json, write_manifest
 from mathindex.store.layout import MANIFEST, PUBLISHED, ReleaseLayout, RootLayout, STAGING
 from mathindex.schemas.manifest import Manifest
 
@@ -129,9 +129,9 @@ def published_releases(root: Path, limit: int) -> list[Path]:
         if path.name.startswith(".") or path.name > last.name or not (path / MANIFEST).is_file():
             continue
         try:
-            if load_manifest(path).get("published") is True:
+            if read_manifest(path).published:
                 found.append(path)
-        except (OSError, ValueError):
+        except (OSError, ValueError, IntegrityError):  # unreadable: not counted as published
             continue
     return found[-limit:] if limit > 0 else []
 

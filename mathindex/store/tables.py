@@ -13,7 +13,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mathindex.store.integrity import IntegrityError, load_manifest, sha256_file
+from mathindex.store.integrity import IntegrityError, read_manifest, sha256_file
 from mathindex.store.layout import ReleaseLayout
 from mathindex.schemas import TableSpec, comment_of, table_specs
 from mathindex.schemas.views import VIEWS, View
@@ -131,7 +131,7 @@ def _same_tables(directory: Path, names: list[str], previous: Path, files: dict 
     layout = ReleaseLayout(directory)
     if files is None:
         try:
-            files = load_manifest(previous).get("files", {})
+            files = read_manifest(previous).files
         except (FileNotFoundError, IntegrityError, ValueError):
             return False
     wanted = {layout.table(n).relative_to(directory).as_posix(): layout.table(n) for n in names}
@@ -142,7 +142,7 @@ def _reuse_duckdb(directory: Path, names: list[str], previous: Path, tmp: Path) 
     """Links `previous`'s database to `tmp` when it holds exactly these tables' bytes and catalog."""
     before = ReleaseLayout(previous)
     try:
-        files = load_manifest(previous).get("files", {})
+        files = read_manifest(previous).files
     except (FileNotFoundError, IntegrityError, ValueError):
         return False
     db_name = before.duckdb.relative_to(previous).as_posix()
