@@ -31,6 +31,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mathindex.cache import CacheLayout
+from mathindex.store.layout import RootLayout
+
 SKIP = {"premises", "manifest.json", "release-notes.md", "bench", "search.duckdb", "bench_results.parquet"}
 CHILD = r"""
 import json, sys, time
@@ -66,8 +69,9 @@ def stage_release(release: Path, work: Path) -> Path:
             (rel / f.name).symlink_to(f.resolve())
     if (src_root / "models").is_dir() and not (work / "models").exists():
         (work / "models").symlink_to((src_root / "models").resolve())
-    if (src_root / "cache" / "onnx").is_dir() and not (work / "onnx").exists():
-        shutil.copytree(src_root / "cache" / "onnx", work / "onnx")
+    exports = CacheLayout(RootLayout(src_root).cache).onnx
+    if exports.is_dir() and not (work / "onnx").exists():
+        shutil.copytree(exports, work / "onnx")
     return rel
 
 
