@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from mathindex.cache import CacheLayout
 from mathindex.embed import EmbedStats, SentenceTransformerEmbedder, embed_texts
 from mathindex.embed.texts import EMBEDDED_FACETS
 
@@ -51,7 +52,7 @@ def main() -> None:
     ap.add_argument("--warm", action="store_true",
                     help="start the worker processes before the clock (steady-state rates; a release starts them once)")
     ap.add_argument("--no-bundled", action="store_true", help="leave out the bundled model's configurations")
-    ap.add_argument("--onnx-dir", type=Path, default=Path("build/cache/onnx"), help="where ONNX exports are cached")
+    ap.add_argument("--onnx-dir", type=Path, default=CacheLayout(Path("build/cache")).onnx, help="where ONNX exports are cached")
     ap.add_argument("--fraction", type=float, default=0.01)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)

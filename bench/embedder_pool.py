@@ -20,6 +20,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from mathindex.cache import CacheLayout
 from mathindex.embed import SentenceTransformerEmbedder
 from mathindex.embed.texts import EMBEDDED_FACETS
 from mathindex.evaluation.pool import pool_metrics, pool_texts
@@ -60,7 +61,7 @@ def main() -> None:
         only = only or ",".join(EMBEDDED_FACETS)
         texts = all_texts.filter(pc.is_in(all_texts["facet"], value_set=pa.array(only.split(","), pa.string())))
         embedder = SentenceTransformerEmbedder(None if model == "default" else model, progress=False, int8=q8,
-                                               backend=backend, onnx_dir=args.cache / "onnx")
+                                               backend=backend, onnx_dir=CacheLayout(args.cache).onnx)
         cache = args.cache
         if max_len:
             embedder.max_seq_length = embedder.model.max_seq_length = max_len

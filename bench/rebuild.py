@@ -27,6 +27,9 @@ from pathlib import Path
 
 import yaml
 
+from mathindex.cache import CacheLayout
+from mathindex.store.layout import RootLayout
+
 ROOT = Path(__file__).resolve().parents[1]
 CHANGED_FILE = "Mathlib/Algebra/Group/Basic.lean"
 ADDED = """
@@ -108,10 +111,11 @@ def main() -> None:
     root = work / "root"
     if root.exists():
         shutil.rmtree(root)
-    (root / "cache").mkdir(parents=True)
-    for part in ("embeddings", "onnx") if args.embeddings else ():
-        if (args.embeddings / part).is_dir():
-            subprocess.run(["cp", "-al", str(args.embeddings / part), str(root / "cache" / part)], check=True)
+    caches, given = CacheLayout(RootLayout(root).cache), CacheLayout(args.embeddings or ".")
+    caches.root.mkdir(parents=True)
+    for part in (CacheLayout.EMBEDDINGS, CacheLayout.ONNX) if args.embeddings else ():
+        if (given.root / part).is_dir():
+            subprocess.run(["cp", "-al", str(given.root / part), str(caches.root / part)], check=True)
     cold_extra = ["--no-gate"] + (["--model", args.model] if args.model else [])
     cold_extra += ["--precision", args.precision] if args.precision else []
     runs = {}

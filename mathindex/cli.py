@@ -160,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("dir", type=_existing_dir, help="the corpus directory")
     e.add_argument("--out", required=True, type=Path, help="output .parquet")
     e.add_argument("--corpus", help="corpus name (default: the directory name)")
-    e.add_argument("--cache", type=Path, help="per-file cache directory (Lean)")
+    e.add_argument("--cache", type=Path, help="cache directory (Lean: per-file rows kept in its lean/ folder)")
 
     f = sub.add_parser("formula", help="parse formulas: operator tree, path tokens, canonical form")
     f.add_argument("latex", nargs="?", help="one formula, LaTeX (or give --file)")

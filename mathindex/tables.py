@@ -25,7 +25,7 @@ from mathindex.store.tables import write_table
 def extraction_tables(lean: list[Path], latex: list[Path], cache_dir: Path | None) -> dict[str, pa.Table]:
     """The tables a release would hold for these corpora (rule informalisations), before embedding."""
     specs = table_specs()
-    lean_runs = [extract_lean_tree(d, Path(d).resolve().name, cache_dir=cache_dir / "lean" if cache_dir else None) for d in lean]
+    lean_runs = [extract_lean_tree(d, Path(d).resolve().name, cache_dir=cache_dir) for d in lean]
     latex_runs = [extract_latex_tree(d, Path(d).resolve().name) for d in latex]
     decls = concat([x.declarations for x in lean_runs], specs["declarations"].schema)
     deps = concat([x.dependencies for x in lean_runs], specs["dependencies"].schema)

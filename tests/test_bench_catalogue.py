@@ -8,7 +8,6 @@ import importlib
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest

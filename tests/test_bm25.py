@@ -9,6 +9,8 @@ import bm25s
 import pyarrow as pa
 import pytest
 
+from mathindex.cache import CacheLayout
+from mathindex.cache.codes import TOKENS
 from mathindex.embed.texts import text_id, text_sha256
 from mathindex.schemas.embed import EMBEDDING_TEXTS
 from mathindex.search.lexical import BM25_B, BM25_K1, LexicalIndex, build_lexical_index, build_text_index
@@ -92,11 +94,11 @@ def test_text_index_equals_the_joined_documents_and_tokenises_each_text_once(tmp
 def test_an_unreadable_cache_shard_is_skipped_and_rebuilt(tmp_path, caplog):
     table = texts_table(ROWS)
     build_text_index(table, tmp_path / "a", tmp_path / "cache")
-    shards = list((tmp_path / "cache" / "tokens").rglob("*.parquet"))
+    shards = list(CacheLayout(tmp_path / "cache").tokens(TOKENS.digest()).glob("*.parquet"))
     assert len(shards) == 1
     shards[0].write_bytes(b"not parquet")
     build_text_index(table, tmp_path / "b", tmp_path / "cache")
-    assert "skipping unreadable shard" in caplog.text
+    assert "skipping damaged" in caplog.text
     for f in FILES:
         assert (tmp_path / "b" / f).read_bytes() == (tmp_path / "a" / f).read_bytes()
 

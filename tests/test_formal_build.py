@@ -7,6 +7,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from mathindex.cache import CacheLayout
+from mathindex.cache.codes import FORMAL
 from mathindex.formal import FORMAL_DIR, build_formal_index
 from mathindex.formal import formal_index
 from mathindex.formal.keys import leaf_symbols, tree_facts, tree_keys
@@ -67,7 +69,8 @@ def test_cache_parses_only_changed_statements(tmp_path):
 
 def test_damaged_cache_is_rebuilt(tmp_path):
     _build(tmp_path / "first", cache_dir=tmp_path / "cache")
-    (cached,) = (tmp_path / "cache").glob("statements-*.parquet")
+    cached = CacheLayout(tmp_path / "cache").formal_statements(FORMAL.digest())
+    assert cached.is_file()
     cached.write_bytes(b"not parquet")
     again, info = _build(tmp_path / "second", cache_dir=tmp_path / "cache")
     plain, _ = _build(tmp_path / "plain")

@@ -16,7 +16,10 @@ import pytest
 
 import mathindex.formula.api as api
 from mathindex.formula import FormulaIndex, lean_formulas, parse_formulas
-from mathindex.formula.parse_cache import ParseCache, code_version, content_key
+from mathindex.cache import CacheLayout, ShardStore, digest
+from mathindex.cache.codes import FORMULA_FEATURES, FORMULAS
+from mathindex.formula import parse_cache
+from mathindex.formula.parse_cache import SCHEMA, content_key, parse_version
 from mathindex.textfold import PY_WHITESPACE
 
 LATEX = [
@@ -39,6 +42,10 @@ def corpus() -> pa.Table:
     return pa.Table.from_pylist(rows)
 
 
+def formulas_dir(cache_dir) -> Path:
+    return CacheLayout(cache_dir).root / CacheLayout.FORMULAS
+
+
 def no_parsing(monkeypatch) -> None:
     def refuse(*_a, **_k):
         raise AssertionError("parsed a formula the cache holds")
@@ -55,7 +62,7 @@ def test_warm_cache_gives_identical_rows_without_parsing(tmp_path, uncached, mon
     assert errors.num_rows >= 2 and "ok" in trees.column("canonical_status").to_pylist()
     cold = parse_formulas(corpus(), budget_s=5.0, cache_dir=tmp_path)
     assert cold[0].equals(trees) and cold[1].equals(errors)
-    assert len(list((tmp_path / "formulas").glob("*/*.parquet"))) == 1
+    assert len(list(formulas_dir(tmp_path).glob("*/*.parquet"))) == 1
     no_parsing(monkeypatch)
     warm = parse_formulas(corpus(), budget_s=5.0, cache_dir=tmp_path)
     assert warm[0].equals(trees) and warm[1].equals(errors)
@@ -70,14 +77,14 @@ def test_only_new_formulas_are_parsed(tmp_path, uncached, monkeypatch) -> None:
     trees, errors = parse_formulas(corpus(), budget_s=5.0, cache_dir=tmp_path)
     assert sorted(seen) == sorted(set(LATEX[5:] + LEAN))
     assert trees.equals(uncached[0]) and errors.equals(uncached[1])
-    assert len(list((tmp_path / "formulas").glob("*/*.parquet"))) == 2
+    assert len(list(formulas_dir(tmp_path).glob("*/*.parquet"))) == 2
 
 
 def test_another_code_version_misses(tmp_path, monkeypatch) -> None:
     parse_formulas(corpus(), budget_s=5.0, cache_dir=tmp_path)
     parse_formulas(corpus(), budget_s=4.0, cache_dir=tmp_path)  # the budget is part of the version
-    assert len(list((tmp_path / "formulas").iterdir())) == 2
-    monkeypatch.setattr(api, "code_version", lambda budget_s: "edited-grammar")
+    assert len(list(formulas_dir(tmp_path).iterdir())) == 2
+    monkeypatch.setattr(parse_cache, "parse_version", lambda budget_s: "edited-grammar")
     seen: list[str] = []
     real = api.analyse
     monkeypatch.setattr(api, "analyse", lambda text, lean=False: seen.append(text) or real(text, lean=lean))
@@ -85,37 +92,46 @@ def test_another_code_version_misses(tmp_path, monkeypatch) -> None:
     assert len(seen) == len(set(LATEX + LEAN))
 
 
-def test_code_version_follows_the_makers_sources(tmp_path) -> None:
-    pkg = tmp_path / "formula"
-    shutil.copytree(Path(api.__file__).parent, pkg, ignore=shutil.ignore_patterns("__pycache__"))
-    before = code_version(2.0, pkg)
-    assert code_version(2.0, pkg) == before and code_version(1.0, pkg) != before
-    (pkg / "formula_index.py").write_text("# the index reads trees; it does not make them\n", encoding="utf-8")
-    assert code_version(2.0, pkg) == before
-    (pkg / "parser.py").write_text((pkg / "parser.py").read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
-    assert code_version(2.0, pkg) != before
+def test_code_version_follows_the_makers_sources(tmp_path, monkeypatch) -> None:
+    assert parse_version(2.0) == parse_version(2.0) != parse_version(1.0)  # the budget decides `timeout`
+    pkg = tmp_path / "mathindex"
+    shutil.copytree(digest.PACKAGE_DIR, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(digest, "PACKAGE_DIR", pkg)
+    digest.code_digest.cache_clear()
+    try:
+        before, features = FORMULAS.digest(), FORMULA_FEATURES.digest()
+        index = pkg / "formula" / "formula_index.py"
+        index.write_text("# the index reads trees; it does not make them\n", encoding="utf-8")
+        digest.code_digest.cache_clear()
+        assert FORMULAS.digest() == before and FORMULA_FEATURES.digest() != features
+        parser = pkg / "formula" / "parser.py"
+        parser.write_text(parser.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+        digest.code_digest.cache_clear()
+        assert FORMULAS.digest() != before
+    finally:
+        digest.code_digest.cache_clear()
 
 
 def test_corrupt_part_is_ignored_with_a_warning_and_rebuilt(tmp_path, uncached, caplog) -> None:
     parse_formulas(corpus(), budget_s=5.0, cache_dir=tmp_path)
-    [part] = list((tmp_path / "formulas").glob("*/*.parquet"))
+    [part] = list(formulas_dir(tmp_path).glob("*/*.parquet"))
     part.write_bytes(b"PAR1 not a parquet file")
-    with caplog.at_level(logging.WARNING, logger="mathindex.formula.parse_cache"):
+    with caplog.at_level(logging.WARNING, logger="mathindex.cache.shards"):
         trees, errors = parse_formulas(corpus(), budget_s=5.0, cache_dir=tmp_path)
     assert trees.equals(uncached[0]) and errors.equals(uncached[1])
-    assert any("corrupt part" in r.getMessage() for r in caplog.records)
-    [rebuilt] = list((tmp_path / "formulas").glob("*/*.parquet"))
+    assert any("skipping damaged" in r.getMessage() for r in caplog.records)
+    [rebuilt] = list(formulas_dir(tmp_path).glob("*/*.parquet"))
     keys = pl.Series([content_key(s, False) for s in LATEX] + [content_key(s, True) for s in LEAN])
-    assert ParseCache(tmp_path, rebuilt.parent.name).lookup(keys).height == len(set(LATEX)) + len(LEAN)
+    assert ShardStore(rebuilt.parent, SCHEMA).load(keys).height == len(set(LATEX)) + len(LEAN)
 
 
 def test_part_with_another_schema_is_ignored(tmp_path, uncached, caplog) -> None:
     parse_formulas(corpus(), budget_s=5.0, cache_dir=tmp_path)
-    [part] = list((tmp_path / "formulas").glob("*/*.parquet"))
+    [part] = list(formulas_dir(tmp_path).glob("*/*.parquet"))
     pq.write_table(pa.table({"key": ["k"]}), part)
-    with caplog.at_level(logging.WARNING, logger="mathindex.formula.parse_cache"):
+    with caplog.at_level(logging.WARNING, logger="mathindex.cache.shards"):
         trees, _ = parse_formulas(corpus(), budget_s=5.0, cache_dir=tmp_path)
-    assert trees.equals(uncached[0]) and any("corrupt part" in r.getMessage() for r in caplog.records)
+    assert trees.equals(uncached[0]) and any("skipping damaged" in r.getMessage() for r in caplog.records)
 
 
 def test_index_from_cached_rows_is_byte_identical(tmp_path, uncached, monkeypatch) -> None:
@@ -151,7 +167,7 @@ def test_index_features_from_the_cache_give_the_same_bytes(tmp_path, uncached, m
 
     FormulaIndex.build(uncached[0], corpus(), tmp_path / "a")
     FormulaIndex.build(uncached[0], corpus(), tmp_path / "b", cache_dir=tmp_path / "cache")
-    assert len(list((tmp_path / "cache" / "formula-features").glob("*/*.parquet"))) == 1
+    assert len(list((CacheLayout(tmp_path / "cache").formula_features(FORMULA_FEATURES.digest())).glob("*.parquet"))) == 1
     monkeypatch.setattr(index, "features", lambda *_a, **_k: pytest.fail("computed a cached tree's features"))
     FormulaIndex.build(uncached[0], corpus(), tmp_path / "c", cache_dir=tmp_path / "cache")
     for name in sorted(p.name for p in (tmp_path / "a").iterdir()):

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from mathindex.cache import CacheLayout
 from mathindex.cli import main
 from mathindex.formal import build_formal_index
 from mathindex.formal.search import FormalIndex
@@ -251,7 +252,7 @@ def test_unchanged_inputs_reuse_the_cached_stage_and_never_open_the_engine(tmp_p
     assert opened == [1, 1]
     cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache, seed=13)
     assert opened == [1, 1, 1]
-    assert len([p for p in cache.joinpath("premises").iterdir() if not p.name.startswith(".")]) == 3
+    assert len([p for p in CacheLayout(cache).premises.iterdir() if not p.name.startswith(".")]) == 3
 
 
 def test_ordered_sorts_only_the_rows_at_or_above_the_kth_score_and_keeps_the_full_sort_order():

@@ -9,7 +9,9 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 
+from mathindex.cache import CacheLayout
 from mathindex.premises.priors import PREMISES_DIR, PRIORS, PRIORS_FILE, simp_names
+from mathindex.store.layout import RootLayout
 
 SKIP = {"premises", "manifest.json", "release-notes.md", "bench", "search.duckdb", "bench_results.parquet"}
 
@@ -25,8 +27,9 @@ def stage_release(release: Path, work: Path) -> Path:
             (rel / f.name).symlink_to(f.resolve())
     if (src_root / "models").is_dir() and not (work / "models").exists():
         (work / "models").symlink_to((src_root / "models").resolve())
-    if (src_root / "cache" / "onnx").is_dir() and not (work / "onnx").exists():
-        shutil.copytree(src_root / "cache" / "onnx", work / "onnx")
+    exports = CacheLayout(RootLayout(src_root).cache).onnx
+    if exports.is_dir() and not (work / "onnx").exists():
+        shutil.copytree(exports, work / "onnx")
     return rel
 
 

@@ -37,7 +37,7 @@ def build(mathlib: Path, work: Path) -> Path:
     specs = table_specs()
     steps = {}
     t = time.perf_counter()
-    ex = extract_lean_tree(mathlib, "mathlib", cache_dir=work / "cache" / "lean")
+    ex = extract_lean_tree(mathlib, "mathlib", cache_dir=work / "cache")
     steps["extract"] = time.perf_counter() - t
     t = time.perf_counter()
     informal = informalise(ex.declarations, RuleInformaliser(), work / "cache", dependencies=ex.dependencies)

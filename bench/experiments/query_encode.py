@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from mathindex.cache import CacheLayout
 from mathindex.embed import SentenceTransformerEmbedder
 from mathindex.search.engine import _encode_one
 
@@ -89,7 +90,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", help="a model directory (default: the bundled MiniLM)")
     ap.add_argument("--suite", required=True, type=Path)
-    ap.add_argument("--onnx-dir", type=Path, default=Path("build/cache/onnx"))
+    ap.add_argument("--onnx-dir", type=Path, default=CacheLayout(Path("build/cache")).onnx)
     ap.add_argument("--limit", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--packed", action="store_true", help="one by one against packs (the server's encoder)")

@@ -9,7 +9,6 @@ budget (short texts in big batches, long ones in small), giving the same vectors
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import time
@@ -20,6 +19,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from mathindex.cache import CacheLayout, write_atomic
+from mathindex.cache.shards import damaged, write_json
 from mathindex.embed import onnx
 from mathindex.embed.base import DEFAULT_MODEL_NAME, MAX_ENCODE_CHARS, PRECISIONS, Embedder, EmbedderError, default_model_path  # noqa: F401 (asked here too)
 from mathindex.embed.models import ModelError, embedder_name, entry_name
@@ -120,9 +121,9 @@ def queries_fit(index_embedder_name: str, query_embedder_name: str) -> bool:
 
 
 def onnx_dir_for(cache_dir: Path) -> Path:
-    """Where a release root's ONNX exports live: `cache_dir/onnx`, or $MATHINDEX_ONNX_DIR when set
-    (one export for many roots: the tests share one)."""
-    return Path(os.environ.get("MATHINDEX_ONNX_DIR") or Path(cache_dir) / "onnx")
+    """Where a release root's ONNX exports live: `CacheLayout.onnx` of its cache directory, or
+    $MATHINDEX_ONNX_DIR when set (one export for many roots: the tests share one)."""
+    return Path(os.environ.get("MATHINDEX_ONNX_DIR") or CacheLayout(cache_dir).onnx)
 
 
 @dataclass
@@ -316,36 +317,57 @@ class SentenceTransformerEmbedder:
 
 
 class EmbeddingCache:
-    """Vectors keyed by text sha256 for one (model name, revision): shards of keys.npy + vecs.npy.
+    """Vectors keyed by text sha256 for one (model name, revision): shards of keys.npy + vecs.npy in
+    `CacheLayout.embeddings(<name>@<revision16>)` under a root's cache directory. No code digest:
+    a vector is the model's (`cache.codes.EMBEDDINGS`).
 
     A shard is complete once its `.keys.npy` exists (written after the vectors, by rename). Lookups
-    memory-map every shard and binary-search one sorted key array.
+    memory-map every shard and binary-search one sorted key array; a shard that cannot be read or
+    has another shape is skipped, logged and removed (`open_shard`).
     """
 
     def __init__(self, root: Path, name: str, revision: str, dim: int):
         self.root = Path(root)  # the cache directory `embed_texts` takes
-        self.dir = self.root / "embeddings" / entry_name(name, revision)
+        self.dir = CacheLayout(self.root).embeddings(entry_name(name, revision))
         self.dim = dim
         self._meta = {"name": name, "revision": revision, "dim": dim}
 
     def shards(self) -> list[Path]:
         return sorted(self.dir.glob("*.keys.npy")) if self.dir.exists() else []
 
+    def open_shard(self, path: Path) -> tuple[np.ndarray, np.ndarray] | None:
+        """(keys, vectors) of the shard whose keys file is `path`, memory-mapped; None when it is gone
+        (compacted meanwhile) or damaged (then logged and removed)."""
+        vecs_path = Path(str(path).replace(".keys.npy", ".vecs.npy"))
+        try:
+            keys, vecs = np.load(path, mmap_mode="r"), np.load(vecs_path, mmap_mode="r")
+            if keys.dtype != np.dtype("S32") or keys.ndim != 1 or vecs.dtype != np.float32 \
+                    or vecs.shape != (len(keys), self.dim):
+                raise ValueError(f"keys {keys.dtype}{keys.shape}, vectors {vecs.dtype}{vecs.shape}, not S32 (n,), float32 (n, {self.dim})")
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            damaged(path, exc)
+            vecs_path.unlink(missing_ok=True)
+            return None
+        return keys, vecs
+
     def lookup(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(found mask, vectors of the found keys in order) for raw 32-byte sha256 keys (dtype S32)."""
         found = np.zeros(len(keys), dtype=bool)
         vectors = np.zeros((0, self.dim), dtype=np.float32)
-        shards = self.shards()
+        shards = [got for got in map(self.open_shard, self.shards()) if got is not None]
         if not shards or not len(keys):
             return found, vectors
         all_keys, shard_of, row_of, vec_maps = [], [], [], []
-        for s, path in enumerate(shards):
-            k = np.load(path, mmap_mode="r")
+        for s, (k, v) in enumerate(shards):
             all_keys.append(np.asarray(k))
             shard_of.append(np.full(len(k), s, dtype=np.int32))
             row_of.append(np.arange(len(k), dtype=np.int64))
-            vec_maps.append(np.load(str(path).replace(".keys.npy", ".vecs.npy"), mmap_mode="r"))
+            vec_maps.append(v)
         flat = np.concatenate(all_keys)
+        if not len(flat):
+            return found, vectors
         order = np.argsort(flat, kind="stable")
         flat, shard_of, row_of = flat[order], np.concatenate(shard_of)[order], np.concatenate(row_of)[order]
         pos = np.searchsorted(flat, keys)
@@ -365,15 +387,12 @@ class EmbeddingCache:
         self.dir.mkdir(parents=True, exist_ok=True)
         meta = self.dir / "meta.json"
         if not meta.exists():
-            meta.write_text(json.dumps(self._meta, sort_keys=True))
+            write_json(meta, self._meta, sort_keys=True)
         order = np.argsort(keys, kind="stable")
         keys, vectors = keys[order], np.ascontiguousarray(vectors[order], dtype=np.float32)
         name = hashlib.sha256(keys.tobytes()).hexdigest()[:20]
         for suffix, arr in ((".vecs.npy", vectors), (".keys.npy", keys)):
-            tmp = self.dir / f".{name}{suffix}.tmp"
-            with tmp.open("wb") as fh:
-                np.save(fh, arr)
-            tmp.rename(self.dir / f"{name}{suffix}")
+            write_atomic(self.dir / f"{name}{suffix}", lambda tmp, arr=arr: _save_npy(tmp, arr))
 
     def reader(self) -> "CacheReader":
         """Point lookups of a few keys at a time (query time), without `lookup`'s merge of every shard."""
@@ -382,17 +401,23 @@ class EmbeddingCache:
     def compact(self) -> None:
         """Merge all shards into one (same content); run when shards pile up."""
         shards = self.shards()
-        if len(shards) < 2:
+        opened = [got for got in map(self.open_shard, shards) if got is not None]
+        if len(opened) < 2:
             return
-        keys = np.concatenate([np.load(p) for p in shards])
-        vecs = np.concatenate([np.load(str(p).replace(".keys.npy", ".vecs.npy")) for p in shards])
+        keys = np.concatenate([np.asarray(k) for k, _ in opened])
+        vecs = np.concatenate([np.asarray(v) for _, v in opened])
         keys, first = np.unique(keys, return_index=True)
         self.add(keys, vecs[first])
         merged = self.dir / f"{hashlib.sha256(keys.tobytes()).hexdigest()[:20]}.keys.npy"
         for p in shards:
             if p != merged:
-                p.unlink()
-                Path(str(p).replace(".keys.npy", ".vecs.npy")).unlink()
+                p.unlink(missing_ok=True)
+                Path(str(p).replace(".keys.npy", ".vecs.npy")).unlink(missing_ok=True)
+
+
+def _save_npy(path: Path, arr: np.ndarray) -> None:
+    with path.open("wb") as fh:  # a file object: np.save would add `.npy` to a path's name
+        np.save(fh, arr)
 
 
 class CacheReader:
@@ -411,11 +436,9 @@ class CacheReader:
         shards = {p: self._shards[p] for p in paths if p in self._shards}
         for path in paths:
             if path not in shards:
-                try:
-                    shards[path] = (np.load(path, mmap_mode="r"),
-                                    np.load(str(path).replace(".keys.npy", ".vecs.npy"), mmap_mode="r"))
-                except (OSError, ValueError):  # compacted away meanwhile
-                    continue
+                got = self.cache.open_shard(path)  # None: compacted away meanwhile, or damaged
+                if got is not None:
+                    shards[path] = got
         self._shards = shards  # one assignment: a `get` on another thread sees the old map or the new
 
     def get(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

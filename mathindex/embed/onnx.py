@@ -10,8 +10,11 @@ Same name as the torch path: an fp32 export is used only when it passed a self-c
 (cosine >= MIN_COSINE to the torch path on every text of PROBE_TEXTS, batched with padding and
 alone), so its vectors are the model's and share the embedder's name, its cache and its index.
 An export that fails the check (or cannot be made) is recorded as failed in its `check.json`, and
-the embedder falls back to torch with a logged warning. The exporter key holds EXPORTER_VERSION and
-the torch, transformers and onnxruntime versions, so an upgrade exports and checks anew.
+the embedder falls back to torch with a logged warning. The exporter key holds EXPORTER_VERSION,
+the torch, transformers and onnxruntime versions and the digest of the exporting code
+(`cache.codes.ONNX`), so an upgrade or an edit exports and checks anew. Every file of an export is
+sealed with its sha256 when written (`cache.shards.seal`) and checked before use: a damaged export
+is logged, removed and made again.
 
 int8 (`quantize_dynamic`, per-channel int8 weights) is another model: its name gets "+onnx-int8".
 
@@ -37,6 +40,9 @@ from pathlib import Path
 
 import numpy as np
 
+from mathindex.cache import CacheLayout
+from mathindex.cache.codes import ONNX
+from mathindex.cache.shards import damaged, seal, verify
 from mathindex.embed.models import entry_name
 from mathindex.embed.torch_ops import forward, tokenise
 
@@ -84,13 +90,13 @@ def exporter_key() -> str:
     from importlib.metadata import version
 
     return (f"x{EXPORTER_VERSION}-opset{OPSET}-torch{version('torch')}-transformers{version('transformers')}"
-            f"-ort{version('onnxruntime')}")
+            f"-ort{version('onnxruntime')}-c{ONNX.digest()[:12]}")
 
 
 def default_root() -> Path:
     """Where exports go when the embedder is given no directory: the user's cache."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "mathindex" / "onnx"
+    return CacheLayout(Path(base) / "mathindex").onnx
 
 
 def unsupported(model) -> str | None:
@@ -292,11 +298,14 @@ def prepare(model, name: str, revision: str, root: Path, int8: bool = False) -> 
         return None
     final = Path(root) / entry_name(name, revision) / exporter_key()
     check_file = final / CHECK_FILE
+    if check_file.exists() and not verify(final, _sealed(final, CHECK_FILE, FP32_FILE)):
+        shutil.rmtree(final, ignore_errors=True)  # damaged: exported and checked anew
     if not check_file.exists():
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
         try:
             check = _export_and_check(model, name, revision, tmp)
+            seal(tmp, [f for f in (CHECK_FILE, FP32_FILE) if (tmp / f).is_file()])
             try:
                 tmp.rename(final)  # another process may have finished the same export first: keep that one
             except OSError:
@@ -312,8 +321,11 @@ def prepare(model, name: str, revision: str, root: Path, int8: bool = False) -> 
     if not int8:
         return final / FP32_FILE
     dst = final / INT8_FILE
+    if dst.exists() and not verify(final, [INT8_FILE], remove=False):
+        dst.unlink(missing_ok=True)
     if not dst.exists():
         quantise(final / FP32_FILE, dst)
+        seal(final, [INT8_FILE])
     return dst
 
 
@@ -326,6 +338,9 @@ def prepare_packed(model, name: str, revision: str, root: Path) -> Path | None:
         return None
     final = Path(root) / entry_name(name, revision) / exporter_key()
     check_file = final / PACKED_CHECK_FILE
+    if check_file.exists() and not verify(final, _sealed(final, PACKED_CHECK_FILE, PACKED_FILE), remove=False):
+        for f in (PACKED_CHECK_FILE, PACKED_FILE, QUERY_FILE, TOKENIZER_FILE):
+            (final / f).unlink(missing_ok=True)
     if not check_file.exists():
         tmp = final / f".{PACKED_FILE}.{os.getpid()}.tmp"
         t0 = time.perf_counter()
@@ -343,6 +358,7 @@ def prepare_packed(model, name: str, revision: str, root: Path) -> Path | None:
             tmp.unlink(missing_ok=True)
         check["seconds"] = round(time.perf_counter() - t0, 1)
         _write_json(check_file, check)
+        seal(final, [f for f in (PACKED_CHECK_FILE, PACKED_FILE) if (final / f).is_file()])
     check = json.loads(check_file.read_text())
     if not check.get("ok") or not (final / PACKED_FILE).is_file():
         log.warning("embedder %s: no packed ONNX export (%s); texts run one at a time", name,
@@ -390,7 +406,8 @@ def write_query_files(packed: Path, embedder) -> None:
     """QUERY_FILE and TOKENIZER_FILE beside `packed` (a checked packed export of `embedder`, a
     SentenceTransformerEmbedder), when missing; nothing for a tokenizer that is not a fast one."""
     final = packed.parent
-    if (final / QUERY_FILE).is_file() and (final / TOKENIZER_FILE).is_file():
+    if (final / QUERY_FILE).is_file() and (final / TOKENIZER_FILE).is_file() \
+            and verify(final, [QUERY_FILE, TOKENIZER_FILE], remove=False):
         return
     tok = embedder.model.tokenizer
     own = query_tokenizer(tok, embedder.max_seq_length)
@@ -402,6 +419,18 @@ def write_query_files(packed: Path, embedder) -> None:
     _write_json(final / QUERY_FILE, {"name": embedder.name, "revision": embedder.revision, "dim": embedder.dim,
                                      "max_seq_length": embedder.max_seq_length, "pad_id": tok.pad_token_id or 0,
                                      "padding_side": tok.padding_side})
+    seal(final, [TOKENIZER_FILE, QUERY_FILE])
+
+
+def _sealed(final: Path, check_name: str, model_file: str) -> list[str]:
+    """The files of an export that its check file vouches for: the check, and the model file when
+    the check passed (a failed export has none)."""
+    try:
+        ok = bool(json.loads((final / check_name).read_text()).get("ok"))
+    except (OSError, ValueError) as exc:
+        damaged(final / check_name, exc, remove=False)
+        ok = True  # then verify finds the check file unlike what was sealed
+    return [check_name, model_file] if ok else [check_name]
 
 
 def _write_json(path: Path, data: dict) -> None:

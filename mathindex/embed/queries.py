@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mathindex.cache.shards import verify
 from mathindex.embed import onnx
 from mathindex.embed.embedder import SentenceTransformerEmbedder
 
@@ -74,8 +75,9 @@ class OnnxQueryEmbedder:
         final = Path(onnx_root) / entry_name(name, revision) / onnx.exporter_key()
         needed = (onnx.FP32_FILE, onnx.PACKED_FILE, onnx.CHECK_FILE, onnx.PACKED_CHECK_FILE, onnx.QUERY_FILE,
                   onnx.TOKENIZER_FILE)
-        if not all((final / f).is_file() for f in needed):
-            return None
+        used = [f for f in needed if f != onnx.FP32_FILE]  # what a query runs on (fp32 is not read here)
+        if not all((final / f).is_file() for f in needed) or not verify(final, used, remove=False):
+            return None  # missing, or damaged (logged): the full embedder checks and remakes them
         try:
             checks = [json.loads((final / f).read_text()) for f in (onnx.CHECK_FILE, onnx.PACKED_CHECK_FILE)]
             query = json.loads((final / onnx.QUERY_FILE).read_text())

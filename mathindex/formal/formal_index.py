@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -25,6 +24,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from mathindex.cache import CacheLayout, read_parquet, write_parquet
+from mathindex.cache.codes import FORMAL as FORMAL_CODE
 from mathindex.formal.keys import NOTATION_CONSTANTS, ConstantResolver, tree_facts
 from mathindex.formal.normal import TooDeep, head
 from mathindex.formal.telescope import TelescopeBuilder
@@ -54,16 +55,6 @@ FACTS = pa.schema([
 def _dumps(tree: tuple) -> str:
     """The FORMULA_TREES JSON encoding (tuples serialise as lists)."""
     return json.dumps(tree, ensure_ascii=False, separators=(",", ":"))
-
-
-def code_version() -> str:
-    """sha256 of the sources a statement's facts come from (this package and the formula grammar):
-    part of the content cache's file name, so a grammar change never reuses old trees."""
-    h = hashlib.sha256()
-    here = Path(__file__).parent
-    for p in sorted([*here.glob("*.py"), *(here.parent / "formula").glob("*.py")]):
-        h.update(p.name.encode() + b"\0" + p.read_bytes())
-    return h.hexdigest()[:16]
 
 
 def statement_constants(dependencies: pa.Table | None) -> dict[str, list[str]]:
@@ -107,13 +98,15 @@ def statement_key(signature: str | None, type_: str | None, variables: str | Non
 
 def statement_facts(decls: pa.Table, cache_dir: Path | None = None, workers: int = 2) -> tuple[pa.Table, dict]:
     """FACTS rows aligned with `decls` (trees parsed once per distinct statement text), and
-    counts: statements parsed, taken from the cache. With `cache_dir`, facts are read from and
-    written to `cache_dir/statements-<code version>.parquet` (the entries of this build only)."""
+    counts: statements parsed, taken from the cache. With `cache_dir` (a root's cache directory),
+    facts are read from and written to `CacheLayout.formal_statements` of the digest of the code
+    they come from (`cache.codes.FORMAL`: a grammar change never reuses old trees), holding the
+    entries of this build only."""
     keys = [statement_key(s, t, v, o == "to_additive") for s, t, v, o in zip(
         *(decls.column(c).to_pylist() if c in decls.column_names else [None] * decls.num_rows
           for c in ("signature", "type", "variables", "origin")))]
     wanted = pl.DataFrame({"key": keys}, schema={"key": pl.String})
-    cache_file = cache_dir / f"statements-{code_version()}.parquet" if cache_dir is not None else None
+    cache_file = CacheLayout(cache_dir).formal_statements(FORMAL_CODE.digest()) if cache_dir is not None else None
     known = _read_cache(cache_file)
     if known is not None:
         known = known.join(wanted.unique(), on="key", how="semi")
@@ -183,20 +176,15 @@ def _telescope(builder: TelescopeBuilder, d: dict):
 
 
 def _read_cache(path: Path | None) -> pl.DataFrame | None:
+    """The cached facts; None without a cache, or (logged, removed) when damaged: rebuilt, never trusted."""
     if path is None or not path.is_file():
         return None
-    try:
-        return pl.from_arrow(pq.read_table(path, schema=FACTS))
-    except (OSError, pa.ArrowException) as exc:  # a damaged cache is rebuilt, never trusted
-        log.warning("formal statement cache %s unreadable (%s); rebuilding it", path, exc)
-        return None
+    table = read_parquet(path, FACTS)
+    return None if table is None else pl.from_arrow(table)
 
 
 def _write_cache(path: Path, facts: pl.DataFrame) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(facts.sort("key").to_arrow().cast(FACTS), tmp, compression="zstd")
-    os.replace(tmp, path)
+    write_parquet(path, facts.sort("key").to_arrow().cast(FACTS))
 
 
 def build_formal_index(declarations: pa.Table, dependencies: pa.Table | None, out_dir: Path,

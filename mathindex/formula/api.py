@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from mathindex.formula import parse_cache as fcache
 from mathindex.formula import canonical as canon
-from mathindex.formula.parse_cache import ParseCache, code_version, content_key
+from mathindex.formula.parse_cache import content_key, parse_cache
 from mathindex.formula.grammar import (
     MAX_CHARS,
     ParseError,
@@ -152,8 +152,8 @@ def parse_formulas(formulas: pa.Table, budget_s: float = 2.0,
     rebuild parses only the formulas it has not seen. The rows come out the same either way."""
     inputs = _inputs(formulas)
     todo = inputs.unique("key", keep="first", maintain_order=True).select("key", "text", "lean")
-    cache = ParseCache(cache_dir, code_version(budget_s)) if cache_dir is not None else None
-    found = cache.lookup(todo["key"]) if cache is not None else fcache.empty()
+    cache = parse_cache(cache_dir, budget_s) if cache_dir is not None else None
+    found = cache.load(todo["key"]) if cache is not None else fcache.empty()
     todo = todo.join(found.select("key"), on="key", how="anti", maintain_order="left")
     fresh = _parse_texts(todo, budget_s)
     log.info("formulas: %d rows, %d distinct, %d cached, %d parsed", inputs.height,

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from mathindex.formula import canonical as canon
 from mathindex.formula.api import analyse, query_pieces
-from mathindex.formula.parse_cache import FEATURES, ParseCache, empty, features_version
+from mathindex.formula.parse_cache import FEATURES, empty, features_cache
 from mathindex.formula.grammar import COMMUTATIVE, from_json, tree_json
 from mathindex.formula.paths import path_tokens, symbols
 from mathindex.schemas.formula import (
@@ -361,8 +361,8 @@ def _digests(texts: pl.Series) -> list[str]:
 def _group_features(groups: pl.DataFrame, cache_dir: Path | None) -> pl.DataFrame:
     """`formula.parse_cache.FEATURES` rows aligned with `groups`: cached ones looked up, the rest computed
     (`features`) and stored."""
-    cache = ParseCache(cache_dir, features_version(), "formula-features", FEATURES) if cache_dir is not None else None
-    found = cache.lookup(groups["key"]) if cache is not None else empty(FEATURES)
+    cache = features_cache(cache_dir) if cache_dir is not None else None
+    found = cache.load(groups["key"]) if cache is not None else empty(FEATURES)
     todo = groups.select("key", "tree", "path_tokens").join(found.select("key"), on="key", how="anti", maintain_order="left")
     rows = []
     for key, ts, tokens in todo.iter_rows():

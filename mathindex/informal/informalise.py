@@ -19,10 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
+from mathindex.cache import CacheLayout, ShardStore
+from mathindex.cache.codes import INFORMAL
 from mathindex.informal.rules import RULES_VERSION, first_sentence, render_rules
 from mathindex.schemas.embed import INFORMALISATIONS
 from mathindex.schemas.lean import ROLE_STATEMENT
@@ -286,19 +288,19 @@ def dependency_levels(names: list[str], dependencies: pa.Table | None) -> list[i
 
 
 class InformalCache:
-    """On-disk cache of informal texts: Parquet shards under `dir`, one row per key (ok renderings only)."""
+    """Informal texts (ok renderings only), one row per key, as `cache.ShardStore` shards in
+    `CacheLayout.informal(<digest>)` under a root's cache directory: the digest is the code's that
+    renders (`cache.codes.INFORMAL`); a key covers the statement, the informaliser's backend, model
+    and prompt version, and the context shown."""
 
     SCHEMA = pa.schema([("key", pa.string()), ("text", pa.string())])
 
     def __init__(self, root: Path | None, backend: str, model: str, prompt_version: str):
-        self.dir = None if root is None else Path(root) / "informalisations"
+        self.store = ShardStore(None if root is None else CacheLayout(root).informal(INFORMAL.digest()), self.SCHEMA)
         self.scope = (backend, model, prompt_version)
-        self._map: dict[str, str] = {}
+        rows = self.store.load()
+        self._map: dict[str, str] = dict(zip(rows["key"].to_list(), rows["text"].to_list()))
         self._new: list[tuple[str, str]] = []
-        if self.dir is not None and self.dir.exists():
-            for shard in sorted(self.dir.glob("*.parquet")):
-                t = pq.read_table(shard)
-                self._map.update(zip(t.column("key").to_pylist(), t.column("text").to_pylist()))
 
     def key(self, statement_hash: str, context: tuple[tuple[str, str], ...]) -> str:
         ctx = sha256_hex(*(f"{n}\0{t}" for n, t in context))
@@ -312,16 +314,9 @@ class InformalCache:
         self._new.append((key, text))
 
     def flush(self) -> None:
-        """Write the new entries as one shard (atomic rename); nothing is overwritten."""
-        if self.dir is None or not self._new:
-            return
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self._new.sort()
-        t = pa.table({"key": [k for k, _ in self._new], "text": [v for _, v in self._new]}, schema=self.SCHEMA)
-        name = sha256_hex(*(k for k, _ in self._new))[:20]
-        tmp = self.dir / f".{name}.tmp"
-        pq.write_table(t, tmp)
-        tmp.rename(self.dir / f"{name}.parquet")
+        """Writes the new entries as one shard (atomic rename); nothing is overwritten."""
+        if self._new:
+            self.store.add(pl.DataFrame(self._new, schema={"key": pl.String, "text": pl.String}, orient="row"))
         self._new = []
 
 

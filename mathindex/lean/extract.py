@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
+import shutil
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.ipc as ipc
 
+from mathindex.cache import CacheLayout, read_arrow, write_arrow
+from mathindex.cache.codes import LEAN
+from mathindex.cache.shards import damaged
 from mathindex.corpusfiles import MAX_BYTES, CorpusRoot, Refused, digest, list_files, read_file, too_large
 from mathindex.lean.scanner import STAGE, scan_file
 from mathindex.schemas.common import ERRORS, error_row
@@ -50,14 +52,6 @@ class LeanExtraction:
     dependencies: pa.Table
     errors: pa.Table
     descriptions: pa.Table = field(default_factory=DESCRIPTIONS.empty_table)
-
-
-def code_version() -> str:
-    """sha256 of this package's source files: part of every cache key."""
-    h = hashlib.sha256()
-    for p in sorted(Path(__file__).parent.glob("*.py")):
-        h.update(p.name.encode() + b"\0" + p.read_bytes())
-    return h.hexdigest()[:16]
 
 
 def module_name(rel: str) -> str:
@@ -123,33 +117,30 @@ def _extract_chunk(args: tuple[str, CorpusRoot, list[tuple[str, str]]]) -> tuple
     return pa.Table.from_pylist(rows, schema=RAW), pa.Table.from_pylist(errs, schema=ERRORS)
 
 
+_ROWS = {"files": _FILES, "raw": RAW, "errors": ERRORS}  # a per-file entry's tables, files.arrow written last
+
+
 def _load_cache(cache_dir: Path, version: str) -> tuple[dict[str, str], pa.Table, pa.Table] | None:
-    d = cache_dir / f"lean-{version}"
-    try:
-        files = ipc.open_file(pa.memory_map(str(d / "files.arrow"))).read_all()
-        raw = ipc.open_file(pa.memory_map(str(d / "raw.arrow"))).read_all()
-        errs = ipc.open_file(pa.memory_map(str(d / "errors.arrow"))).read_all()
-    except (OSError, pa.ArrowInvalid):
+    """The per-file rows of `version` under a root's cache directory; None when there are none, or
+    (logged, removed) when a table cannot be read or has another schema."""
+    d = CacheLayout(cache_dir).lean_rows(version)
+    if not (d / "files.arrow").is_file():
         return None
-    if raw.schema != RAW or errs.schema != ERRORS:
+    tables = {name: read_arrow(d / f"{name}.arrow", schema) for name, schema in _ROWS.items()}
+    if any(t is None for t in tables.values()):
+        damaged(d, "a table of the per-file rows is damaged")
         return None
-    return dict(zip(files["file"].to_pylist(), files["sha256"].to_pylist())), raw, errs
-
-
-def _write_table(path: Path, table: pa.Table) -> None:
-    tmp = path.with_suffix(".tmp")
-    with pa.OSFile(str(tmp), "wb") as sink, ipc.new_file(sink, table.schema) as w:
-        w.write_table(table)
-    os.replace(tmp, path)
+    files = tables["files"]
+    return dict(zip(files["file"].to_pylist(), files["sha256"].to_pylist())), tables["raw"], tables["errors"]
 
 
 def _save_cache(cache_dir: Path, version: str, shas: dict[str, str], raw: pa.Table, errs: pa.Table) -> None:
-    d = cache_dir / f"lean-{version}"
-    d.mkdir(parents=True, exist_ok=True)
+    d = CacheLayout(cache_dir).lean_rows(version)
     files = pa.table({"file": list(shas), "sha256": list(shas.values())}, schema=_FILES)
-    _write_table(d / "raw.arrow", raw)
-    _write_table(d / "errors.arrow", errs)
-    _write_table(d / "files.arrow", files)  # last: a cache is valid only once this exists
+    (d / "files.arrow").unlink(missing_ok=True)  # the entry is incomplete until files.arrow is back
+    write_arrow(d / "raw.arrow", raw)
+    write_arrow(d / "errors.arrow", errs)
+    write_arrow(d / "files.arrow", files)  # last: a cache is valid only once this exists
 
 
 def file_hashes(root: Path) -> tuple[list[tuple[str, Path]], dict[str, str]]:
@@ -162,7 +153,8 @@ def file_hashes(root: Path) -> tuple[list[tuple[str, Path]], dict[str, str]]:
 
 def extract_raw(root: Path, corpus: str, cache_dir: Path | None = None, workers: int = 2,
                 hashed: tuple[list[tuple[str, Path]], dict[str, str]] | None = None) -> tuple[pa.Table, pa.Table]:
-    """Raw per-file rows (RAW schema) and errors for every `*.lean` under root, using the cache."""
+    """Raw per-file rows (RAW schema) and errors for every `*.lean` under root, using the cache
+    under `cache_dir` (a root's cache directory: `CacheLayout.lean_rows`)."""
     tree, shas = hashed or file_hashes(root)
     version = _version(corpus)
     cached = _load_cache(cache_dir, version) if cache_dir else None
@@ -204,7 +196,8 @@ def extract_raw(root: Path, corpus: str, cache_dir: Path | None = None, workers:
 
 
 def _version(corpus: str) -> str:
-    return code_version() + hashlib.sha256(corpus.encode()).hexdigest()[:8]
+    """The per-file rows' version: the digest of the extraction's code (`cache.codes.LEAN`) and the corpus."""
+    return LEAN.digest() + hashlib.sha256(corpus.encode()).hexdigest()[:8]
 
 
 def _tree_key(corpus: str, shas: dict[str, str]) -> str:
@@ -212,10 +205,6 @@ def _tree_key(corpus: str, shas: dict[str, str]) -> str:
     for rel in sorted(shas):
         h.update(f"{rel}\0{shas[rel]}\n".encode())
     return h.hexdigest()[:24]
-
-
-def _read(path: Path) -> pa.Table:
-    return ipc.open_file(pa.memory_map(str(path))).read_all()
 
 
 def extract_descriptions(root: Path, tree: list[tuple[str, Path]], declarations: pa.Table) -> pa.Table:
@@ -241,19 +230,18 @@ _FINAL = {"declarations": DECLARATIONS, "dependencies": DEPENDENCIES, "errors": 
 
 def extract_lean_tree(root: Path, corpus: str, cache_dir: Path | None = None) -> LeanExtraction:
     """Declarations, dependency edges, descriptions and errors of every `*.lean` file under `root`
-    (sorted). With `cache_dir`, per-file rows are reused by content hash, and a tree whose files all
-    match a previous run reuses that run's tables."""
+    (sorted). With `cache_dir` (a root's cache directory: `CacheLayout.lean`), per-file rows are
+    reused by content hash, and a tree whose files all match a previous run reuses that run's tables."""
     from mathindex.lean.finalise import finalise
 
     hashed = file_hashes(Path(root))
-    final_dir = Path(cache_dir) / f"lean-final-{_tree_key(corpus, hashed[1])}" if cache_dir else None
+    layout = CacheLayout(cache_dir) if cache_dir else None
+    final_dir = layout.lean_final(_tree_key(corpus, hashed[1])) if layout is not None else None
     if final_dir is not None and (final_dir / "done").exists():
-        try:
-            final = {name: _read(final_dir / f"{name}.arrow") for name in _FINAL}
-            if all(final[name].schema == schema for name, schema in _FINAL.items()):
-                return LeanExtraction(**final)
-        except (OSError, pa.ArrowInvalid):
-            log.warning("unreadable final cache %s; extracting again", final_dir)
+        final = {name: read_arrow(final_dir / f"{name}.arrow", schema) for name, schema in _FINAL.items()}
+        if all(t is not None for t in final.values()):
+            return LeanExtraction(**final)
+        damaged(final_dir, "a table of the whole-tree entry is damaged")
     t0 = time.perf_counter()
     raw, errs = extract_raw(Path(root), corpus, cache_dir, hashed=hashed)
     t1 = time.perf_counter()
@@ -266,15 +254,13 @@ def extract_lean_tree(root: Path, corpus: str, cache_dir: Path | None = None) ->
         )
     described = extract_descriptions(Path(root), hashed[0], decls)
     if final_dir is not None:
-        for old in Path(cache_dir).glob("lean-final-*"):
+        for old in layout.lean_finals():
             if old != final_dir and (old / "done").exists():
-                for f in old.iterdir():
-                    f.unlink()
-                old.rmdir()
-        final_dir.mkdir(parents=True, exist_ok=True)
+                shutil.rmtree(old, ignore_errors=True)
+        (final_dir / "done").unlink(missing_ok=True)
         for name, table in (("declarations", decls), ("dependencies", deps), ("errors", errs), ("descriptions", described)):
-            _write_table(final_dir / f"{name}.arrow", table)
-        (final_dir / "done").write_text("ok\n")
+            write_arrow(final_dir / f"{name}.arrow", table)
+        (final_dir / "done").write_text("ok\n")  # last: the entry is read only once this exists
     return LeanExtraction(decls, deps, errs, described)
 
 

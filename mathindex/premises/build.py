@@ -16,6 +16,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
+from mathindex.cache import CacheLayout
 from mathindex.premises import premise_cache as cache
 from mathindex.premises.fit import FIT_QUERIES, MODEL_QUERIES, collect, fit_model, fit_weights, sample_queries, score
 from mathindex.premises.priors import PREMISES_DIR, write_premise_index
@@ -54,7 +55,7 @@ def cached_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.
     t0 = time.perf_counter()
     if cache_dir is None:
         return build_premises(release_dir, declarations, dependencies, open_engine(), seed, imports=imports)
-    entries = Path(cache_dir) / cache.CACHE_DIR
+    entries = CacheLayout(cache_dir).premises
     key = cache.stage_key(declarations, dependencies, release_dir, model, seed, imports=imports)
     info = cache.load(entries, key, Path(release_dir) / PREMISES_DIR)
     if info is not None:

@@ -5,11 +5,12 @@ The key (`stage_key`) is the sha256 of everything the stage reads: the declarati
 dependency tables (their Arrow IPC bytes, in the order given: row order decides the priors' rows),
 the vector index's identity (its sidecar's content key and embedder: the texts, the model and the
 index options), the corpus's import graph (premises.imports), the query model reference, the
-seed, and the source of the `mathindex` package
-(the formal index, the goal grammar, BM25 and the ranker are all functions of those tables and
-that code). An entry is `CACHE_DIR/<key>/`: the stage's files and `info.json` (what the stage
-returned, wall-clock seconds left out), renamed into place whole, so a half-written entry is never
-read; the newest KEEP entries are kept.
+seed, and the digest of the code the stage runs (`cache.codes.PREMISES`: the premise package
+and the search engine it opens; the formal index, the goal grammar, BM25 and the ranker are all
+functions of those tables and that code). An entry is `CacheLayout.premises/<key>/`: the stage's
+files and `info.json` (what the stage returned, wall-clock seconds left out), sealed with their
+digests and renamed into place whole, so a half-written entry is never read and a damaged one is
+dropped (logged) and built again; the newest KEEP entries are kept.
 
 A carried entry (`premises.build.carried_premises`): when the tables moved by a few files since the
 entry whose figures were measured, the stage rebuilds the priors and the statement index and carries
@@ -29,52 +30,18 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
+from mathindex.cache.codes import PREMISES
+from mathindex.cache.digest import table_digest
+from mathindex.cache.shards import DIGESTS, keep_newest, publish_dir, touch, verify
 from mathindex.store.layout import ReleaseLayout
 
 log = logging.getLogger(__name__)
 
-CACHE_DIR = "premises"  # under the root's cache directory (store.RootLayout.cache)
 INFO_FILE = "info.json"
 FILES_FILE = "files.parquet"  # per-file digests of the measured build's inputs (the carry rule compares them)
 CARRY_FILE = "carry.json"
-_BOOKKEEPING = (INFO_FILE, FILES_FILE, CARRY_FILE)  # entry files that are not the stage's
+_BOOKKEEPING = (INFO_FILE, FILES_FILE, CARRY_FILE, DIGESTS)  # entry files that are not the stage's
 KEEP = 3  # entries kept: the last few inputs (a rebuild that flips back finds its entry)
-_PACKAGE = Path(__file__).resolve().parents[1]  # mathindex/
-
-
-class _HashSink:
-    """A write-only file object that feeds what is written to a hash (Arrow's IPC writer streams
-    into it, so a table is hashed without a serialised copy)."""
-
-    def __init__(self, h):
-        self.h, self.closed = h, False
-
-    def write(self, data) -> int:
-        self.h.update(data)
-        return len(data)
-
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        self.closed = True
-
-
-def table_digest(table: pa.Table) -> str:
-    """sha256 of a table's schema and rows as an Arrow IPC stream (same rows, same order, same
-    chunks: the same digest)."""
-    h = hashlib.sha256()
-    with pa.ipc.new_stream(_HashSink(h), table.schema) as writer:
-        writer.write_table(table)
-    return h.hexdigest()
-
-
-def code_version(package: Path = _PACKAGE) -> str:
-    """sha256 of every Python source file of the package (relative path and bytes, sorted)."""
-    h = hashlib.sha256()
-    for p in sorted(package.rglob("*.py")):
-        h.update(p.relative_to(package).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
-    return h.hexdigest()
 
 
 def vector_identity(release_dir: Path) -> dict | None:
@@ -93,16 +60,17 @@ def stage_key(declarations: pa.Table, dependencies: pa.Table, release_dir: Path,
     """The cache key of one premise stage run (see the module docstring)."""
     parts = {"declarations": table_digest(declarations), "dependencies": table_digest(dependencies),
              "vector": vector_identity(release_dir), "model": None if model is None else str(model), "seed": seed,
-             "code": code or code_version(), "imports": None if imports is None else table_digest(imports)}
+             "code": code or PREMISES.digest(), "imports": None if imports is None else table_digest(imports)}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
 def load(cache_dir: Path, key: str, out_dir: Path) -> dict | None:
     """Puts the entry's files into `out_dir` (hard links, else copies) and returns its info; None
-    (nothing written) when there is no complete entry for `key`."""
+    (nothing written) when there is no complete entry for `key`, or (logged, removed) when a file
+    of it differs from what was sealed."""
     entry = Path(cache_dir) / key
     info_path = entry / INFO_FILE
-    if not info_path.is_file():
+    if not info_path.is_file() or not verify(entry):
         return None
     info = json.loads(info_path.read_text(encoding="utf-8"))
     out_dir = Path(out_dir)
@@ -114,10 +82,7 @@ def load(cache_dir: Path, key: str, out_dir: Path) -> dict | None:
             os.link(src, dst)
         except OSError:
             shutil.copy2(src, dst)
-    try:
-        os.utime(entry)  # the newest entries are the ones kept
-    except OSError:
-        pass
+    touch(entry)  # the newest entries are the ones kept
     return info
 
 
@@ -125,7 +90,7 @@ def store(cache_dir: Path, key: str, out_dir: Path, info: dict, files: pl.DataFr
           carry: dict | None = None) -> Path:
     """Copies `out_dir` (the stage's files), `info` and the carry bookkeeping (`files`: file_digests
     of the measured build; `carry`: see the module docstring) into the entry for `key`, atomically
-    (a temporary directory renamed), then drops all but the newest KEEP entries."""
+    (a temporary directory, sealed and renamed), then drops all but the newest KEEP entries."""
     cache_dir = Path(cache_dir)
     entry = cache_dir / key
     tmp = cache_dir / f".tmp-{key}-{os.getpid()}"
@@ -135,13 +100,8 @@ def store(cache_dir: Path, key: str, out_dir: Path, info: dict, files: pl.DataFr
     if files is not None and carry is not None:
         files.write_parquet(tmp / FILES_FILE)
         (tmp / CARRY_FILE).write_text(json.dumps(carry, sort_keys=True) + "\n", encoding="utf-8")
-    if entry.exists():
-        shutil.rmtree(entry)
-    os.replace(tmp, entry)
-    entries = sorted((p for p in cache_dir.iterdir() if p.is_dir() and not p.name.startswith(".")),
-                     key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in entries[KEEP:]:
-        shutil.rmtree(old, ignore_errors=True)
+    publish_dir(tmp, entry)
+    keep_newest(cache_dir, KEEP)
     log.info("premises: cached as %s", entry)
     return entry
 
@@ -150,7 +110,7 @@ def carry_key(model: str | None, seed: int, code: str | None = None, imports: pa
     """What carried figures must share with the build that measured them: the code (with polars,
     whose row hashes file_digests uses), the query model reference, the seed and the import graph
     (a changed header changes what every goal below it can see)."""
-    parts = {"model": None if model is None else str(model), "seed": seed, "code": code or code_version(),
+    parts = {"model": None if model is None else str(model), "seed": seed, "code": code or PREMISES.digest(),
              "polars": pl.__version__, "imports": None if imports is None else table_digest(imports)}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
@@ -189,7 +149,7 @@ def changed_files(before: pl.DataFrame, now: pl.DataFrame) -> pl.DataFrame:
 
 def measured_entry(cache_dir: Path, key: str) -> tuple[Path, dict, pl.DataFrame] | None:
     """The newest complete entry whose carry key is `key`: (entry, its carry record, the measured
-    build's file digests); None when there is none."""
+    build's file digests); None when there is none (a damaged entry is logged, removed, skipped)."""
     cache_dir = Path(cache_dir)
     if not cache_dir.is_dir():
         return None
@@ -198,7 +158,7 @@ def measured_entry(cache_dir: Path, key: str) -> tuple[Path, dict, pl.DataFrame]
     for entry in entries:
         try:
             carry = json.loads((entry / CARRY_FILE).read_text(encoding="utf-8"))
-            if carry.get("carry_key") == key and (entry / INFO_FILE).is_file():
+            if carry.get("carry_key") == key and (entry / INFO_FILE).is_file() and verify(entry):
                 return entry, carry, pl.read_parquet(entry / FILES_FILE)
         except (OSError, ValueError):
             continue

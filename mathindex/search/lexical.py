@@ -12,7 +12,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mathindex.cache import RowCache, code_version
+from mathindex.cache import CacheLayout, ShardStore
+from mathindex.cache.codes import TOKENS
 from mathindex.search.bm25 import save_bm25s
 from mathindex.names import shared_names
 from mathindex.search.text import tokens
@@ -24,9 +25,6 @@ NODE_FILE = "nodes.parquet"
 # whole-Mathlib release, MathlibQR dev nDCG@10 48.6 -> 49.4 and R@10 63.2 -> 64.7, both folds
 # (bench/ranking_prior.py folds; neighbours 0.7/0.4, 1.2/0.4, 0.9/0.3, 0.9/0.5 all lower).
 BM25_K1, BM25_B = 0.9, 0.4
-# the tokens of a text depend on the tokenizer and on the gloss-stripping of informal renderings
-TOKENS_VERSION = code_version(Path(__file__).with_name("text.py"), Path(__file__).parents[1] / "informal" / "rules.py",
-                              packages=("PyStemmer", "latex2mathml"))
 TOKEN_ROWS = pa.schema([("key", pa.string()), ("tokens", pa.string())])
 
 
@@ -50,7 +48,7 @@ def _cached_tokens(rows: pl.DataFrame, cache_dir: Path | None, informal: pl.Seri
     tokenised now and added to it; `informal` marks the texts whose glosses are stripped first."""
     from mathindex.informal.rules import without_context  # here: mathindex.embed imports this module
 
-    cache = RowCache(cache_dir, "tokens", TOKENS_VERSION, TOKEN_ROWS)
+    cache = ShardStore(None if cache_dir is None else CacheLayout(cache_dir).tokens(TOKENS.digest()), TOKEN_ROWS)
     known = cache.load(rows.get_column("key"))
     if informal is not None:
         rows = rows.with_columns(informal=informal)
@@ -69,9 +67,10 @@ def _cached_tokens(rows: pl.DataFrame, cache_dir: Path | None, informal: pl.Seri
 def build_text_index(texts: pa.Table, out_dir: Path, cache_dir: Path | None = None) -> int:
     """The release's lexical index: one document per node name, every text of the node in facet
     order (an informal rendering without its glosses of other constants, `informal.rules.without_context`).
-    Each distinct text is tokenised once and its tokens kept in a row cache under `cache_dir`
-    (`mathindex.cache.RowCache`, keyed by the text's sha256 and the tokenizer's code), so that a
-    rebuild tokenises only the texts it has not seen. Returns the number of documents."""
+    Each distinct text is tokenised once and its tokens kept in the token cache under `cache_dir`
+    (`CacheLayout.tokens`: keyed by the text's sha256, in a folder per digest of the tokenizer's
+    code, `cache.codes.TOKENS`), so that a rebuild tokenises only the texts it has not seen.
+    Returns the number of documents."""
     rows = pl.from_arrow(texts.select(["name", "facet", "text", "sha256"])).with_columns(
         key=pl.col("sha256") + pl.when(pl.col("facet") == "informal").then(pl.lit(":informal")).otherwise(pl.lit("")))
     known = _cached_tokens(rows.select("key", "text"), cache_dir, informal=rows.get_column("facet") == "informal")

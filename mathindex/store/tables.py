@@ -46,7 +46,6 @@ def write_duckdb(directory: Path, names: list[str], previous: Path | None = None
     same tables (each Parquet file's sha256 equal to the one its manifest records) and the same
     catalog (tables, columns, comments, views, macros: `_catalog`), and its database matches its
     manifest, that file is linked instead (a no-change nightly)."""
-    specs = table_specs()
     path = ReleaseLayout(directory).duckdb
     tmp = path.with_name(path.name + ".tmp")
     tmp.unlink(missing_ok=True)

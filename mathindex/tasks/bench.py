@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from mathindex.cache import CacheLayout, read_parquet
+from mathindex.cache.codes import BENCH
+from mathindex.cache.shards import keep_newest, publish_dir, verify
 from mathindex.evaluation.bench import headline, run_suite
 from mathindex.evaluation.gate import GateReport, gate_metrics
 from mathindex.evaluation.suites import load_suite
@@ -24,8 +27,7 @@ from mathindex.store.releases import published_release
 from mathindex.tasks import HOUR_S, BenchRun, stage
 
 BASELINES = PACKAGE_ROOT / "bench" / "baselines"
-BENCH_CACHE = "bench"  # under the root's cache directory: the runs of the last few inputs
-KEEP = 3
+KEEP = 3  # entries of CacheLayout.bench: the runs of the last few inputs
 log = logging.getLogger(__name__)
 
 
@@ -37,15 +39,17 @@ def run_benchmarks(release_dir: Path, suites: list[SuiteSpec], model: str | None
     A suite that fails to run is recorded with its error and no metrics, which the gate then
     treats as a failure. With `cache_dir` (the root's cache), a release whose every file, suite,
     model and line of code is that of an earlier run gets that run's results (`bench_key`): the
-    engine is a function of them (the no-change rebuild's `bench_results` were byte-identical)."""
+    engine is a function of them (the no-change rebuild's `bench_results` were byte-identical). An
+    entry whose files differ from what was sealed is logged, dropped and run again."""
     if cache_dir is None:
         return _run_suites(release_dir, suites, model)
     key = bench_key(release_dir, suites, model)
-    entry = Path(cache_dir) / BENCH_CACHE / key
-    if (entry / "metrics.json").is_file():
-        log.info("benchmarks: every input unchanged (key %s): results of the earlier run", key[:16])
-        return BenchRun(json.loads((entry / "metrics.json").read_text(encoding="utf-8")),
-                        pq.read_table(entry / "rows.parquet"))
+    entry = CacheLayout(cache_dir).bench / key
+    if (entry / "metrics.json").is_file() and verify(entry):
+        rows = read_parquet(entry / "rows.parquet", BENCH_RESULTS)
+        if rows is not None:
+            log.info("benchmarks: every input unchanged (key %s): results of the earlier run", key[:16])
+            return BenchRun(json.loads((entry / "metrics.json").read_text(encoding="utf-8")), rows)
     run = _run_suites(release_dir, suites, model)
     _store(entry, run)
     return run
@@ -54,11 +58,9 @@ def run_benchmarks(release_dir: Path, suites: list[SuiteSpec], model: str | None
 def bench_key(release_dir: Path, suites: list[SuiteSpec], model: str | None) -> str:
     """sha256 of what a benchmark run reads: every file of the release so far (its database, being
     written beside the run, and bench/ left out), the suites' bytes, the model reference and the
-    package's source files."""
-    from mathindex.stagecache import code_version
-
+    digest of the code that runs them (`cache.codes.BENCH`)."""
     release_dir = Path(release_dir)
-    h = hashlib.sha256(json.dumps({"code": code_version(), "model": model,
+    h = hashlib.sha256(json.dumps({"code": BENCH.digest(), "model": model,
                                    "suites": [(s.name, _file_sha(Path(s.path))) for s in suites]}).encode())
     for p in sorted(release_dir.rglob("*")):
         rel = p.relative_to(release_dir).as_posix()
@@ -72,18 +74,14 @@ def _file_sha(path: Path) -> str:
 
 
 def _store(entry: Path, run: BenchRun) -> None:
-    """The run's metrics and rows under `entry`, renamed into place whole; the newest KEEP kept."""
+    """The run's metrics and rows under `entry`, sealed and renamed into place whole; the newest KEEP kept."""
     tmp = entry.with_name(f".tmp-{entry.name}-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     (tmp / "metrics.json").write_text(json.dumps(dict(run.metrics)), encoding="utf-8")
     pq.write_table(run.rows, tmp / "rows.parquet")
-    shutil.rmtree(entry, ignore_errors=True)
-    os.replace(tmp, entry)
-    entries = sorted((p for p in entry.parent.iterdir() if p.is_dir() and not p.name.startswith(".")),
-                     key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in entries[KEEP:]:
-        shutil.rmtree(old, ignore_errors=True)
+    publish_dir(tmp, entry)
+    keep_newest(entry.parent, KEEP)
 
 
 def _run_suites(release_dir: Path, suites: list[SuiteSpec], model: str | None) -> BenchRun:

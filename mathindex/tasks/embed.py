@@ -31,13 +31,16 @@ class VectorBuild:
 def build_embedding_texts(declarations: pa.Table, informalisations: pa.Table, statements: pa.Table,
                           descriptions: pa.Table | None = None, cache_dir: Path | None = None) -> pa.Table:
     """The embedding_texts table, from the stage cache under `cache_dir` when its inputs are those
-    of an earlier run (`stagecache.StageCache`)."""
+    of an earlier run (`cache.stages.StageCache`)."""
+    from mathindex.cache.codes import EMBEDDING_TEXTS
+    from mathindex.cache.stages import StageCache
     from mathindex.embed import embedding_texts
-    from mathindex.stagecache import StageCache
+    from mathindex.schemas.embed import EMBEDDING_TEXTS as TEXTS_SCHEMA
 
     inputs = {"declarations": declarations, "informalisations": informalisations, "statements": statements,
               "descriptions": descriptions}
-    table, _ = StageCache(cache_dir).run("embedding_texts", lambda: embedding_texts(**inputs), inputs)
+    table, _ = StageCache(cache_dir).run("embedding_texts", EMBEDDING_TEXTS, lambda: embedding_texts(**inputs), inputs,
+                                         schema=TEXTS_SCHEMA)
     return table
 
 

@@ -31,7 +31,7 @@ class Extraction:
 def extract_lean(source: Source, cache_dir: Path):
     from mathindex.lean import extract_lean_tree
 
-    return extract_lean_tree(source.root, source.spec.name, cache_dir=cache_dir / "lean")
+    return extract_lean_tree(source.root, source.spec.name, cache_dir=cache_dir)
 
 
 @io_stage(name="extract_latex")

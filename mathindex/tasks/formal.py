@@ -14,12 +14,12 @@ def formal_index(declarations: pa.Table, dependencies: pa.Table, release_dir: Pa
                  cache_dir: Path | None = None) -> TableBuild:
     """The formal_statements table and the `formal/` postings, with the manifest's figures (build
     seconds, bytes on disk of the postings); statement facts are kept by content under
-    `cache_dir/formal` (a root's cache) between builds."""
+    `cache_dir` (a root's cache directory: `CacheLayout.formal_statements`) between builds."""
     from mathindex.formal import build_formal_index
     from mathindex.store.layout import ReleaseLayout
 
     out_dir = ReleaseLayout(release_dir).formal
     statements, info = build_formal_index(declarations, dependencies, out_dir,
-                                          cache_dir=cache_dir / "formal" if cache_dir is not None else None)
+                                          cache_dir=cache_dir)
     info["directory_bytes"] = sum(p.stat().st_size for p in out_dir.rglob("*") if p.is_file())
     return TableBuild(statements, IndexBuild("formal", info))

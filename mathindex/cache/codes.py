@@ -1,0 +1,95 @@
+"""The code each cache's values are made by (`digest.CodeSet`): the registry a cache's key takes
+its code digest from. Data only: this module imports no cache and no maker.
+
+`makers` are the modules whose functions compute the cached values; `modules` holds them and every
+mathindex module they import, transitively (a package names all of its modules), which
+tests/test_cache_layer.py checks by static import analysis, so a set cannot silently miss a module.
+The cache layer itself (`mathindex.cache`) stores values and never makes one: it is in no set.
+"""
+
+from __future__ import annotations
+
+from mathindex.cache.digest import CodeSet
+
+_SCHEMAS = "mathindex.schemas"  # a package: every table schema (its __init__ imports them all)
+_LEAN_TEXT = ("mathindex.informal.rules", "mathindex.lean.binders", "mathindex.lean.lexer")
+
+# search.lexical: a text's BM25 tokens (the tokenizer, and the gloss-stripping of renderings)
+TOKENS = CodeSet(
+    makers=("mathindex.search.lexical", "mathindex.search.text", "mathindex.informal.rules"),
+    modules=("mathindex.search.lexical", "mathindex.search.text", "mathindex.search.bm25", "mathindex.names",
+             *_LEAN_TEXT),
+    libraries=("PyStemmer", "latex2mathml"),
+)
+# informal.informalise: renderings (the informalise stage's table and each statement's rendering)
+INFORMAL = CodeSet(
+    makers=("mathindex.informal.informalise",),
+    modules=("mathindex.informal.informalise", *_LEAN_TEXT, _SCHEMAS),
+)
+# embed.texts: the embedding_texts stage's table
+EMBEDDING_TEXTS = CodeSet(
+    makers=("mathindex.embed.texts",),
+    modules=("mathindex.embed.texts", "mathindex.lean.descriptions", "mathindex.corpusfiles", "mathindex.names",
+             "mathindex.textfold", *_LEAN_TEXT, _SCHEMAS),
+)
+_FORMULA = ("mathindex.formula.api", "mathindex.formula.canonical", "mathindex.formula.grammar",
+            "mathindex.formula.mathml", "mathindex.formula.optree", "mathindex.formula.parse_cache",
+            "mathindex.formula.parser", "mathindex.formula.paths", "mathindex.formula.symbols",
+            "mathindex.formula.tokens", "mathindex.names", "mathindex.textfold", _SCHEMAS)
+# formula.api: a formula's parse row (tree, tokens, canonical form, errors); the SymPy budget is
+# part of the key beside this digest (it decides `timeout`)
+FORMULAS = CodeSet(makers=("mathindex.formula.api",), modules=_FORMULA, libraries=("sympy", "latex2mathml", "lxml"))
+# formula.formula_index: a tree's index features
+FORMULA_FEATURES = CodeSet(makers=("mathindex.formula.formula_index",),
+                           modules=("mathindex.formula.formula_index", *_FORMULA))
+# lean.extract: per-file raw rows and a whole tree's tables (files are read through corpusfiles)
+LEAN = CodeSet(
+    makers=("mathindex.lean.extract",),
+    modules=("mathindex.lean.extract", "mathindex.lean.scanner", "mathindex.lean.finalise",
+             "mathindex.lean.dependencies", "mathindex.lean.descriptions", "mathindex.lean.instances",
+             "mathindex.lean.names", "mathindex.lean.proof_refs", "mathindex.lean.binders", "mathindex.lean.lexer",
+             "mathindex.corpusfiles", "mathindex.workers", _SCHEMAS),
+)
+# formal.formal_index: a statement's telescope facts
+FORMAL = CodeSet(
+    makers=("mathindex.formal.formal_index",),
+    modules=("mathindex.formal.formal_index", "mathindex.formal.keys", "mathindex.formal.normal",
+             "mathindex.formal.telescope", "mathindex.formula.grammar", "mathindex.formula.optree",
+             "mathindex.formula.parser", "mathindex.formula.symbols", "mathindex.formula.tokens",
+             "mathindex.store.layout", "mathindex.workers", _SCHEMAS),
+)
+# The search engine and what it opens: the premise stage and the benchmarks run queries through it.
+_ENGINE = ("mathindex.search", "mathindex.embed", "mathindex.formal", "mathindex.formula", "mathindex.store",
+           "mathindex.evaluation.metrics", "mathindex.latex.macros", "mathindex.latex.texscan",
+           "mathindex.corpusfiles", "mathindex.names", "mathindex.textfold", "mathindex.workers", *_LEAN_TEXT,
+           "mathindex.lean.descriptions", _SCHEMAS)
+# premises.build (through tasks.premises, which opens a SearchEngine): the premise stage's files
+PREMISES = CodeSet(
+    makers=("mathindex.premises.build", "mathindex.tasks.premises", "mathindex.search.engine"),
+    modules=("mathindex.premises", "mathindex.tasks", *_ENGINE),
+)
+# tasks.bench: the suites' results through a SearchEngine
+BENCH = CodeSet(
+    makers=("mathindex.tasks.bench",),
+    modules=("mathindex.tasks", "mathindex.evaluation.bench", "mathindex.evaluation.gate",
+             "mathindex.evaluation.suites", "mathindex.sources", *_ENGINE),
+)
+# embed.onnx: a model's checked ONNX exports
+ONNX = CodeSet(
+    makers=("mathindex.embed.onnx",),
+    modules=("mathindex.embed.onnx", "mathindex.embed.torch_ops", "mathindex.embed.models", "mathindex.embed.base",
+             "mathindex.schemas.manifest", "mathindex.store.integrity", "mathindex.store.layout",
+             "mathindex.store.releases"),
+    libraries=("torch", "transformers", "onnxruntime"),
+)
+# The embedding cache has no code digest: a vector is the model's, keyed by the embedder's name
+# (which carries its precision and backend) and revision; the torch and ONNX paths are checked to
+# agree (embed.onnx MIN_COSINE). Keying it on code would re-embed a whole corpus (hours) for an
+# edit that cannot change a vector beyond that tolerance.
+EMBEDDINGS = None
+
+CACHES: dict[str, CodeSet | None] = {
+    "tokens": TOKENS, "stages/informalise": INFORMAL, "stages/embedding_texts": EMBEDDING_TEXTS,
+    "informal": INFORMAL, "formulas": FORMULAS, "formula-features": FORMULA_FEATURES, "lean": LEAN,
+    "formal": FORMAL, "premises": PREMISES, "bench": BENCH, "onnx": ONNX, "embeddings": EMBEDDINGS,
+}

@@ -1,0 +1,81 @@
+"""`CacheLayout`: where every cache lives under a root's cache directory (`RootLayout(root).cache`).
+
+The only module that names a cache folder; a cache module asks its layout for its directory and
+never spells one. Folders that depend on code carry that code's digest (`cache.codes`), so an edit
+to the code that makes a cache's values starts a fresh folder rather than reusing stale rows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class CacheLayout:
+    """The folders of one cache directory, one attribute or method per cache (see `cache.codes`)."""
+
+    TOKENS = "tokens"  # search.lexical: tokens of a text, by the text's sha256
+    STAGES = "stages"  # cache.stages.StageCache: whole-stage tables, by their inputs' content
+    FORMULAS = "formulas"  # formula.parse_cache: parse rows, by (source, text)
+    FORMULA_FEATURES = "formula-features"  # formula.formula_index: per-tree features, by the tree
+    INFORMAL = "informal"  # informal.informalise.InformalCache: renderings, by statement and context
+    EMBEDDINGS = "embeddings"  # embed.embedder.EmbeddingCache: vectors, by model and text sha256
+    LEAN = "lean"  # lean.extract: per-file rows and whole-tree tables, by file contents
+    FORMAL = "formal"  # formal.formal_index: statement facts, by statement text
+    PREMISES = "premises"  # premises.premise_cache: the premise stage's files, by its inputs
+    BENCH = "bench"  # tasks.bench: benchmark results, by the release's files and the suites
+    ONNX = "onnx"  # embed.onnx: checked ONNX exports, by model and exporter
+
+    def __init__(self, root: Path | str):
+        self.root = Path(root)
+
+    def tokens(self, code: str) -> Path:
+        return self.root / self.TOKENS / code
+
+    def stage(self, stage: str) -> Path:
+        """The entries (`<key>.parquet`) of one whole-stage cache."""
+        return self.root / self.STAGES / stage
+
+    def formulas(self, code: str) -> Path:
+        return self.root / self.FORMULAS / code
+
+    def formula_features(self, code: str) -> Path:
+        return self.root / self.FORMULA_FEATURES / code
+
+    def informal(self, code: str) -> Path:
+        return self.root / self.INFORMAL / code
+
+    def embeddings(self, entry: str) -> Path:
+        """The shards of one embedder (`entry`: `embed.models.entry_name(name, revision)`)."""
+        return self.root / self.EMBEDDINGS / entry
+
+    @property
+    def lean(self) -> Path:
+        return self.root / self.LEAN
+
+    def lean_rows(self, version: str) -> Path:
+        """Per-file raw rows of one (code, corpus) version: files, raw and errors Arrow files."""
+        return self.lean / f"lean-{version}"
+
+    def lean_final(self, key: str) -> Path:
+        """The finished tables of one whole tree (`key`: the code and every file's digest)."""
+        return self.lean / f"lean-final-{key}"
+
+    def lean_finals(self) -> list[Path]:
+        """Every whole-tree entry there is."""
+        return sorted(self.lean.glob("lean-final-*")) if self.lean.is_dir() else []
+
+    def formal_statements(self, code: str) -> Path:
+        """The statement facts of one code version (one Parquet file)."""
+        return self.root / self.FORMAL / f"statements-{code}.parquet"
+
+    @property
+    def premises(self) -> Path:
+        return self.root / self.PREMISES
+
+    @property
+    def bench(self) -> Path:
+        return self.root / self.BENCH
+
+    @property
+    def onnx(self) -> Path:
+        return self.root / self.ONNX

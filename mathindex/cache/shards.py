@@ -1,0 +1,223 @@
+"""One atomic writer and checked readers for every cache's files.
+
+A cache file is written under a temporary name beside its place and renamed there (`write_atomic`),
+so a reader sees all of it or nothing. A reader checks what it reads (readable, the expected schema;
+a whole entry against the digests recorded when it was sealed) and skips a damaged file with a
+logged warning, removing it: a damaged cache costs a recompute, never a wrong release.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
+
+log = logging.getLogger(__name__)
+DIGESTS = "digests.json"  # an entry's files and their sha256, written when the entry is sealed
+_BAD = (OSError, ValueError, pa.ArrowException, pl.exceptions.PolarsError)  # what damage raises
+
+
+def write_atomic(path: Path, write: Callable[[Path], object]) -> Path:
+    """Calls `write(tmp)` for a temporary path beside `path`, then renames it to `path`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def write_parquet(path: Path, table: pa.Table, compression: str = "zstd") -> Path:
+    return write_atomic(path, lambda tmp: pq.write_table(table, tmp, compression=compression))
+
+
+def write_arrow(path: Path, table: pa.Table) -> Path:
+    """`table` as an Arrow IPC file (memory-mapped when read)."""
+    def write(tmp: Path) -> None:
+        with pa.OSFile(str(tmp), "wb") as sink, ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+    return write_atomic(path, write)
+
+
+def write_json(path: Path, data: dict, **dumps) -> Path:
+    return write_atomic(path, lambda tmp: tmp.write_text(json.dumps(data, **dumps), encoding="utf-8"))
+
+
+def damaged(path: Path, why: object, remove: bool = True) -> None:
+    """Logs that a cache file or entry cannot be used and (`remove`) deletes it."""
+    log.warning("cache: skipping damaged %s (%s)", path, str(why).splitlines()[0][:200] if str(why) else type(why).__name__)
+    if remove:
+        if Path(path).is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            Path(path).unlink(missing_ok=True)
+
+
+def _check_schema(table: pa.Table, schema: pa.Schema | None) -> pa.Table:
+    if schema is not None and not table.schema.equals(schema, check_metadata=False):
+        raise ValueError(f"columns {table.schema.names} differ from the cache schema {schema.names}")
+    return table
+
+
+def read_parquet(path: Path, schema: pa.Schema | None = None, remove: bool = True) -> pa.Table | None:
+    """The table in `path` when it reads and has `schema`; None (logged, removed) when damaged."""
+    try:
+        return _check_schema(pq.read_table(path), schema)
+    except _BAD as exc:
+        damaged(path, exc, remove)
+        return None
+
+
+def read_arrow(path: Path, schema: pa.Schema | None = None, remove: bool = True) -> pa.Table | None:
+    """The table in the Arrow IPC file `path` (memory-mapped), checked as `read_parquet` does."""
+    try:
+        return _check_schema(ipc.open_file(pa.memory_map(str(path))).read_all(), schema)
+    except _BAD as exc:
+        damaged(path, exc, remove)
+        return None
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _files(entry: Path) -> list[str]:
+    return sorted(p.relative_to(entry).as_posix() for p in entry.rglob("*") if p.is_file() and p.name != DIGESTS)
+
+
+def seal(entry: Path, files: list[str] | None = None) -> None:
+    """Records the sha256 of `files` (relative paths; every file of `entry` when None) in the
+    entry's DIGESTS, beside those recorded before."""
+    entry = Path(entry)
+    recorded = _recorded(entry) or {}
+    recorded.update({rel: file_sha256(entry / rel) for rel in (_files(entry) if files is None else files)})
+    write_json(entry / DIGESTS, recorded, sort_keys=True, indent=0)
+
+
+def _recorded(entry: Path) -> dict[str, str] | None:
+    try:
+        got = json.loads((Path(entry) / DIGESTS).read_text(encoding="utf-8"))
+        return got if isinstance(got, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def verify(entry: Path, files: list[str] | None = None, remove: bool = True) -> bool:
+    """Whether `files` of `entry` (every recorded file when None; then no unrecorded file either)
+    are there with the digests `seal` recorded; when not, logs why and (`remove`) deletes the entry."""
+    entry = Path(entry)
+    recorded = _recorded(entry)
+    if recorded is None:
+        why = f"no readable {DIGESTS}"
+    else:
+        names = sorted(recorded) if files is None else files
+        extra = sorted(set(_files(entry)) - set(recorded)) if files is None else []
+        why = next((f"{rel} is not recorded" for rel in names if rel not in recorded), None) or \
+            next((f"{rel} is missing or differs from when it was written" for rel in names
+                  if not (entry / rel).is_file() or file_sha256(entry / rel) != recorded[rel]), None) or \
+            (f"{extra[0]} was not part of it" if extra else None)
+    if why is not None:
+        damaged(entry, why, remove)
+        return False
+    return True
+
+
+def publish_dir(tmp: Path, entry: Path) -> Path:
+    """Seals the directory `tmp` and renames it to `entry` (replacing an older one)."""
+    seal(tmp)
+    if entry.exists():
+        shutil.rmtree(entry)
+    os.replace(tmp, entry)
+    return entry
+
+
+def keep_newest(directory: Path, keep: int, pattern: str = "*") -> None:
+    """Deletes all but the `keep` most recently used entries of `directory` (files or folders,
+    hidden temporaries left alone)."""
+    if not Path(directory).is_dir():
+        return
+    entries = sorted((p for p in Path(directory).glob(pattern) if not p.name.startswith(".")),
+                     key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    for old in entries[keep:]:
+        if old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            old.unlink(missing_ok=True)
+
+
+def touch(path: Path) -> None:
+    """Marks an entry as used now (`keep_newest` keeps the most recently used)."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+class ShardStore:
+    """Rows keyed by `key` (the first column of `schema`) as Parquet shards in one directory.
+
+    A shard is written once, sorted by key and named by the sha256 of its keys, and never modified;
+    `load` reads every shard with `read_parquet` (a damaged one is skipped, logged and removed, so
+    its rows are computed again) and finds rows with one join, never a file per row. More than
+    `max_shards` shards are merged into one on the next `add`."""
+
+    def __init__(self, directory: Path | None, schema: pa.Schema, max_shards: int | None = None):
+        if schema.field(0).name != "key":
+            raise ValueError("a shard store's first column is its key")
+        self.dir = None if directory is None else Path(directory)
+        self.schema = schema
+        self.max_shards = max_shards
+
+    def shards(self) -> list[Path]:
+        return sorted(self.dir.glob("*.parquet")) if self.dir is not None and self.dir.is_dir() else []
+
+    def _tables(self) -> list[pa.Table]:
+        return [t for t in (read_parquet(p, self.schema) for p in self.shards()) if t is not None]
+
+    def load(self, keys: pl.Series | None = None) -> pl.DataFrame:
+        """Every stored row (only those whose key is in `keys`, when given), one per key."""
+        tables = self._tables()
+        if not tables:
+            return pl.from_arrow(self.schema.empty_table())
+        rows = pl.from_arrow(pa.concat_tables(tables))
+        if keys is not None:
+            rows = rows.join(pl.DataFrame({"key": keys.unique()}), on="key", how="semi")
+        return rows.unique("key", keep="first", maintain_order=True)
+
+    def add(self, rows: pl.DataFrame) -> None:
+        """Writes `rows` as one new shard; merges the shards when there are more than max_shards."""
+        if self.dir is None or rows.is_empty():
+            return
+        self._write(rows)
+        shards = self.shards()
+        if self.max_shards is not None and len(shards) > self.max_shards:
+            merged = self._write(pl.from_arrow(pa.concat_tables(self._tables())).unique("key", keep="first"))
+            for p in shards:
+                if p != merged:
+                    p.unlink(missing_ok=True)
+
+    def _write(self, rows: pl.DataFrame) -> Path:
+        table = rows.sort("key").to_arrow().select(self.schema.names).cast(self.schema)
+        name = hashlib.sha256("\n".join(table.column("key").to_pylist()).encode()).hexdigest()[:20]
+        return write_parquet(self.dir / f"{name}.parquet", table)
+
+
+def empty(schema: pa.Schema) -> pl.DataFrame:
+    """A frame of `schema` with no rows."""
+    return pl.from_arrow(schema.empty_table())
