@@ -111,7 +111,7 @@ def main() -> None:
     root = work / "root"
     if root.exists():
         shutil.rmtree(root)
-    caches, given = CacheLayout(RootLayout(root).cache), CacheLayout(args.embeddings or ".")
+    caches, given = RootLayout(root).caches, CacheLayout(args.embeddings or ".")
     caches.root.mkdir(parents=True)
     for part in (CacheLayout.EMBEDDINGS, CacheLayout.ONNX) if args.embeddings else ():
         if (given.root / part).is_dir():

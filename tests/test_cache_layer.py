@@ -183,7 +183,7 @@ def test_a_damaged_cache_costs_a_recompute_never_a_wrong_release(cache, sample_r
 
     cold = published_release(sample_release_root)
     root = tmp_path / "root"
-    caches = CacheLayout(RootLayout(root).cache)
+    caches = RootLayout(root).caches
     shutil.copytree(RootLayout(sample_release_root).cache, caches.root)
     DAMAGE[cache](caches)
     if cache == "onnx":

@@ -9,7 +9,6 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 
-from mathindex.cache import CacheLayout
 from mathindex.premises.priors import PREMISES_DIR, PRIORS, PRIORS_FILE, simp_names
 from mathindex.store.layout import RootLayout
 
@@ -27,7 +26,7 @@ def stage_release(release: Path, work: Path) -> Path:
             (rel / f.name).symlink_to(f.resolve())
     if (src_root / "models").is_dir() and not (work / "models").exists():
         (work / "models").symlink_to((src_root / "models").resolve())
-    exports = CacheLayout(RootLayout(src_root).cache).onnx
+    exports = RootLayout(src_root).caches.onnx
     if exports.is_dir() and not (work / "onnx").exists():
         shutil.copytree(exports, work / "onnx")
     return rel

@@ -8,6 +8,8 @@ import os
 import re
 from pathlib import Path
 
+from mathindex.cache.layout import CacheLayout
+
 
 
 class ReleaseLayout:
@@ -75,6 +77,7 @@ class RootLayout:
     published = property(lambda self: self.root / self.PUBLISHED)
     lock = property(lambda self: self.root / self.LOCK)
     cache = property(lambda self: self.root / self.CACHE)
+    caches = property(lambda self: CacheLayout(self.root / self.CACHE))  # what lies under `cache`: cache/layout.py
     models = property(lambda self: self.root / self.MODELS)
 
     def release(self, release_id: str) -> ReleaseLayout:
