@@ -22,7 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fusion_weights import grouped_scores  # noqa: E402
 from mathindex.evaluation.suites import load_suite  # noqa: E402
-from mathindex.search.engine import CANDIDATES, SearchEngine, query_kind, runs_formula_channel, weights_for  # noqa: E402
+from mathindex.search.engine import SearchEngine  # noqa: E402
+from mathindex.search.kinds import query_kind, runs_formula_channel  # noqa: E402
+from mathindex.search.weights import CANDIDATES, weights_for  # noqa: E402
 from mathindex.search.fusion import GAP_PREFIX  # noqa: E402
 
 WEIGHTS = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0)

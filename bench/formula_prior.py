@@ -16,7 +16,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fusion_weights import grouped_scores  # noqa: E402
 from mathindex.evaluation.suites import load_suite  # noqa: E402
-from mathindex.search.engine import SearchEngine, query_kind, weights_for  # noqa: E402
+from mathindex.search.engine import SearchEngine  # noqa: E402
+from mathindex.search.kinds import query_kind  # noqa: E402
+from mathindex.search.weights import weights_for  # noqa: E402
 
 PRIORS = (0.75, 1.0, 1.5, 2.0, 3.0)
 

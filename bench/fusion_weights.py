@@ -26,7 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mathindex.evaluation.metrics import metric_value  # noqa: E402
 from mathindex.evaluation.suites import load_suite  # noqa: E402
-from mathindex.search.engine import SearchEngine, query_kind, weights_for  # noqa: E402
+from mathindex.search.engine import SearchEngine  # noqa: E402
+from mathindex.search.kinds import query_kind  # noqa: E402
+from mathindex.search.weights import weights_for  # noqa: E402
 
 GRID = {"lexical": (1.0,), "embedding": (0.25, 0.5, 1.0, 1.5, 2.0, 3.0), "formula": (0.25, 0.5, 1.0, 2.0)}
 

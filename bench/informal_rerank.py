@@ -36,7 +36,8 @@ from fusion_weights import fold_of  # noqa: E402
 
 from mathindex.embed.models import reference_path, release_root  # noqa: E402
 from mathindex.informal.rules import without_context  # noqa: E402
-from mathindex.search.engine import query_kind, weights_for  # noqa: E402
+from mathindex.search.kinds import query_kind  # noqa: E402
+from mathindex.search.weights import weights_for  # noqa: E402
 from mathindex.store.integrity import load_manifest  # noqa: E402
 
 STYLES = ("q1a_lean", "q1b_latex", "q1c_natural", "q2_slogan", "q3_nickname")

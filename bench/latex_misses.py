@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from prose_common import node_kinds, rank_of, ranking_engine  # noqa: E402
 
 from mathindex.evaluation.suites import load_suite  # noqa: E402
-from mathindex.search.engine import query_kind  # noqa: E402
+from mathindex.search.kinds import query_kind  # noqa: E402
 
 CHANNELS = ("lexical", "embedding", "formula", "parent")
 

@@ -19,7 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from prose_common import load_runs, node_kinds, rank_of, ranking_engine  # noqa: E402
 
 from mathindex.evaluation.metrics import metric_value  # noqa: E402
-from mathindex.search.engine import query_kind, weights_for  # noqa: E402
+from mathindex.search.kinds import query_kind  # noqa: E402
+from mathindex.search.weights import weights_for  # noqa: E402
 
 CHANNELS = ("lexical", "embedding", "formula", "formal", "informal")
 _QUESTION = re.compile(r"^(what|which|how|is|are|does|do|can|why|when)\b|\?\s*$", re.I)

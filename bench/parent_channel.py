@@ -25,7 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fusion_weights import fold_of, grouped_scores  # noqa: E402
 from mathindex.evaluation.suites import load_suite  # noqa: E402
-from mathindex.search.engine import CANDIDATES, SearchEngine, query_kind, weights_for  # noqa: E402
+from mathindex.search.engine import SearchEngine  # noqa: E402
+from mathindex.search.kinds import query_kind  # noqa: E402
+from mathindex.search.weights import CANDIDATES, weights_for  # noqa: E402
 from mathindex.search.latexquery import unicode_math  # noqa: E402
 
 WEIGHTS = (0.0, 0.25, 0.5, 1.0, 1.5)

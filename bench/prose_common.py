@@ -15,17 +15,18 @@ from mathindex.evaluation.metrics import metric_value  # noqa: E402
 from mathindex.evaluation.suites import load_suite  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-from mathindex.search.engine import SearchEngine, parent_sets  # noqa: E402
+from mathindex.search.engine import SearchEngine  # noqa: E402
+from mathindex.search.parents import parent_sets  # noqa: E402
 from mathindex.store.layout import ReleaseLayout  # noqa: E402
-from mathindex.search.prior import PRIOR  # noqa: E402
+from mathindex.search.prior import PRIOR, read_prior  # noqa: E402
 
 
 def ranking_engine(release: Path) -> SearchEngine:
-    """A SearchEngine that only ranks (`rank`, `_prior_scores`): the release's prior, no channels
+    """A SearchEngine that only ranks (`rank`): the release's prior, no channels
     opened, so re-fusing cached lists costs seconds instead of the minutes of opening every index."""
     engine = SearchEngine.__new__(SearchEngine)
     engine.release, engine.weights, engine.unavailable = Path(release), {}, {}
-    engine.prior = engine._read_prior(PRIOR)
+    engine.prior = read_prior(ReleaseLayout(release).table("nodes"), PRIOR)
     engine.known, engine.fields = parent_sets(pq.read_table(ReleaseLayout(release).table("nodes"), columns=["name", "kind"]))
     return engine
 

@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fusion_weights import fold_of  # noqa: E402
 from prose_common import load_runs, ranking_engine, table  # noqa: E402
 
-from mathindex.search.engine import query_kind, weights_for  # noqa: E402
+from mathindex.search.kinds import query_kind  # noqa: E402
+from mathindex.search.weights import weights_for  # noqa: E402
 
 STYLES = ("q1a_lean", "q1b_latex", "q1c_natural", "q2_slogan", "q3_nickname")
 GRID = {"min_words": (6, 8, 10), "embedding": (0.5, 0.75, 1.0, 1.5, 2.0), "prior": (0.75, 1.0, 1.5, 2.0, 3.0)}

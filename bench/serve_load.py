@@ -162,8 +162,8 @@ def loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-# `mathindex serve` with the informal channel off (engine.INFORMAL_DEPTH = 0): --no-informal
-NO_INFORMAL = ("import sys, mathindex.search.engine as e; e.INFORMAL_DEPTH = 0; "
+# `mathindex serve` with the informal channel off (weights.INFORMAL_DEPTH = 0): --no-informal
+NO_INFORMAL = ("import sys, mathindex.search.weights as w; w.INFORMAL_DEPTH = 0; "
                "from mathindex.cli import main; sys.exit(main(sys.argv[1:]))")
 
 
@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--swap-to", metavar="RELEASE_ID", help="publish this release of ROOT (rewrites ROOT/published.json: "
                     "use a root of your own) once a quarter of the concurrent queries are sent: a hot swap under load")
     ap.add_argument("--no-informal", action="store_true",
-                    help="the server runs without the informal channel (engine.INFORMAL_DEPTH = 0)")
+                    help="the server runs without the informal channel (weights.INFORMAL_DEPTH = 0)")
     args = ap.parse_args(argv)
 
     pool = suite_queries(args.suite)

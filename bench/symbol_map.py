@@ -25,7 +25,9 @@ import polars as pl  # noqa: E402
 
 from fusion_weights import fold_of, grouped_scores  # noqa: E402
 from mathindex.evaluation.suites import load_suite  # noqa: E402
-from mathindex.search.engine import CANDIDATES, SearchEngine, query_kind, weights_for  # noqa: E402
+from mathindex.search.engine import SearchEngine  # noqa: E402
+from mathindex.search.kinds import query_kind  # noqa: E402
+from mathindex.search.weights import CANDIDATES, weights_for  # noqa: E402
 from mathindex.search.symbols import SYMBOLS_FILE, SymbolMap, mine_release, notation_associations, write_symbols  # noqa: E402
 
 PMI_FLOORS = (1.0, 2.0, 3.0)

@@ -418,7 +418,8 @@ def cmd_formula(args) -> int:
 
 
 def cmd_search(args) -> int:
-    from mathindex.search.engine import SearchEngine, query_problem
+    from mathindex.search.engine import SearchEngine
+    from mathindex.search.kinds import query_problem
 
     if args.k < 1:
         raise UsageError("mathindex search: --k must be at least 1")

@@ -133,7 +133,7 @@ class ServedRelease:
             if cached is not None:
                 self._cache.move_to_end(key)
                 return cached.model_copy(update={"cached": True})
-        from mathindex.search.engine import query_kind
+        from mathindex.search.kinds import query_kind
 
         started = time.perf_counter()
         result = self.engine.search(query, k)
