@@ -23,7 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mathindex.premises.build import SUITE_FILE, evaluate  # noqa: E402
 from mathindex.premises.fit import sample_queries  # noqa: E402
 from mathindex.premises.priors import PREMISES_DIR  # noqa: E402
+from mathindex.premises.api import ranker_of  # noqa: E402
 from mathindex.premises.ranker import PremiseRanker  # noqa: E402
+from mathindex.search.engine import SearchEngine  # noqa: E402
 
 
 def latencies(ranker: PremiseRanker, queries: list[dict]) -> list[float]:
@@ -47,8 +49,9 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write the figures here as well")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    ranker = PremiseRanker(args.release)
-    print(f"release loaded in {time.perf_counter() - t0:.1f} s; channels unavailable: {sorted(ranker.engine.unavailable) or 'none'}")
+    engine = SearchEngine(args.release)
+    ranker = ranker_of(engine)
+    print(f"release loaded in {time.perf_counter() - t0:.1f} s; channels unavailable: {sorted(engine.unavailable) or 'none'}")
     suite = json.loads((args.suite or args.release / PREMISES_DIR / SUITE_FILE).read_text(encoding="utf-8"))
     queries = sample_queries(suite["queries"], args.sample, 0) if args.sample else suite["queries"]
     t0 = time.perf_counter()

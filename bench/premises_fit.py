@@ -22,9 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import mathindex.premises.fit as fit  # noqa: E402
 from mathindex.evaluation.metrics import mean_metrics  # noqa: E402
 from mathindex.premises.build import BASELINES  # noqa: E402
-from mathindex.premises.ranker import DEFAULT_WEIGHTS, FEATURES, PremiseRanker, rank_weights  # noqa: E402
+from mathindex.premises.ranker import DEFAULT_WEIGHTS, FEATURES, rank_weights  # noqa: E402
 from mathindex.premises.split import SEED, TUNE  # noqa: E402
 from mathindex.premises.suite import build_suite  # noqa: E402
+from mathindex.premises.api import ranker_of  # noqa: E402
 from mathindex.search.engine import SearchEngine  # noqa: E402
 
 
@@ -52,7 +53,7 @@ def read_arrow(path: Path) -> pa.Table:
 def main() -> None:
     rel, tables, model = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
     decl, deps = read_arrow(tables / "declarations.arrow"), read_arrow(tables / "dependencies.arrow")
-    ranker = PremiseRanker(rel, engine=SearchEngine(rel, model=model), weights=dict(DEFAULT_WEIGHTS))
+    ranker = ranker_of(SearchEngine(rel, model=model), weights=dict(DEFAULT_WEIGHTS))
     tune = build_suite(decl, deps, SEED, TUNE)["queries"]
     runs = fit.collect(ranker, fit.sample_queries(tune, fit.FIT_QUERIES, SEED))
     now = fit.score

@@ -43,6 +43,7 @@ from mathindex.premises.priors import PREMISES_DIR, write_premise_index  # noqa:
 from mathindex.premises.ranker import DEFAULT_WEIGHTS, FEATURES, FILE_FEATURES, PremiseRanker  # noqa: E402
 from mathindex.premises.split import SEED, TEST, TUNE, split_files  # noqa: E402
 from mathindex.premises.suite import build_suite  # noqa: E402
+from mathindex.premises.api import ranker_of  # noqa: E402
 from mathindex.search.engine import SearchEngine  # noqa: E402
 
 OLD = tuple(f for f in FEATURES if f not in FILE_FEATURES)
@@ -100,7 +101,7 @@ def main() -> None:
     test = sample_queries(build_suite(decl, deps, SEED, TEST)["queries"], EVAL_QUERIES, SEED)
     tune = sample_queries(build_suite(decl, deps, SEED, TUNE)["queries"], FIT_QUERIES, SEED)
     model = json.loads((args.release / "manifest.json").read_text())["vector_index"].get("model")
-    ranker = PremiseRanker(rel, engine=SearchEngine(rel, model=model), weights=dict(DEFAULT_WEIGHTS))
+    ranker = ranker_of(SearchEngine(rel, model=model), weights=dict(DEFAULT_WEIGHTS))
     runs_file = args.work / "runs.pkl"
     if runs_file.is_file():
         runs = pickle.loads(runs_file.read_bytes())

@@ -36,6 +36,7 @@ from mathindex.premises.priors import FILE_PROOFS_FILE, PREMISES_DIR, build_file
 from mathindex.premises.ranker import DEFAULT_WEIGHTS, FEATURES, PremiseRanker  # noqa: E402
 from mathindex.premises.split import SEED, TEST, TUNE, split_files  # noqa: E402
 from mathindex.premises.suite import build_suite  # noqa: E402
+from mathindex.premises.api import ranker_of  # noqa: E402
 from mathindex.search.engine import SearchEngine  # noqa: E402
 
 ABOVE, PAIRS = ("above", "knn_above"), ("pairs",)
@@ -78,7 +79,7 @@ def main() -> None:
     tune = build_suite(decl, deps, SEED, TUNE)["queries"]
     fit_q, model_q = sample_queries(tune, FIT_QUERIES, SEED), sample_queries(tune, MODEL_QUERIES, SEED)
     model_name = json.loads((args.release / "manifest.json").read_text())["vector_index"].get("model")
-    ranker = PremiseRanker(rel, engine=SearchEngine(rel, model=model_name), weights=dict(DEFAULT_WEIGHTS))
+    ranker = ranker_of(SearchEngine(rel, model=model_name), weights=dict(DEFAULT_WEIGHTS))
     t0 = time.perf_counter()
     unique = list({q["id"]: q for q in fit_q + model_q}.values())
     runs = dict(zip([q["id"] for q in unique], collect(ranker, unique)))

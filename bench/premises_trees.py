@@ -31,9 +31,10 @@ from premises_stage import stage_release  # noqa: E402
 from mathindex.premises.build import BASELINES, EVAL_QUERIES  # noqa: E402
 from mathindex.premises.fit import FIT_QUERIES, MODEL_QUERIES, collect, fit_model, sample_queries, score  # noqa: E402
 from mathindex.premises.priors import PREMISES_DIR, PRIORS, PRIORS_FILE, simp_names  # noqa: E402
-from mathindex.premises.ranker import PremiseRanker, read_weights  # noqa: E402
+from mathindex.premises.ranker import read_weights  # noqa: E402
 from mathindex.premises.split import SEED, TEST, TUNE  # noqa: E402
 from mathindex.premises.suite import build_suite  # noqa: E402
+from mathindex.premises.api import ranker_of  # noqa: E402
 from mathindex.search.engine import SearchEngine  # noqa: E402
 
 
@@ -66,7 +67,7 @@ def main() -> None:
     fit_q, model_q = sample_queries(tune, FIT_QUERIES, SEED), sample_queries(tune, MODEL_QUERIES, SEED)
     model_name = json.loads((args.release / "manifest.json").read_text())["vector_index"].get("model")
     weights = read_weights(rel / PREMISES_DIR)["weights"]
-    ranker = PremiseRanker(rel, engine=SearchEngine(rel, model=model_name), weights=dict(weights))
+    ranker = ranker_of(SearchEngine(rel, model=model_name), weights=dict(weights))
     t0 = time.perf_counter()
     unique = list({q["id"]: q for q in fit_q + model_q + tune}.values())
     runs = dict(zip([q["id"] for q in unique], collect(ranker, unique)))
