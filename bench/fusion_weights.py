@@ -23,7 +23,9 @@ from pathlib import Path
 from bench.common.rescoring import fold_of
 from mathindex.evaluation.metrics import metric_value
 from mathindex.evaluation.suites import load_suite
-from mathindex.search.engine import SearchEngine, query_kind, weights_for
+from mathindex.search.engine import SearchEngine
+from mathindex.search.kinds import query_kind
+from mathindex.search.weights import weights_for
 
 GRID = {"lexical": (1.0,), "embedding": (0.25, 0.5, 1.0, 1.5, 2.0, 3.0), "formula": (0.25, 0.5, 1.0, 2.0)}
 

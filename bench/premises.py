@@ -20,7 +20,9 @@ import numpy as np
 from mathindex.premises.build import SUITE_FILE, evaluate
 from mathindex.premises.fit import sample_queries
 from mathindex.premises.priors import PREMISES_DIR
+from mathindex.premises.api import ranker_of
 from mathindex.premises.ranker import PremiseRanker
+from mathindex.search.engine import SearchEngine
 
 
 def latencies(ranker: PremiseRanker, queries: list[dict]) -> list[float]:
@@ -44,8 +46,9 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write the figures here as well")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    ranker = PremiseRanker(args.release)
-    print(f"release loaded in {time.perf_counter() - t0:.1f} s; channels unavailable: {sorted(ranker.engine.unavailable) or 'none'}")
+    engine = SearchEngine(args.release)
+    ranker = ranker_of(engine)
+    print(f"release loaded in {time.perf_counter() - t0:.1f} s; channels unavailable: {sorted(engine.unavailable) or 'none'}")
     suite = json.loads((args.suite or args.release / PREMISES_DIR / SUITE_FILE).read_text(encoding="utf-8"))
     queries = sample_queries(suite["queries"], args.sample, 0) if args.sample else suite["queries"]
     t0 = time.perf_counter()

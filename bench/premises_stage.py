@@ -38,7 +38,6 @@ import json, sys, time
 from pathlib import Path
 import pyarrow as pa, pyarrow.parquet as pq
 import inspect
-from mathindex.search.engine import SearchEngine
 from mathindex.tasks.premises import premise_index
 import sentence_transformers  # noqa: F401  (loaded by the embed stage before this one in the flow)
 rel, tables, model, cache = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
@@ -50,8 +49,14 @@ def read(name):
 decl, deps = read("declarations"), read("dependencies")
 fn = premise_index.fn
 kw = {"cache_dir": Path(cache)} if cache and "cache_dir" in inspect.signature(fn).parameters else {}
+lent = ()  # a checkout whose stage is lent the embed stage's channel: opened here as the flow's would be
+if "vector" in inspect.signature(fn).parameters:
+    from mathindex.embed.channel import VectorChannel
+    from mathindex.search.channel import ChannelContext
+    names = pq.read_table(rel / "nodes.parquet", columns=["name"]).column("name").to_pylist()
+    lent = (VectorChannel.open(ChannelContext(rel, names, dict(zip(names, names)), rel.parent.parent, model or None)),)
 t0 = time.perf_counter()
-info = fn(rel, decl, deps, model, **kw)
+info = fn(rel, decl, deps, *lent, model, **kw)
 seconds = time.perf_counter() - t0
 figures = info.figures if hasattr(info, "figures") else info["figures"]  # an IndexBuild, or an older code's dict
 print(json.dumps({"seconds": seconds, "figures": dict(figures)}))

@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--swap-to", metavar="RELEASE_ID", help="publish this release of ROOT (rewrites ROOT/published.json: "
                     "use a root of your own) once a quarter of the concurrent queries are sent: a hot swap under load")
     ap.add_argument("--no-informal", action="store_true",
-                    help="the server runs without the informal channel (engine.INFORMAL_DEPTH = 0)")
+                    help="the server runs without the informal channel (weights.INFORMAL_DEPTH = 0)")
     args = ap.parse_args(argv)
 
     pool = suite_queries(args.suite)

@@ -74,7 +74,7 @@ def instrument(served, clock: Clock) -> None:
 
 
 def profile(release: Path, queries: list[str], k: int, rounds: int) -> tuple[dict, dict[str, list[str]]]:
-    from mathindex.search.engine import query_kind
+    from mathindex.search.kinds import query_kind
     from mathindex.serve.app import configure_runtime
     from mathindex.serve.release import ServedRelease
 
@@ -145,12 +145,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare", type=Path, help="a --names-out file of another run: count the queries whose hits differ")
     ap.add_argument("--json", type=Path, help="also write the report here")
     ap.add_argument("--no-informal", action="store_true",
-                    help="the informal channel off (engine.INFORMAL_DEPTH = 0): its query-time encoding is not measured")
+                    help="the informal channel off (weights.INFORMAL_DEPTH = 0): its query-time encoding is not measured")
     args = ap.parse_args(argv)
     if args.no_informal:
-        import mathindex.search.engine as engine
+        import mathindex.search.weights as settings
 
-        engine.INFORMAL_DEPTH = 0
+        settings.INFORMAL_DEPTH = 0
 
     queries = list(dict.fromkeys(q for _, q in suite_queries(args.suite)))[: args.limit]
     if args.engine:

@@ -418,7 +418,8 @@ def cmd_formula(args) -> int:
 
 
 def cmd_search(args) -> int:
-    from mathindex.search.engine import SearchEngine, query_problem
+    from mathindex.search.engine import SearchEngine
+    from mathindex.search.kinds import query_problem
 
     if args.k < 1:
         raise UsageError("mathindex search: --k must be at least 1")
@@ -487,8 +488,11 @@ def _formal_search(args) -> int:
 def cmd_premises(args) -> int:
     """`premises`: the ranked declarations with their signals; a goal that does not parse is a
     one-line usage error with its position."""
-    from mathindex.premises import GoalError, PremiseRanker
+    from mathindex.premises import GoalError
+    from mathindex.premises.api import ranker_of
     from mathindex.premises.goal import check_goal
+    from mathindex.premises.ranker import check_premise_index
+    from mathindex.search.engine import SearchEngine
 
     if args.k < 1:
         raise UsageError("mathindex premises: --k must be at least 1")
@@ -496,11 +500,13 @@ def cmd_premises(args) -> int:
         raise UsageError("mathindex premises: --line needs --file and is at least 1")
     try:
         check_goal(args.goal, args.context)  # before the release is opened: a typo costs no load
-        ranker = PremiseRanker(args.release)
+        check_premise_index(args.release)  # before the engine opens
+        engine = SearchEngine(args.release)
+        ranker = ranker_of(engine)
         result = ranker.rank(args.goal, args.context, args.k, file=args.file, line=args.line)
     except (GoalError, FileNotFoundError) as exc:
         raise UsageError(f"mathindex premises: {' '.join(str(exc).split())}") from None
-    about = ranker.engine.describe([p.name for p in result.premises])
+    about = engine.describe([p.name for p in result.premises])
     if args.json:
         rows = [{"rank": i, "name": p.name, "score": p.score, "signals": p.signals,
                  **{k: v for k, v in about.get(p.name, {}).items() if k != "name"}}

@@ -19,7 +19,7 @@ def test_unchanged_inputs_reuse_the_results_and_a_changed_file_runs_again(sample
     shutil.copytree(published_release(sample_release_root), rel)
     suites = [SuiteSpec(name="sample", path=str(PACKAGE_ROOT / "data" / "sample" / "queries.json"))]
     cache = tmp_path / "cache"
-    first = bench.run_benchmarks.fn(rel, suites, None, cache)
+    first = bench.run_benchmarks.fn(rel, suites, None, None, cache)
     assert first.metrics["headline"], "the sample suite gave no metrics"
 
     def no_engine(*a, **k):
@@ -27,7 +27,7 @@ def test_unchanged_inputs_reuse_the_results_and_a_changed_file_runs_again(sample
 
     monkeypatch.setattr(bench, "SearchEngine", no_engine)
     ReleaseLayout(rel).duckdb.write_bytes(b"being written beside the run")  # left out of the key
-    again = bench.run_benchmarks.fn(rel, suites, None, cache)
+    again = bench.run_benchmarks.fn(rel, suites, None, None, cache)
     assert json.dumps(dict(again.metrics), sort_keys=True) == json.dumps(dict(first.metrics), sort_keys=True)
     assert again.rows.equals(first.rows.cast(again.rows.schema))
     monkeypatch.undo()
@@ -35,4 +35,4 @@ def test_unchanged_inputs_reuse_the_results_and_a_changed_file_runs_again(sample
         f.write(b"\0")
     monkeypatch.setattr(bench, "SearchEngine", no_engine)
     with pytest.raises(AssertionError, match="engine was opened"):
-        bench.run_benchmarks.fn(rel, suites, None, cache)
+        bench.run_benchmarks.fn(rel, suites, None, None, cache)

@@ -40,15 +40,15 @@ def test_query_files_are_written_beside_the_packed_export(full):
 
 
 def test_the_light_embedder_gives_the_full_embedders_tokens_and_vectors(full):
-    from mathindex.search.engine import _encode_on_one_thread
+    from mathindex.embed.channel import encode_on_one_thread
 
     light = OnnxQueryEmbedder.open(default_model_path(), Path(os.environ["MATHINDEX_ONNX_DIR"]))
     assert light is not None and light.info() == full.info() and not light.uses_torch
     texts = onnx.PROBE_TEXTS  # one past max_seq_length: truncated alike
     want = tokenise(full.model.tokenizer, texts, full.max_seq_length)
     assert light.tokenise(texts) == {k: want[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
-    assert np.array_equal(light.encode(texts), _encode_on_one_thread(full, texts))  # batched and padded alike
-    assert np.array_equal(light.encode([texts[2]]), _encode_on_one_thread(full, [texts[2]]))
+    assert np.array_equal(light.encode(texts), encode_on_one_thread(full, texts))  # batched and padded alike
+    assert np.array_equal(light.encode([texts[2]]), encode_on_one_thread(full, [texts[2]]))
     assert light.encode([]).shape == (0, full.dim)
 
 

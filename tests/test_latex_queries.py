@@ -4,9 +4,10 @@
 
 from __future__ import annotations
 
-from mathindex.search.engine import SearchEngine, lexical_text
+from mathindex.search.engine import SearchEngine
+from mathindex.search.kinds import lexical_text
 from mathindex.search.latexquery import english_math, math_pieces, unicode_math
-from mathindex.search.lexical import LexicalIndex, build_lexical_index
+from mathindex.search.lexical import LexicalChannel, LexicalIndex, build_lexical_index
 from mathindex.search.parents import parent_hits, parent_of
 
 STATEMENTS = {
@@ -45,7 +46,7 @@ def test_lexical_channel_meets_lean_subscripts_and_drops_font_commands(tmp_path)
     assert index.search(lexical_text(sylow), 1)[0][0] == "Sylow.nonempty"
 
     engine = SearchEngine.__new__(SearchEngine)  # the channels alone, without a release around them
-    engine.lexical, engine.vector, engine.formula, engine.formal, engine.symbols = index, None, None, None, None
+    engine.lexical = LexicalChannel(index)
     assert engine.channel_hits(union)["lexical"][0][0] == "omegaLimit_union"
     assert engine.channel_hits("`s_1 ∪ s_2`")["lexical"] == index.search("`s_1 ∪ s_2`", 200)  # Lean: as typed
 

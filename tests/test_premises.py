@@ -102,8 +102,7 @@ def reextract(src: Path, rel: Path):
 
 
 def ranker_of(rel: Path) -> PremiseRanker:
-    engine = SimpleNamespace(formal=SimpleNamespace(index=FormalIndex(rel)), vector=None)
-    return PremiseRanker(rel, engine=engine, weights={"lexical": 1.0, "knn": 1.0, "formal": 1.0, "cooc": 1.0})
+    return PremiseRanker(rel, FormalIndex(rel), None, weights={"lexical": 1.0, "knn": 1.0, "formal": 1.0, "cooc": 1.0})
 
 
 def test_split_is_seeded_deterministic_and_by_file():
@@ -215,15 +214,15 @@ def test_cli_premises_json_and_bad_goal(sample_release, capsys):
     assert json.loads(capsys.readouterr().out)["file"] == "MiniMath.Algebra.Group"
 
 
-def counting_engine(rel: Path):
-    """(a list that grows by one each time the engine is opened, the opener) for cached_premises."""
+def counting_channels(rel: Path):
+    """(a list that grows by one each time the ranker's channels are opened, the opener) for cached_premises."""
     opened = []
 
-    def open_engine():
+    def open_channels():
         opened.append(1)
-        return SimpleNamespace(formal=SimpleNamespace(index=FormalIndex(rel)), vector=None)
+        return FormalIndex(rel), None
 
-    return opened, open_engine
+    return opened, open_channels
 
 
 def _stage_files(rel: Path) -> dict[str, bytes]:
@@ -231,26 +230,26 @@ def _stage_files(rel: Path) -> dict[str, bytes]:
     return {p.relative_to(base).as_posix(): p.read_bytes() for p in sorted(base.rglob("*")) if p.is_file()}
 
 
-def test_unchanged_inputs_reuse_the_cached_stage_and_never_open_the_engine(tmp_path):
+def test_unchanged_inputs_reuse_the_cached_stage_and_never_open_the_channels(tmp_path):
     from mathindex.premises.build import cached_premises
 
     rel, ex = build_release(tmp_path)
-    opened, open_engine = counting_engine(rel)
+    opened, open_channels = counting_channels(rel)
 
     cache = tmp_path / "cache"
-    first = cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache)
+    first = cached_premises(rel, ex.declarations, ex.dependencies, open_channels, cache)
     files = _stage_files(rel)
     assert opened == [1] and {"priors.parquet", "suite.json", "weights.json", "metrics.json"} <= set(files)
     shutil.rmtree(rel / PREMISES_DIR)
-    second = cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache)
-    assert opened == [1], "a cache hit opened the search engine"
+    second = cached_premises(rel, ex.declarations, ex.dependencies, open_channels, cache)
+    assert opened == [1], "a cache hit opened the ranker's channels"
     assert _stage_files(rel) == files
     assert {k: v for k, v in second.items() if k != "seconds"} == {k: v for k, v in first.items() if k != "seconds"}
     assert list(second) == list(first)  # the manifest gets its keys in the same order
     changed = ex.dependencies.slice(0, ex.dependencies.num_rows - 1)  # one edge less: another key, a fresh build
-    cached_premises(rel, ex.declarations, changed, open_engine, cache)
+    cached_premises(rel, ex.declarations, changed, open_channels, cache)
     assert opened == [1, 1]
-    cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache, seed=13)
+    cached_premises(rel, ex.declarations, ex.dependencies, open_channels, cache, seed=13)
     assert opened == [1, 1, 1]
     assert len([p for p in CacheLayout(cache).premises.iterdir() if not p.name.startswith(".")]) == 3
 
@@ -286,18 +285,18 @@ def test_a_small_training_change_carries_weights_and_figures_and_says_so(tmp_pat
     from mathindex.premises.build import cached_premises
 
     rel, ex = build_release(tmp_path)
-    opened, open_engine = counting_engine(rel)
+    opened, open_channels = counting_channels(rel)
 
     cache = tmp_path / "cache"
-    first = cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache, carry_share=0.5)
+    first = cached_premises(rel, ex.declarations, ex.dependencies, open_channels, cache, carry_share=0.5)
     weights = (rel / PREMISES_DIR / "weights.json").read_bytes()
     parts = _parts()
     filler = next(f for f in FILES if parts[f] == TRAIN and "filler" in (tmp_path / "src" / f).read_text())
     (tmp_path / "src" / filler).write_text("theorem Tiny.filler_new : 1 = 1 := rfl\n", encoding="utf-8")
     ex2 = reextract(tmp_path / "src", rel)
     shutil.rmtree(rel / PREMISES_DIR)
-    carried = cached_premises(rel, ex2.declarations, ex2.dependencies, open_engine, cache, carry_share=0.5)
-    assert opened == [1], "a carried stage opened the search engine"
+    carried = cached_premises(rel, ex2.declarations, ex2.dependencies, open_channels, cache, carry_share=0.5)
+    assert opened == [1], "a carried stage opened the ranker's channels"
     assert carried["figures"] == first["figures"] and carried["weights"] == first["weights"]
     c = carried["carried"]
     assert c["changed_files"] == 1 and c["carried"] == ["weights", "figures"] and 0 < c["share"] <= 0.5
@@ -311,12 +310,12 @@ def test_a_small_training_change_carries_weights_and_figures_and_says_so(tmp_pat
     held = next(f for f in FILES if parts[f] == TEST)
     (tmp_path / "src" / held).write_text(HELD_OUT.format(lemma="Tiny.double_add"), encoding="utf-8")
     ex3 = reextract(tmp_path / "src", rel)
-    third = cached_premises(rel, ex3.declarations, ex3.dependencies, open_engine, cache, carry_share=0.5)
+    third = cached_premises(rel, ex3.declarations, ex3.dependencies, open_channels, cache, carry_share=0.5)
     assert opened == [1, 1] and "carried" not in third
     # over the share: measured anew
     (tmp_path / "src" / filler).write_text("theorem Tiny.filler_other : 2 = 2 := rfl\n", encoding="utf-8")
     ex4 = reextract(tmp_path / "src", rel)
-    cached_premises(rel, ex4.declarations, ex4.dependencies, open_engine, cache, carry_share=0.0)
+    cached_premises(rel, ex4.declarations, ex4.dependencies, open_channels, cache, carry_share=0.0)
     assert opened == [1, 1, 1]
 
 
@@ -424,8 +423,7 @@ def test_read_imports_never_opens_a_fifo_or_a_link_out_of_the_corpus(tmp_path):
 def test_a_goal_in_its_file_sees_only_its_imports_and_the_declarations_above_it(tmp_path):
     rel = scope_release(tmp_path)
     weights = {"lexical": 1.0, "knn": 1.0, "formal": 1.0, "earlier": 1.0, "near": 1.0, "imported": 1.0}
-    ranker = PremiseRanker(rel, engine=SimpleNamespace(formal=SimpleNamespace(index=FormalIndex(rel)), vector=None),
-                           weights=weights)
+    ranker = PremiseRanker(rel, FormalIndex(rel), None, weights=weights)
     goal, context, exclude = "Scope.twice (Scope.twice n) = 4 * n", "(n : Nat)", frozenset(["Scope.twice_twice"])
     anywhere = [p.name for p in ranker.rank(goal, context, 10, exclude).premises]
     assert "Scope.twice_twice_other" in anywhere  # without a file, a file it does not import competes
@@ -448,18 +446,18 @@ def test_the_import_graph_is_a_stage_file_and_part_of_its_key(tmp_path):
     from mathindex.premises.imports import read_imports
 
     rel, ex = build_release(tmp_path)
-    opened, open_engine = counting_engine(rel)
+    opened, open_channels = counting_channels(rel)
     cache = tmp_path / "cache"
     imports = read_imports([tmp_path / "src"])
-    cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache, imports=imports)
+    cached_premises(rel, ex.declarations, ex.dependencies, open_channels, cache, imports=imports)
     assert "imports.parquet" in _stage_files(rel) and opened == [1]
     suite = json.loads((rel / PREMISES_DIR / "suite.json").read_text())
     assert all(isinstance(q["line"], int) and q["line"] > 0 for q in suite["queries"])
-    cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache, imports=imports)
+    cached_premises(rel, ex.declarations, ex.dependencies, open_channels, cache, imports=imports)
     assert opened == [1]  # unchanged: a hit
     other = imports.set_column(1, "imports", pa.array([[f] for f in imports.column("file").to_pylist()][::-1],
                                                       type=imports.schema.field("imports").type))
-    cached_premises(rel, ex.declarations, ex.dependencies, open_engine, cache, imports=other)
+    cached_premises(rel, ex.declarations, ex.dependencies, open_channels, cache, imports=other)
     assert opened == [1, 1]  # another header: measured anew
 
 
@@ -605,8 +603,7 @@ def test_pairs_is_the_share_of_the_goals_operator_pairs_a_statement_has(tmp_path
     from mathindex.premises.ranker import FEATURES
 
     rel, _ = above_release(tmp_path)
-    ranker = PremiseRanker(rel, engine=SimpleNamespace(formal=SimpleNamespace(index=FormalIndex(rel)), vector=None),
-                           weights={"pairs": 1.0})
+    ranker = PremiseRanker(rel, FormalIndex(rel), None, weights={"pairs": 1.0})
     cand = ranker.candidates("twice (m + n) + 0 = twice m + twice n", "(m n : Nat)", frozenset(["Above.goal"]))
     pairs = {ranker.names[int(d)]: float(row[FEATURES.index("pairs")]) for d, row in zip(cand.docs, cand.features)}
     assert pairs["Above.twice_add"] > pairs.get("Above.twice_eq", 0.0)
@@ -624,8 +621,7 @@ def test_the_proofs_above_a_goal_in_its_file_vote_and_nothing_at_or_below_it_doe
 
     rel, ex = above_release(tmp_path)
     assert pq.read_table(rel / PREMISES_DIR / FILE_PROOFS_FILE).num_rows == pq.read_table(rel / PREMISES_DIR / PRIORS_FILE).num_rows
-    ranker = PremiseRanker(rel, engine=SimpleNamespace(formal=SimpleNamespace(index=FormalIndex(rel)), vector=None),
-                           weights={"lexical": 1.0, "above": 1.0, "knn_above": 1.0})
+    ranker = PremiseRanker(rel, FormalIndex(rel), None, weights={"lexical": 1.0, "above": 1.0, "knn_above": 1.0})
     line = next(r["line_start"] for r in ex.declarations.to_pylist() if r["full_name"] == "Above.goal")
     goal, context, exclude = "twice (m + n) + 0 = twice m + twice n", "(m n : Nat)", frozenset(["Above.goal"])
     cand = ranker.candidates(goal, context, exclude, file="Above/Goal.lean", line=line)

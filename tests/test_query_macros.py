@@ -80,15 +80,16 @@ def _release(tmp_path):
 
 
 def test_a_query_typed_with_the_corpus_macros_finds_the_statement(tmp_path):
-    from mathindex.search.engine import SearchEngine, _FormulaChannel, _query_macros
+    from mathindex.formula.channel import FormulaChannel
+    from mathindex.search.engine import SearchEngine
+    from mathindex.search.latexquery import release_macros
 
     release = _release(tmp_path)
     engine = SearchEngine.__new__(SearchEngine)  # the formula channel alone, without a whole release
-    engine.lexical, engine.vector, engine.formal, engine.symbols = None, None, None, None
-    engine.formula = _FormulaChannel(release)
+    engine.formula = FormulaChannel(release)
     query = r"$\str{X}(U) \to \loc{A}{p}$"
     typed = engine.channel_hits(query)["formula"]  # no macros: the commands are taken as they are
-    engine.macros = _query_macros(release)
+    engine.macros = release_macros(release)
     expanded = engine.channel_hits(query)["formula"]
     assert expanded[0][0] == "stalk-flat"
     assert not typed or typed[0][0] != "stalk-flat" or expanded[0][1] > typed[0][1]
@@ -96,16 +97,16 @@ def test_a_query_typed_with_the_corpus_macros_finds_the_statement(tmp_path):
 
 
 def test_the_formula_channel_names_its_groups_members_as_a_dict_of_formula_ids_would(tmp_path):
-    """`_FormulaChannel.search` (members as name positions, numpy) gives what mapping the index's
+    """`FormulaChannel.search` (members as name positions, numpy) gives what mapping the index's
     first 3k formula ids through a dict to their node's name and keeping each name's best gave:
     every k (the cut at 3k formula ids), and formulas whose node the release lacks left out."""
-    from mathindex.search.engine import _FormulaChannel
+    from mathindex.formula.channel import FormulaChannel
     from mathindex.search.fusion import best_per_name
 
     release = _release(tmp_path)
     nodes = pq.read_table(ReleaseLayout(release).table("nodes"))
     pq.write_table(nodes.slice(1), ReleaseLayout(release).table("nodes"))  # one node's formulas own no name
-    channel = _FormulaChannel(release)
+    channel = FormulaChannel(release)
     formulas = pq.read_table(ReleaseLayout(release).table("formulas"), columns=["formula_id", "node_id"]).to_pylist()
     name_of_node = dict(zip(nodes.slice(1).column("node_id").to_pylist(), nodes.slice(1).column("name").to_pylist()))
     name_of = {f["formula_id"]: name_of_node[f["node_id"]] for f in formulas if f["node_id"] in name_of_node}

@@ -157,3 +157,15 @@ def test_every_section_is_typed_and_written_back_byte_for_byte(tmp_path):
     assert (release / "manifest.json").read_bytes() == written
     with pytest.raises(ValidationError, match="retired"):
         Manifest(**{**older, "gate": older["gate"]})
+
+
+def test_build_stages_never_open_the_query_engine():
+    """The premise stage and the flows get their formal index and embedding channel as values
+    (issue 30): nothing on the build side but the bench stage, which measures the engine, imports
+    it; the query-time premises API (`premises/api.py`) opens a ranker from an engine."""
+    build_side = [*sorted((PACKAGE / "premises").glob("*.py")), *sorted((PACKAGE / "flows").glob("*.py")),
+                  *sorted(p for p in (PACKAGE / "tasks").glob("*.py") if p.name != "bench.py")]
+    offenders = [p.name for p in build_side if p.name != "api.py"
+                 for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+                 if isinstance(node, ast.ImportFrom) and node.module == "mathindex.search.engine"]
+    assert len(build_side) > 20 and offenders == []

@@ -10,7 +10,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mathindex.search.engine import SearchEngine, weights_for
+from mathindex.search.engine import SearchEngine
+from mathindex.search.weights import weights_for
 from mathindex.search.identifier import IdentifierResolver
 from mathindex.search.informal import InformalReranker
 
@@ -83,21 +84,19 @@ def test_renderings_are_embedded_once_and_kept(tmp_path):
 class _Lists:
     """A channel answering a fixed list, and (as the vector channel) encoding with an embedder."""
 
-    def __init__(self, hits, embedder=None):
-        self.hits, self.embedder = hits, embedder
+    def __init__(self, rows, embedder=None):
+        self.rows, self.embedder = rows, embedder
 
-    def search(self, query, k, vec=None):
-        return self.hits[:k]
-
-    def encode(self, query):
-        return self.embedder.encode([query])
+    def hits(self, query, k):
+        if self.embedder is not None:
+            query.vector = self.embedder.encode([query.text])
+        return self.rows[:k]
 
 
 def _engine(tmp_path):
     emb = WordsEmbedder()
     engine = SearchEngine.__new__(SearchEngine)  # two fixed channel lists and the informal re-ranker
     engine.weights, engine.unavailable, engine.prior = {}, {}, {}
-    engine.macros = engine.symbols = engine.formula = engine.formal = None
     names = [n for n, _, _ in ROWS]
     engine.known, engine.fields = frozenset(names), frozenset()  # the parent channel: no structure among them
     engine.resolver = IdentifierResolver(names, [[] for _ in names])

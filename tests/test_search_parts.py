@@ -214,7 +214,8 @@ def test_gap_weights_silence_a_flat_formula_list_in_the_fusion():
 
 
 def test_prose_with_a_symbol_does_not_run_the_formula_channel():
-    from mathindex.search.engine import query_kind, runs_formula_channel, weights_for
+    from mathindex.search.kinds import query_kind, runs_formula_channel
+    from mathindex.search.weights import weights_for
 
     assert not runs_formula_channel("DFA appending one symbol = one transition step")  # prose: no formula
     assert query_kind("DFA appending one symbol = one transition step") == "formula"  # its weights stay
@@ -224,3 +225,18 @@ def test_prose_with_a_symbol_does_not_run_the_formula_channel():
     assert not runs_formula_channel("groups of prime order are cyclic")
     lean = weights_for("lean")
     assert lean["formula"] == 0.25 and lean["gap:formula"] == 1.0 and "gap:formula" not in weights_for("formula")
+
+
+def test_the_channel_registry_names_each_channel_once_and_the_weights_name_only_those():
+    from mathindex.search.channel import Channel
+    from mathindex.search.engine import CHANNELS, SearchEngine
+    from mathindex.search.fusion import GAP_PREFIX
+    from mathindex.search.weights import WEIGHTS_BY_KIND
+
+    names = [kind.name for _, kind in CHANNELS]
+    assert names == ["lexical", "embedding", "formula", "formal", "informal"] and len(set(names)) == len(names)
+    assert all(issubclass(kind, Channel) and hasattr(SearchEngine, attribute) for attribute, kind in CHANNELS)
+    settings = {"prior", "parent", "parent_depth", "parent_others"}
+    for kind, weights in WEIGHTS_BY_KIND.items():
+        channels = {k.removeprefix(GAP_PREFIX) for k in weights if k not in settings}
+        assert channels <= set(names), kind

@@ -66,16 +66,17 @@ def test_expanded_latex_query_finds_the_lean_declaration(tmp_path):
 
 
 def test_engine_expands_latex_queries_only(tmp_path):
-    from mathindex.search.engine import SearchEngine, _symbol_map
+    from mathindex.search.engine import SearchEngine
+    from mathindex.search.lexical import LexicalChannel
+    from mathindex.search.symbols import release_symbols
 
     decls = _declarations().collect()
     names = decls["full_name"].to_list()
     build_lexical_index(names, [f"{n} {t}" for n, t in zip(names, decls["type"].to_list())], tmp_path / "lexical")
     write_symbols(mine(documents(_declarations()), min_pair_docs=2, min_pmi=0.5, top_words=3), tmp_path / "latex_symbols.parquet")
-    assert _symbol_map(tmp_path, tmp_path / "absent.parquet") is None  # no map: no expansion
+    assert release_symbols(tmp_path, tmp_path / "absent.parquet") is None  # no map: no expansion
     engine = SearchEngine.__new__(SearchEngine)  # the channels alone, without a release around them
-    engine.lexical, engine.vector, engine.formula, engine.formal = LexicalIndex(tmp_path / "lexical"), None, None, None
-    engine.symbols = _symbol_map(tmp_path, None)  # the release's own file
+    engine.lexical = LexicalChannel(LexicalIndex(tmp_path / "lexical"), release_symbols(tmp_path))  # the release's own file
     hits = [n for n, _ in engine.channel_hits("\\binom{x}{y}")["lexical"]]
     assert "Nat.choose_symm" in hits[:3]
     assert [n for n, _ in engine.channel_hits("binom x y")["lexical"]] == ["Real.sqrt_sq"]  # words: not expanded

@@ -79,14 +79,15 @@ def test_the_server_encodes_queries_with_the_engines_backend(holder):
 
 
     from mathindex.embed.onnx import MIN_COSINE
-    from mathindex.search.engine import SearchEngine, _encode_one
+    from mathindex.embed.channel import encode_one
+    from mathindex.search.engine import SearchEngine
 
     served = holder.current.engine.vector.embedder
     assert served.onnx_file is not None and served.packer is not None
     plain = SearchEngine(holder.current.path, verify="none")
     queries = ["lattice join meet", "theorem Nat.add_comm (n m : ℕ) : n + m = m + n", "$a^2 + b^2 \\ge 2ab$"]
     for q in queries:
-        assert float(served.encode([q])[0] @ _encode_one(plain.vector.embedder, q)[0]) >= MIN_COSINE
+        assert float(served.encode([q])[0] @ encode_one(plain.vector.embedder, q)[0]) >= MIN_COSINE
         assert [h.name for h in holder.current.search(q, 10).hits] == plain.names(q, 10)
     packs = served.packer.stats["packs"]
     got, start = {}, threading.Barrier(len(queries) * 4)
@@ -102,7 +103,7 @@ def test_the_server_encodes_queries_with_the_engines_backend(holder):
         t.join(60)
     assert served.packer.stats["packs"] - packs < len(threads)  # some ran together
     for i, v in got.items():
-        assert float(v @ _encode_one(plain.vector.embedder, queries[i % len(queries)])[0]) >= MIN_COSINE
+        assert float(v @ encode_one(plain.vector.embedder, queries[i % len(queries)])[0]) >= MIN_COSINE
 
 
 def test_the_server_tokenises_with_its_own_tokenizer_and_the_same_tokens(holder, monkeypatch):

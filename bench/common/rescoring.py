@@ -12,8 +12,9 @@ import pyarrow.parquet as pq
 
 from mathindex.evaluation.metrics import metric_value
 from mathindex.evaluation.suites import load_suite
-from mathindex.search.engine import SearchEngine, parent_sets
-from mathindex.search.prior import PRIOR
+from mathindex.search.engine import SearchEngine
+from mathindex.search.parents import parent_sets
+from mathindex.search.prior import PRIOR, read_prior
 from mathindex.store.layout import ReleaseLayout
 
 
@@ -38,11 +39,11 @@ def grouped_scores(engine, runs, weights_of, metric: str, k: int) -> dict[str, f
 
 
 def ranking_engine(release: Path) -> SearchEngine:
-    """A SearchEngine that only ranks (`rank`, `_prior_scores`): the release's prior, no channels
+    """A SearchEngine that only ranks (`rank`): the release's prior, no channels
     opened, so re-fusing cached lists costs seconds instead of the minutes of opening every index."""
     engine = SearchEngine.__new__(SearchEngine)
     engine.release, engine.weights, engine.unavailable = Path(release), {}, {}
-    engine.prior = engine._read_prior(PRIOR)
+    engine.prior = read_prior(ReleaseLayout(release).table("nodes"), PRIOR)
     engine.known, engine.fields = parent_sets(pq.read_table(ReleaseLayout(release).table("nodes"), columns=["name", "kind"]))
     return engine
 

@@ -151,8 +151,8 @@ def loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-# `mathindex serve` with the informal channel off (engine.INFORMAL_DEPTH = 0): --no-informal
-NO_INFORMAL = ("import sys, mathindex.search.engine as e; e.INFORMAL_DEPTH = 0; "
+# `mathindex serve` with the informal channel off (weights.INFORMAL_DEPTH = 0): --no-informal
+NO_INFORMAL = ("import sys, mathindex.search.weights as w; w.INFORMAL_DEPTH = 0; "
                "from mathindex.cli import main; sys.exit(main(sys.argv[1:]))")
 
 

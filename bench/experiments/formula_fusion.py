@@ -19,7 +19,9 @@ from pathlib import Path
 
 from bench.common.rescoring import fold_of, grouped_scores
 from mathindex.evaluation.suites import load_suite
-from mathindex.search.engine import CANDIDATES, SearchEngine, query_kind, runs_formula_channel, weights_for
+from mathindex.search.engine import SearchEngine
+from mathindex.search.kinds import query_kind, runs_formula_channel
+from mathindex.search.weights import CANDIDATES, weights_for
 from mathindex.search.fusion import GAP_PREFIX
 
 WEIGHTS = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0)

@@ -13,7 +13,9 @@ from pathlib import Path
 
 from bench.common.rescoring import grouped_scores
 from mathindex.evaluation.suites import load_suite
-from mathindex.search.engine import SearchEngine, query_kind, weights_for
+from mathindex.search.engine import SearchEngine
+from mathindex.search.kinds import query_kind
+from mathindex.search.weights import weights_for
 
 PRIORS = (0.75, 1.0, 1.5, 2.0, 3.0)
 

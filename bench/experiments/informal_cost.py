@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from mathindex.evaluation.suites import load_suite
-from mathindex.search.engine import SearchEngine, query_kind
+from mathindex.search.engine import SearchEngine
+from mathindex.search.kinds import query_kind
 
 
 def timed(engine, query: str) -> float:

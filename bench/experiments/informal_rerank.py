@@ -33,7 +33,8 @@ import polars as pl
 from bench.common.rescoring import load_runs, ranking_engine, table, fold_of
 from mathindex.embed.models import reference_path, release_root
 from mathindex.informal.rules import without_context
-from mathindex.search.engine import query_kind, weights_for
+from mathindex.search.kinds import query_kind
+from mathindex.search.weights import weights_for
 from mathindex.store.integrity import read_manifest
 
 STYLES = ("q1a_lean", "q1b_latex", "q1c_natural", "q2_slogan", "q3_nickname")

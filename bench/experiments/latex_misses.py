@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bench.common.rescoring import node_kinds, rank_of, ranking_engine
 from mathindex.evaluation.suites import load_suite
-from mathindex.search.engine import query_kind
+from mathindex.search.kinds import query_kind
 
 CHANNELS = ("lexical", "embedding", "formula", "parent")
 

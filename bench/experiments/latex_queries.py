@@ -24,7 +24,10 @@ from pathlib import Path
 
 from bench.common.rescoring import fold_of, grouped_scores
 from mathindex.evaluation.suites import load_suite
-from mathindex.search.engine import CANDIDATES, SearchEngine, query_kind, weights_for, LEXICAL_TEXT
+from mathindex.search.engine import SearchEngine
+from mathindex.search.kinds import query_kind
+from mathindex.search.weights import CANDIDATES, weights_for
+from mathindex.search.kinds import LEXICAL_TEXT
 from mathindex.search.latexquery import english_math, unicode_math
 
 TEXTS = {

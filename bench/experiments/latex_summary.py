@@ -13,7 +13,9 @@ from pathlib import Path
 
 from bench.common.rescoring import grouped_scores
 from mathindex.evaluation.suites import load_suite
-from mathindex.search.engine import SearchEngine, query_kind, weights_for
+from mathindex.search.engine import SearchEngine
+from mathindex.search.kinds import query_kind
+from mathindex.search.weights import weights_for
 
 METRICS = ("ndcg@10", "recall@10", "mrr@10")
 

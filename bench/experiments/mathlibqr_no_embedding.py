@@ -22,9 +22,10 @@ from mathindex.evaluation.suites import load_suite
 from mathindex.formula import FormulaIndex, lean_formulas, parse_formulas
 from mathindex.lean import extract_lean_tree
 from mathindex.schemas import table_specs
-from mathindex.search.engine import FORMULA_DIR, LEXICAL_DIR, SearchEngine
+from mathindex.search.engine import SearchEngine
 from mathindex.search.lexical import build_lexical_index
 from mathindex.search.nodes import build_nodes, node_documents
+from mathindex.store.layout import ReleaseLayout
 from mathindex.store.tables import write_table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,13 +47,13 @@ def build(mathlib: Path, work: Path) -> Path:
     t = time.perf_counter()
     write_table(build_nodes(ex.declarations, None, ex.dependencies), specs["nodes"], rel)
     names, docs = node_documents(texts)
-    build_lexical_index(names, docs, rel / LEXICAL_DIR)
+    build_lexical_index(names, docs, ReleaseLayout(rel).lexical)
     steps["nodes + lexical index"] = time.perf_counter() - t
     t = time.perf_counter()
     formulas = lean_formulas(ex.declarations)
     trees, _ = parse_formulas(formulas, budget_s=2.0)
     write_table(formulas, specs["formulas"], rel)
-    FormulaIndex.build(trees, formulas, rel / FORMULA_DIR)
+    FormulaIndex.build(trees, formulas, ReleaseLayout(rel).formula)
     steps["formulas + index"] = time.perf_counter() - t
     for k, v in steps.items():
         print(f"  build: {k:<24}{v:8.1f} s")

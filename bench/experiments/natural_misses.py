@@ -15,7 +15,8 @@ from pathlib import Path
 
 from bench.common.rescoring import load_runs, node_kinds, rank_of, ranking_engine
 from mathindex.evaluation.metrics import metric_value
-from mathindex.search.engine import query_kind, weights_for
+from mathindex.search.kinds import query_kind
+from mathindex.search.weights import weights_for
 
 CHANNELS = ("lexical", "embedding", "formula", "formal", "informal")
 _QUESTION = re.compile(r"^(what|which|how|is|are|does|do|can|why|when)\b|\?\s*$", re.I)

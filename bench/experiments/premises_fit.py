@@ -20,9 +20,10 @@ import pyarrow as pa
 import mathindex.premises.fit as fit
 from mathindex.evaluation.metrics import mean_metrics
 from mathindex.premises.build import BASELINES
-from mathindex.premises.ranker import DEFAULT_WEIGHTS, FEATURES, PremiseRanker, rank_weights
+from mathindex.premises.ranker import DEFAULT_WEIGHTS, FEATURES, rank_weights
 from mathindex.premises.split import SEED, TUNE
 from mathindex.premises.suite import build_suite
+from mathindex.premises.api import ranker_of
 from mathindex.search.engine import SearchEngine
 
 
@@ -50,7 +51,7 @@ def read_arrow(path: Path) -> pa.Table:
 def main() -> None:
     rel, tables, model = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
     decl, deps = read_arrow(tables / "declarations.arrow"), read_arrow(tables / "dependencies.arrow")
-    ranker = PremiseRanker(rel, engine=SearchEngine(rel, model=model), weights=dict(DEFAULT_WEIGHTS))
+    ranker = ranker_of(SearchEngine(rel, model=model), weights=dict(DEFAULT_WEIGHTS))
     tune = build_suite(decl, deps, SEED, TUNE)["queries"]
     runs = fit.collect(ranker, fit.sample_queries(tune, fit.FIT_QUERIES, SEED))
     now = fit.score

@@ -38,6 +38,7 @@ from mathindex.premises.priors import PREMISES_DIR, write_premise_index
 from mathindex.premises.ranker import DEFAULT_WEIGHTS, FEATURES, FILE_FEATURES, PremiseRanker
 from mathindex.premises.split import SEED, TEST, TUNE, split_files
 from mathindex.premises.suite import build_suite
+from mathindex.premises.api import ranker_of
 from mathindex.search.engine import SearchEngine
 from mathindex.store.integrity import read_manifest
 
@@ -96,7 +97,7 @@ def main() -> None:
     test = sample_queries(build_suite(decl, deps, SEED, TEST)["queries"], EVAL_QUERIES, SEED)
     tune = sample_queries(build_suite(decl, deps, SEED, TUNE)["queries"], FIT_QUERIES, SEED)
     model = read_manifest(args.release).vector_index.model
-    ranker = PremiseRanker(rel, engine=SearchEngine(rel, model=model), weights=dict(DEFAULT_WEIGHTS))
+    ranker = ranker_of(SearchEngine(rel, model=model), weights=dict(DEFAULT_WEIGHTS))
     runs_file = args.work / "runs.pkl"
     if runs_file.is_file():
         runs = pickle.loads(runs_file.read_bytes())

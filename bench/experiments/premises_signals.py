@@ -30,6 +30,7 @@ from mathindex.premises.priors import FILE_PROOFS_FILE, PREMISES_DIR, build_file
 from mathindex.premises.ranker import DEFAULT_WEIGHTS, FEATURES, PremiseRanker
 from mathindex.premises.split import SEED, TEST, TUNE, split_files
 from mathindex.premises.suite import build_suite
+from mathindex.premises.api import ranker_of
 from mathindex.search.engine import SearchEngine
 from mathindex.store.integrity import read_manifest
 
@@ -73,7 +74,7 @@ def main() -> None:
     tune = build_suite(decl, deps, SEED, TUNE)["queries"]
     fit_q, model_q = sample_queries(tune, FIT_QUERIES, SEED), sample_queries(tune, MODEL_QUERIES, SEED)
     model_name = read_manifest(args.release).vector_index.model
-    ranker = PremiseRanker(rel, engine=SearchEngine(rel, model=model_name), weights=dict(DEFAULT_WEIGHTS))
+    ranker = ranker_of(SearchEngine(rel, model=model_name), weights=dict(DEFAULT_WEIGHTS))
     t0 = time.perf_counter()
     unique = list({q["id"]: q for q in fit_q + model_q}.values())
     runs = dict(zip([q["id"] for q in unique], collect(ranker, unique)))

@@ -25,7 +25,8 @@ from bench.common.premises import link_premises, stage_release
 from mathindex.premises.build import BASELINES, EVAL_QUERIES
 from mathindex.premises.fit import FIT_QUERIES, MODEL_QUERIES, collect, fit_model, sample_queries, score
 from mathindex.premises.priors import PREMISES_DIR
-from mathindex.premises.ranker import PremiseRanker, read_weights
+from mathindex.premises.api import ranker_of
+from mathindex.premises.ranker import read_weights
 from mathindex.premises.split import SEED, TEST, TUNE
 from mathindex.premises.suite import build_suite
 from mathindex.search.engine import SearchEngine
@@ -47,7 +48,7 @@ def main() -> None:
     fit_q, model_q = sample_queries(tune, FIT_QUERIES, SEED), sample_queries(tune, MODEL_QUERIES, SEED)
     model_name = read_manifest(args.release).vector_index.model
     weights = read_weights(rel / PREMISES_DIR)["weights"]
-    ranker = PremiseRanker(rel, engine=SearchEngine(rel, model=model_name), weights=dict(weights))
+    ranker = ranker_of(SearchEngine(rel, model=model_name), weights=dict(weights))
     t0 = time.perf_counter()
     unique = list({q["id"]: q for q in fit_q + model_q + tune}.values())
     runs = dict(zip([q["id"] for q in unique], collect(ranker, unique)))

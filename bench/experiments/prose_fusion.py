@@ -15,7 +15,8 @@ import itertools
 from pathlib import Path
 
 from bench.common.rescoring import fold_of, load_runs, ranking_engine, table
-from mathindex.search.engine import query_kind, weights_for
+from mathindex.search.kinds import query_kind
+from mathindex.search.weights import weights_for
 
 STYLES = ("q1a_lean", "q1b_latex", "q1c_natural", "q2_slogan", "q3_nickname")
 GRID = {"min_words": (6, 8, 10), "embedding": (0.5, 0.75, 1.0, 1.5, 2.0), "prior": (0.75, 1.0, 1.5, 2.0, 3.0)}

@@ -23,7 +23,7 @@ import torch
 
 from mathindex.cache import CacheLayout
 from mathindex.embed import SentenceTransformerEmbedder
-from mathindex.search.engine import _encode_one
+from mathindex.embed.channel import encode_one
 
 STYLES = ("q1a_lean", "q1b_latex", "q1c_natural", "q2_slogan")
 PACKS = (1, 2, 4, 8, 16)
@@ -35,12 +35,12 @@ def encoders(args, queries: list[str]) -> None:
     for label, options in configs:
         embedder = SentenceTransformerEmbedder(args.model, progress=False, **options)
         for q in queries[:20]:  # warm up
-            _encode_one(embedder, q)
+            encode_one(embedder, q)
         single = []
         for _ in range(args.rounds):
             t0 = time.thread_time()
             for q in queries:
-                _encode_one(embedder, q)
+                encode_one(embedder, q)
             single.append((time.thread_time() - t0) / len(queries) * 1000)
         t0 = time.thread_time()
         for i in range(0, len(queries), 8):

@@ -18,11 +18,14 @@ import sys
 import time
 from pathlib import Path
 
-import mathindex.search.engine as engine_mod
 from bench.common.rescoring import fold_of, grouped_scores
+import mathindex.search.weights as channel_weights
 from mathindex.evaluation.suites import load_suite
-from mathindex.search.engine import SearchEngine, query_kind, weights_for
-from mathindex.search.prior import SIGNALS
+from mathindex.search.engine import SearchEngine
+from mathindex.search.kinds import query_kind
+from mathindex.search.weights import weights_for
+from mathindex.search.prior import SIGNALS, read_prior
+from mathindex.store.layout import ReleaseLayout
 
 DEPTHS = (50, 100, 200)
 WEIGHTS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
@@ -43,9 +46,9 @@ def main() -> None:
     ap.add_argument("--metric", default="ndcg@10")
     ap.add_argument("--json", type=Path, help="write the figures here as well")
     args = ap.parse_args()
-    engine_mod.CANDIDATES = max(DEPTHS)
+    channel_weights.CANDIDATES = max(DEPTHS)
     engine = SearchEngine(args.release)
-    priors = {s: engine._read_prior(s) for s in SIGNALS}
+    priors = {s: read_prior(ReleaseLayout(args.release).table("nodes"), s) for s in SIGNALS}
     if not all(priors.values()):
         sys.exit(f"error: {args.release}/nodes.parquet has no {' / '.join(SIGNALS)} columns (a release built before the prior)")
     suite = load_suite(args.suite)
@@ -68,7 +71,7 @@ def main() -> None:
         r = table[s]
         print(f"{s[0] if s[1] else 'none':<10} {s[1]:4.1f} {s[2]:5d} {r['all']:6.2f} {r.get('fair', float('nan')):6.2f} "
               + " ".join(f"{r.get(st, float('nan')):10.2f}" for st in styles))
-    current = ("in_degree" if weights_for("words").get("prior") else "none", weights_for("words").get("prior", 0.0), engine_mod.CANDIDATES)
+    current = ("in_degree" if weights_for("words").get("prior") else "none", weights_for("words").get("prior", 0.0), channel_weights.CANDIDATES)
     print(f"two-fold CV ({args.metric}): {cv_score:.2f}; fold choices {[cv[f][0] for f in sorted(cv)]}; "
           f"no prior at depth 50 (before): {table[('in_degree', 0.0, 50)]['all']:.2f}")
     if args.json:

@@ -59,10 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
     import mathindex.search.engine as engine
+    import mathindex.search.weights as settings
+    from mathindex.embed.channel import VectorChannel
     from mathindex.serve import release as served
     from mathindex.serve.app import configure_runtime
 
-    engine.INFORMAL_DEPTH = 0
+    settings.INFORMAL_DEPTH = 0
     configure_runtime()
     old_release = _load(args.before / "mathindex/serve/release.py", "before_release")
     old_engine = _load(args.before / "mathindex/search/engine.py", "before_engine")
@@ -80,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
 
     encoders = []
     for module in (old_release, served):
-        vector = engine._VectorChannel.__new__(engine._VectorChannel)
+        vector = VectorChannel.__new__(VectorChannel)
         vector.embedder = type(now.vector.embedder).__new__(type(now.vector.embedder))
         vector.embedder.__dict__.update(now.vector.embedder.__dict__)  # its own encode, same model and session file
         module._thread_safe_encoding(types.SimpleNamespace(vector=vector))

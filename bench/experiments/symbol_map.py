@@ -22,7 +22,9 @@ import polars as pl
 
 from bench.common.rescoring import fold_of, grouped_scores
 from mathindex.evaluation.suites import load_suite
-from mathindex.search.engine import CANDIDATES, SearchEngine, query_kind, weights_for
+from mathindex.search.engine import SearchEngine
+from mathindex.search.kinds import query_kind
+from mathindex.search.weights import CANDIDATES, weights_for
 from mathindex.search.symbols import SYMBOLS_FILE, SymbolMap, mine_release, notation_associations, write_symbols
 
 PMI_FLOORS = (1.0, 2.0, 3.0)

@@ -59,7 +59,7 @@ def _reembed(source: Path, model: str, root: Path, no_gate: bool, precision: str
             texts = read_table(staging, "embedding_texts")
             vector = embed_and_index(texts, embedding_model, staging, RootLayout(root).cache, precision=embed_precision)
         with progress.stage("bench"):
-            bench = run_benchmarks(staging, suites, embedding_model.reference)
+            bench = run_benchmarks(staging, suites, vector.channel, embedding_model.reference)
             metrics = dict(bench.metrics)
         with progress.stage("store"):
             row_counts = dict(before.row_counts) | write_tables(staging, {"bench_results": bench.rows})

@@ -1,5 +1,5 @@
-"""The release flow: pin, extract, informalise, embed, parse formulas, index, premises, store,
-benchmark, gate, publish. It reads like the DAG in docs/architecture.md; each step is a task."""
+"""The release flow: pin, extract, informalise, embed, parse formulas, index, tables, premises,
+benchmark, store, gate, publish. It reads like the DAG in docs/architecture.md; each step is a task."""
 
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ from mathindex.tasks.search_index import lexical_index, nodes_table
 from mathindex.tasks.store import database_started, write_database, write_tables
 
 SYMPY_BUDGET_S = 2.0
-STAGES = ["pin", "extract", "informalise", "embed", "formulas", "formal index", "search index", "premises", "bench",
-          "store", "publish"]
+STAGES = ["pin", "extract", "informalise", "embed", "formulas", "formal index", "search index", "tables", "premises",
+          "bench", "store", "publish"]
 
 
 @flow(name="release", log_prints=False)
@@ -87,20 +87,21 @@ def release_flow(
                 nodes = nodes_table(ex.declarations, ex.statements, ex.dependencies)
                 lexical = lexical_index(texts, staging, cache)
             errors = concat([ex.errors, formula_errors], ERRORS)
-            with progress.stage("premises"):
+            with progress.stage("tables"):
                 tables = {
                     "declarations": ex.declarations, "dependencies": ex.dependencies, "descriptions": ex.descriptions,
                     "latex_statements": ex.statements, "latex_macros": ex.macros, "formulas": formulas, "formula_trees": trees,
                     "informalisations": informal, "embedding_texts": texts, "nodes": nodes, "errors": errors,
                     "formal_statements": formal.table,
                 }  # fmt: skip
-                row_counts = write_tables(staging, tables)  # the search engine reads them
+                row_counts = write_tables(staging, tables)  # premises and bench read them
                 formal_built = formal.index.with_figures(
                     table_bytes=ReleaseLayout(staging).table("formal_statements").stat().st_size)
-                premises = premise_index(staging, ex.declarations, ex.dependencies, embedding_model.reference, cache,
-                                         [p.path for p in pins if p.kind == "lean"])
+            with progress.stage("premises"):
+                premises = premise_index(staging, ex.declarations, ex.dependencies, vector.channel,
+                                         embedding_model.reference, cache, [p.path for p in pins if p.kind == "lean"])
             with progress.stage("bench"), database_started(staging, list(row_counts), published_release(root)) as db:
-                bench = run_benchmarks(staging, suite_specs, embedding_model.reference, cache)
+                bench = run_benchmarks(staging, suite_specs, vector.channel, embedding_model.reference, cache)
                 metrics = dict(bench.metrics)
             with progress.stage("store"):
                 first = list(row_counts)

@@ -1,10 +1,12 @@
-"""The HTTP-free premise-selection API agents call (`premises`)."""
+"""The HTTP-free premise-selection API agents call (`premises`), and the query-time ranker of a
+release, which borrows its search engine's formal index and embedding channel (`ranker_of`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from mathindex.premises.ranker import PremiseRanker, PremiseResult
+from mathindex.premises.ranker import PremiseRanker, PremiseResult, check_premise_index
+from mathindex.search.engine import SearchEngine
 
 _OPEN: dict[Path, PremiseRanker] = {}  # release directory -> its ranker, opened once per process
 
@@ -23,6 +25,19 @@ def premises(release, goal: str, k: int = 32, context: str = "", file: str | Non
     else:
         key = Path(release).resolve()
         if key not in _OPEN:
-            _OPEN[key] = PremiseRanker(key)
+            _OPEN[key] = open_ranker(key)
         ranker = _OPEN[key]
     return ranker.rank(goal, context, k, file=file, line=line)
+
+
+def ranker_of(engine: SearchEngine, weights: dict[str, float] | None = None) -> PremiseRanker:
+    """The premise ranker of a search engine's release, reading the engine's formal index and
+    embedding channel (`weights`: instead of the release's, the linear ranker alone)."""
+    return PremiseRanker(engine.release, engine.formal.index if engine.formal is not None else None, engine.vector, weights)
+
+
+def open_ranker(release: Path, weights: dict[str, float] | None = None) -> PremiseRanker:
+    """The premise ranker of a release, through a search engine of it (a release without a premise
+    index is a FileNotFoundError before anything is opened)."""
+    check_premise_index(release)
+    return ranker_of(SearchEngine(release), weights)

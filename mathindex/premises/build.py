@@ -1,8 +1,9 @@
 """The release's premise stage: split, priors, the held-out suite, fitted weights, the figures.
 
 `build_premises` writes `premises/` under a release directory (staging) whose tables and indexes
-are already written (the ranker reads the formal index and the embedding channel through a
-SearchEngine of the same directory) and returns what the manifest and the notes report."""
+are already written and returns what the manifest and the notes report; the ranker reads the
+formal index and the embedding channel it is given (`Channels`: the release flow opens the formal
+index from the staging files and lends the embed stage's channel)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ import polars as pl
 import pyarrow as pa
 
 from mathindex.cache import CacheLayout
+from mathindex.embed.channel import VectorChannel
+from mathindex.formal.search import FormalIndex
 from mathindex.premises import premise_cache as cache
 from mathindex.premises.fit import FIT_QUERIES, MODEL_QUERIES, collect, fit_model, fit_weights, sample_queries, score
 from mathindex.premises.priors import PREMISES_DIR, write_premise_index
@@ -41,20 +44,23 @@ SUITE_NAMES = {TEST: "premises-held-out", TUNE: "premises"}
 # scoring again (about 100 s on whole Mathlib): such a change moves the priors of a few proofs.
 CARRY_SHARE = 0.01
 BASELINES = {"bm25 over statements": {"lexical": 1.0}, "embedding channel alone": {"embedding": 1.0}}
+# The ranker's formal index and embedding channel (each None when the release has none), opened on
+# demand: a cached or carried stage never opens them.
+Channels = Callable[[], tuple[FormalIndex | None, VectorChannel | None]]
 
 
-def cached_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.Table, open_engine: Callable[[], object],
+def cached_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.Table, open_channels: Channels,
                     cache_dir: Path | None, model: str | None = None, seed: int = SEED,
                     carry_share: float = CARRY_SHARE, imports: pa.Table | None = None) -> dict:
     """`build_premises` behind the content-keyed cache (premises.premise_cache) under `cache_dir` (a root's
     cache directory; None: no cache): when the inputs match an entry, its files are linked into
-    `premises/` and its figures returned, and the search engine (`open_engine()`) is never opened.
+    `premises/` and its figures returned, and the ranker's channels (`open_channels()`) are never opened.
     When they moved by at most `carry_share` of the declarations since a measured entry of the same
     code, model and seed, the figures are carried (`carried_premises`). `imports`: the corpus's
     import graph (premises.imports.read_imports), part of the key."""
     t0 = time.perf_counter()
     if cache_dir is None:
-        return build_premises(release_dir, declarations, dependencies, open_engine(), seed, imports=imports)
+        return build_premises(release_dir, declarations, dependencies, *open_channels(), seed, imports=imports)
     entries = CacheLayout(cache_dir).premises
     key = cache.stage_key(declarations, dependencies, release_dir, model, seed, imports=imports)
     info = cache.load(entries, key, Path(release_dir) / PREMISES_DIR)
@@ -73,7 +79,7 @@ def cached_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.
         info, measured = got
         cache.store(entries, key, Path(release_dir) / PREMISES_DIR, info, measured[2], measured[1])
     else:
-        info = build_premises(release_dir, declarations, dependencies, open_engine(), seed, token_cache=cache_dir,
+        info = build_premises(release_dir, declarations, dependencies, *open_channels(), seed, token_cache=cache_dir,
                               imports=imports)
         info.pop("seconds")
         cache.store(entries, key, Path(release_dir) / PREMISES_DIR, info, files,
@@ -134,8 +140,9 @@ def part_counts(parts: dict[str, str]) -> dict[str, int]:
     return {p: sum(1 for v in parts.values() if v == p) for p in sorted(set(parts.values()))}
 
 
-def build_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.Table, engine, seed: int = SEED,
-                   token_cache: Path | None = None, imports: pa.Table | None = None) -> dict:
+def build_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.Table, formal: FormalIndex | None,
+                   vector: VectorChannel | None, seed: int = SEED, token_cache: Path | None = None,
+                   imports: pa.Table | None = None) -> dict:
     """Writes premises/ (priors, statement index, the import graph when given, suite.json,
     weights.json, model.json when enough tune goals fit one, metrics.json) and returns the figures:
     the ranker and both baselines on the held-out suite, in points, each goal ranked in its file
@@ -150,7 +157,7 @@ def build_premises(release_dir: Path, declarations: pa.Table, dependencies: pa.T
     suite = build_suite(declarations, dependencies, seed, TEST, name=SUITE_NAMES[TEST])
     write_suite(suite, out / SUITE_FILE)
     tune = build_suite(declarations, dependencies, seed, TUNE, name=SUITE_NAMES[TUNE])["queries"]
-    ranker = PremiseRanker(release_dir, engine=engine, weights=dict(DEFAULT_WEIGHTS))
+    ranker = PremiseRanker(release_dir, formal, vector, weights=dict(DEFAULT_WEIGHTS))
     fit_queries, model_queries = sample_queries(tune, FIT_QUERIES, seed), sample_queries(tune, MODEL_QUERIES, seed)
     unique = list({q["id"]: q for q in fit_queries + model_queries}.values())
     runs = dict(zip([q["id"] for q in unique], collect(ranker, unique)))
@@ -186,7 +193,7 @@ def evaluate(ranker: PremiseRanker, queries: list[dict], weights: dict[str, floa
     runs = collect(ranker, queries)
     figures = {"ranker": score(ranker, runs, weights, model=model)}
     for name, w in BASELINES.items():
-        if name.startswith("embedding") and ranker.engine.vector is None:
+        if name.startswith("embedding") and ranker.vector is None:
             continue
         figures[name] = score(ranker, runs, w, fallback=False)
     return figures, score(ranker, runs, weights) if model is not None else None

@@ -50,7 +50,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
+from mathindex.embed.channel import VectorChannel
 from mathindex.formal.normal import head
+from mathindex.formal.search import FormalIndex
 from mathindex.lean.lexer import KEYWORDS
 from mathindex.premises.goal import GoalError, check_goal  # noqa: F401  (GoalError: the ranker's error, re-exported)
 from mathindex.premises.imports import IMPORTS_FILE, FileGraph, module_file
@@ -80,6 +82,15 @@ ABOVE_ROWS = 50.0  # `above`: a proof above the goal counts exp(-(declarations b
 NEIGHBOUR_POWER = 2.0  # a neighbour's vote: (its BM25 score / the best neighbour's) ** power
 MAX_ALTERNATIVES = 8  # a bare name with more declarations of that last component is left out
 _BARE = re.compile(r"^[A-Za-z]{1,2}\d*$")  # `x`, `hf`, `f2`: variables, not constants
+
+
+def check_premise_index(release: Path) -> Path:
+    """The release's `premises/` directory; FileNotFoundError for a release built without one."""
+    base = Path(release) / PREMISES_DIR
+    if not (base / PRIORS_FILE).is_file():
+        raise FileNotFoundError(f"{release} has no premise index ({PREMISES_DIR}/{PRIORS_FILE}); "
+                                "a release built before `mathindex premises`")
+    return base
 
 
 @dataclass
@@ -128,27 +139,23 @@ class Candidates:
 class PremiseRanker:
     """A release's premise index and weights, opened once; `rank` is then side-effect free.
 
-    `engine` (a SearchEngine of the same release) lends its formal index and embedding channel;
-    without one the ranker opens the release's own."""
+    It reads the release's formal index (`formal`: formal.search.FormalIndex, None for a release
+    without one) and its embedding channel (`vector`: embed.channel.VectorChannel, None without a
+    vector index), given by whoever opened them: a search engine of the release (premises.api
+    `ranker_of`), or the release flow's stages."""
 
-    def __init__(self, release: Path, engine=None, weights: dict[str, float] | None = None):
+    def __init__(self, release: Path, formal: FormalIndex | None, vector: VectorChannel | None,
+                 weights: dict[str, float] | None = None):
         self.release = Path(release)
-        base = self.release / PREMISES_DIR
-        if not (base / PRIORS_FILE).is_file():
-            raise FileNotFoundError(f"{self.release} has no premise index ({PREMISES_DIR}/{PRIORS_FILE}); "
-                                    "a release built before `mathindex premises`")
-        if engine is None:
-            from mathindex.search.engine import SearchEngine
-
-            engine = SearchEngine(self.release)
-        self.engine = engine
+        base = check_premise_index(self.release)
+        self.vector = vector
         priors = pq.read_table(base / PRIORS_FILE, columns=["name", "kind", "usage", "proof"])
         self.names: list[str] = priors.column("name").to_pylist()
-        self.formal = engine.formal.index if engine.formal is not None else None
+        self.formal = formal
         if self.formal is not None and self.formal.names != self.names:
             raise ValueError(f"{self.release}: the premise index and the formal index list different declarations")
         if self.formal is not None:
-            self.names = self.formal.names  # the same names: one list of them (the engine's str objects)
+            self.names = self.formal.names  # the same names: one list of them (the formal index's str objects)
         shared = dict(zip(self.names, self.names))  # one str object per name (while opening)
         self.statements = LexicalIndex(base / STATEMENTS_DIR, shared)
         self.doc_of = {n: i for i, n in enumerate(self.names)}
@@ -463,10 +470,9 @@ class PremiseRanker:
         return score / votes.sum()
 
     def _embedding_hits(self, text: str) -> list[tuple[int, float]]:
-        vector = self.engine.vector
-        if vector is None:
+        if self.vector is None:
             return []
-        hits = vector.search(text, DEPTH)
+        hits = self.vector.search(text, DEPTH)
         return [(self.doc_of[n], s) for n, s in hits if n in self.doc_of]
 
     def candidates(self, goal: str, context: str = "", exclude: frozenset[str] = frozenset(),

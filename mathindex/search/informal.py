@@ -30,8 +30,13 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from mathindex.embed.channel import encode_on_one_thread
+from mathindex.embed.embedder import EmbeddingCache
 from mathindex.informal.rules import GLOSS_PATTERN  # without_context's pattern: one owner of what a gloss is
 from mathindex.names import shared_names
+from mathindex.search import weights as settings
+from mathindex.search.channel import Channel, ChannelContext, Hits, Query
+from mathindex.store.layout import ReleaseLayout
 
 FACETS = ("informal", "latex_body")  # a node's text: the first of these it has
 # `informal.rules.without_context` as a polars (Rust regex) pattern: the first gloss and all after it
@@ -43,10 +48,13 @@ REFRESH_SECONDS = 60.0  # on a miss, shards other processes added since are look
 log = logging.getLogger(__name__)
 
 
-class InformalReranker:
+class InformalReranker(Channel):
     """Informal renderings by node name (from an `embedding_texts` table) and `encode` (texts ->
     unit vectors, the query's embedder); `rerank(query_vector, names)` lists the names that have a
-    rendering by cosine, best first."""
+    rendering by cosine, best first. As a channel it re-ranks a prose query's first
+    `weights.INFORMAL_DEPTH` fused candidates."""
+
+    name = "informal"
 
     def __init__(self, texts: Path, encode: Callable[[list[str]], np.ndarray], cache_size: int = CACHE_SIZE,
                  store=None, shared: dict[str, str] | None = None):
@@ -71,6 +79,26 @@ class InformalReranker:
         self.stats = {"lru": 0, "store": 0, "encoded": 0}
         if store is not None:  # what is pending when the reranker goes (or the process ends) is kept
             weakref.finalize(self, _write, store, self._pending, self._lock)
+
+    @classmethod
+    def open(cls, context: ChannelContext) -> InformalReranker | None:
+        """Over the release's renderings, with the embedding channel's embedder, its vectors kept in
+        the root's embedding cache (a rendering is embedded once per model); None without that
+        channel or without renderings (a sample without them)."""
+        vector = context.opened.get("embedding")
+        if vector is None:
+            return None
+        embedder = vector.embedder
+        store = EmbeddingCache(context.cache_dir, embedder.name, embedder.revision, embedder.dim)
+        reranker = cls(ReleaseLayout(context.release).table("embedding_texts"),
+                       lambda texts: encode_on_one_thread(embedder, texts), store=store, shared=context.shared)
+        return reranker if len(reranker) else None
+
+    def hits(self, query: Query, k: int) -> Hits | None:
+        """Prose queries with a vector only; re-ranks the head, so `k` is not read."""
+        if not settings.INFORMAL_DEPTH or query.vector is None or query.kind != "words":
+            return None
+        return self.rerank(query.vector[0], query.head(settings.INFORMAL_DEPTH))
 
     def __len__(self) -> int:
         return len(self.row)

@@ -18,8 +18,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from pathlib import Path
+
+import pyarrow.parquet as pq
 
 from mathindex.formula.symbols import ACCENTS, BLACKBOARD, FONT_CLASS, FONTS, SKIP_MACROS, SUBSCRIPT_DIGITS, math_alphabet
+from mathindex.latex.macros import MacroSet, query_macros
+from mathindex.store.layout import ReleaseLayout
 
 # $$…$$, $…$, \(…\) and \[…\]: the math pieces of a query
 _PIECE = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
@@ -143,3 +148,10 @@ def english_math(query: str) -> str:
         last = end
     out.append(query[last:])
     return " ".join("".join(out).split())
+
+
+def release_macros(release: Path) -> MacroSet | None:
+    """The LaTeX corpora's macros (latex/macros.py `query_macros`) from the release's `latex_macros`
+    table, which queries are expanded with; None for a release without one or without macros."""
+    path = ReleaseLayout(release).table("latex_macros")
+    return query_macros(pq.read_table(path).to_pylist()) if path.exists() else None

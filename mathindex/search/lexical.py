@@ -16,7 +16,11 @@ from mathindex.cache import CacheLayout, ShardStore
 from mathindex.cache.codes import TOKENS
 from mathindex.search.bm25 import save_bm25s
 from mathindex.names import shared_names
+from mathindex.search.channel import Channel, ChannelContext, Hits, Query
+from mathindex.search.kinds import lexical_text
+from mathindex.search.symbols import SymbolMap, release_symbols
 from mathindex.search.text import tokens
+from mathindex.store.layout import ReleaseLayout
 
 log = logging.getLogger(__name__)
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG
@@ -113,6 +117,31 @@ class LexicalIndex:
             return []
         docs, values = top_positive(scores, k)
         return [(self.names[d], s) for d, s in zip(docs.tolist(), values.tolist())]
+
+
+class LexicalChannel(Channel):
+    """BM25 over one document per node. A formula-like query is searched as `kinds.lexical_text`
+    gives it, with the words its LaTeX commands map to (`symbols`, search/symbols.py) appended."""
+
+    name = "lexical"
+
+    def __init__(self, index: LexicalIndex, symbols: SymbolMap | None = None):
+        self.index, self.symbols = index, symbols
+
+    @classmethod
+    def open(cls, context: ChannelContext) -> LexicalChannel:
+        """The release's index, and its symbol map (or `context.symbols`'s; none without either)."""
+        return cls(LexicalIndex(ReleaseLayout(context.release).lexical, context.shared),
+                   release_symbols(context.release, context.symbols))
+
+    def hits(self, query: Query, k: int) -> Hits:
+        """Every query."""
+        text = lexical_text(query.text) if query.latex else query.text
+        words = self.symbols.words_of(query.text) if self.symbols is not None and query.latex else []  # of the commands typed
+        return self.search(" ".join([text, *words]), k)
+
+    def search(self, query: str, k: int) -> Hits:
+        return self.index.search(query, k)
 
 
 def top_positive(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -12,7 +12,11 @@ weak field far down lifts it little and a field at rank 1 lifts it to its field'
 
 from __future__ import annotations
 
+import heapq
 from collections import defaultdict
+from collections.abc import Callable
+
+import pyarrow as pa
 
 PARENT_DEPTH = 20  # members counted: the fused head's first PARENT_DEPTH names
 MEMBER_KINDS = frozenset({"field", "constructor"})  # node kinds that state what their parent is
@@ -36,3 +40,32 @@ def parent_hits(head: list[tuple[str, float]], known, fields=frozenset(), others
         if parent is not None and weight and parent in known:
             score[parent] += weight * value
     return sorted(score.items(), key=lambda x: (-x[1], x[0]))
+
+
+def parent_sets(nodes: pa.Table, names: list[str] | None = None) -> tuple[frozenset, frozenset]:
+    """The parent channel's node names and, among them, the fields and constructors (MEMBER_KINDS),
+    from a `nodes` table with `name` and `kind` (`names`: its name column, as read already)."""
+    names = nodes.column("name").to_pylist() if names is None else names
+    kinds = nodes.column("kind").to_pylist()
+    return frozenset(names), frozenset(n for n, k in zip(names, kinds) if k in MEMBER_KINDS)
+
+
+def with_parents(scored: list[tuple[str, float]], ranks, weights: dict[str, float], known, fields,
+                 score_of: Callable[[str], float]) -> list[tuple[str, float]]:
+    """`scored` (name, score after the prior) with the parent channel added, and its ranks in
+    `ranks` (fusion.ChannelRanks), when `weights` give it a weight: a parent gains `parent` times
+    its fields' scores there, after the prior, so a well-used structure is not lifted by its own
+    prior on its fields' evidence. A parent that `scored` left out has `score_of(parent)`, its
+    fused score with the prior added first, as when every name was scored."""
+    weight = weights.get("parent", 0.0)
+    if not weight:
+        return scored
+    head = heapq.nsmallest(int(weights.get("parent_depth", PARENT_DEPTH)), scored, key=lambda x: (-x[1], x[0]))
+    hits = parent_hits(head, known, fields, weights.get("parent_others", 1.0))
+    if not hits:
+        return scored
+    out = dict(scored)
+    for rank, (parent, score) in enumerate(hits, start=1):
+        out[parent] = (out[parent] if parent in out else score_of(parent)) + weight * score
+        ranks.setdefault(parent, {})["parent"] = rank
+    return list(out.items())

@@ -12,10 +12,14 @@ cross-validation on MathlibQR dev): see `PRIOR` and the engine's weights.
 
 from __future__ import annotations
 
+import heapq
 import math
+from operator import itemgetter
+from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 SIGNALS = ("in_degree", "pagerank")
 # Prior 1 at e^10 (about 22,000) references, or PageRank e^10 times an unreferenced node's: about
@@ -114,3 +118,53 @@ def apply_prior(scored: list[tuple[str, float]], prior: dict[str, float], weight
     if weight == 0 or not prior:
         return scored
     return sorted(with_prior(scored, prior, weight), key=lambda x: (-x[1], x[0]))
+
+
+def read_prior(nodes: Path, signal: str, names: list[str] | None = None) -> dict[str, float]:
+    """name -> prior from a `nodes` table file; empty (no prior) for a release built before `nodes`
+    had the signals. `names`: the table's name column, as read already (the same rows, in order)."""
+    if signal not in pq.read_schema(nodes).names:
+        return {}
+    t = pq.read_table(nodes, columns=["corpus", signal] if names is not None else ["name", "corpus", signal])
+    values = normalised_prior(signal, t.column(signal).to_pylist(), t.column("corpus").to_pylist())
+    return dict(zip(names if names is not None else t.column("name").to_pylist(), values))
+
+
+def prior_top(prior: dict[str, float]) -> float | None:
+    """The largest prior; None when some prior is negative (no bound)."""
+    values = prior.values()
+    return max(values) if min(values) >= 0 else None
+
+
+def prior_scores(total: dict[str, float], prior: dict[str, float], weight: float, need: int | None = None,
+                 top: float | None = None) -> list[tuple[str, float]]:
+    """(name, score): the prior applied to the fused score rounded to 8 places, as `apply_prior`
+    is applied to `fusion.fuse`'s hits; without a prior the unrounded fused scores (`fuse`'s order).
+    With `need` and `top` (`prior_top`), only the names that may be among the `need` best after the
+    prior (at least those): by fused score down, until a score times the largest prior factor falls
+    below the need-th best so far (the prior's dict look-ups, out of cache, were most of the
+    prior's cost; 400 names a query, a few dozen of them scored)."""
+    if weight == 0 or not prior:
+        return list(total.items())
+    if need is None or weight < 0 or top is None or len(total) <= need:
+        return with_prior([(n, round(s, 8)) for n, s in total.items()], prior, weight)
+    bound = (1.0 + weight * top) * (1.0 + 1e-9)  # no name's score grows more than this
+    kept, floor = [], []
+    for n, s in sorted(total.items(), key=itemgetter(1), reverse=True):
+        high = s + 1e-8  # round(s, 8) <= s + 5e-9
+        if len(floor) == need and (high * bound if high > 0 else high) < floor[0]:
+            break
+        p = round(s, 8) * (1.0 + weight * prior.get(n, 0.0))  # as with_prior
+        kept.append((n, p))
+        if len(floor) < need:
+            heapq.heappush(floor, p)
+        elif p > floor[0]:
+            heapq.heapreplace(floor, p)
+    return kept
+
+
+def prior_score(name: str, fused: float, prior: dict[str, float], weight: float) -> float:
+    """One name's score after the prior, as `prior_scores` gives it."""
+    if weight == 0 or not prior:
+        return fused
+    return round(fused, 8) * (1.0 + weight * prior.get(name, 0.0))

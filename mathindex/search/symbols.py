@@ -199,3 +199,10 @@ class SymbolMap:
         """The query with its commands' words appended (the query itself when none is mapped)."""
         words = self.words_of(query)
         return f"{query} {' '.join(words)}" if words else query
+
+
+def release_symbols(release: Path, path: Path | None = None) -> SymbolMap | None:
+    """The LaTeX symbol map the lexical channel expands formula queries with: `path`, else the
+    release's own file, else None (no expansion)."""
+    path = path if path is not None else Path(release) / SYMBOLS_FILE
+    return SymbolMap.read(path) if path.exists() else None

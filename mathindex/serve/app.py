@@ -72,7 +72,7 @@ class QueryRunner:
 
 def configure_runtime() -> None:
     """One thread per query inside torch and FAISS: the pool gives the parallelism, and intra-op
-    threads on 2 cores only add synchronisation (see search/engine.py `_encode_one`)."""
+    threads on 2 cores only add synchronisation (see embed/channel.py `encode_one`)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # torch, if a part imports it later, starts with one
     torch = sys.modules.get("torch")  # not imported here: a server whose queries need no torch never loads it
     if torch is not None:

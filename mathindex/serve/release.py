@@ -133,7 +133,7 @@ class ServedRelease:
             if cached is not None:
                 self._cache.move_to_end(key)
                 return cached.model_copy(update={"cached": True})
-        from mathindex.search.engine import query_kind
+        from mathindex.search.kinds import query_kind
 
         started = time.perf_counter()
         result = self.engine.search(query, k)
@@ -227,14 +227,14 @@ class ServedRelease:
     def _open_premises(self):
         """(the release's PremiseRanker, None), or (None, why not): a release built before premise
         selection, or a premise index that fails to open (logged; search still answers)."""
-        from mathindex.premises import PremiseRanker
+        from mathindex.premises.api import ranker_of
         from mathindex.premises.priors import PREMISES_DIR, PRIORS_FILE
 
         if not (self.path / PREMISES_DIR / PRIORS_FILE).is_file():
             return None, (f"release {self.release_id} has no premise index ({PREMISES_DIR}/{PRIORS_FILE}): "
                           "it was built before premise selection")
         try:
-            return PremiseRanker(self.path, engine=self.engine), None
+            return ranker_of(self.engine), None
         except Exception as exc:  # noqa: BLE001 - reported per request (404) and in the swap check
             reason = f"release {self.release_id}: the premise index does not open: {type(exc).__name__}: {exc}"
             log.warning("%s", reason)

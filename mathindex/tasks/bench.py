@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 from mathindex.cache import CacheLayout, read_parquet
 from mathindex.cache.codes import BENCH
 from mathindex.cache.shards import keep_newest, publish_dir, verify
+from mathindex.embed.channel import VectorChannel
 from mathindex.evaluation.bench import headline, run_suite
 from mathindex.evaluation.gate import GateReport, gate_metrics
 from mathindex.evaluation.suites import load_suite
@@ -32,17 +33,18 @@ log = logging.getLogger(__name__)
 
 
 @stage(name="run_benchmarks", timeout_seconds=2 * HOUR_S)
-def run_benchmarks(release_dir: Path, suites: list[SuiteSpec], model: str | None,
+def run_benchmarks(release_dir: Path, suites: list[SuiteSpec], vector: VectorChannel | None, model: str | None,
                    cache_dir: Path | None = None) -> BenchRun:
-    """Every suite through `SearchEngine` (the `mathindex search` code path), with `model` the
-    reference the manifest will record (resolved against the release's root, as searches will).
-    A suite that fails to run is recorded with its error and no metrics, which the gate then
+    """Every suite through `SearchEngine` (the `mathindex search` code path) over the release's
+    files, its channels opened through the engine's registry but for `vector`, the embed stage's
+    embedding channel, taken as it is; `model` is the reference the manifest will record (resolved
+    against the release's root, as searches will). A suite that fails to run is recorded with its error and no metrics, which the gate then
     treats as a failure. With `cache_dir` (the root's cache), a release whose every file, suite,
     model and line of code is that of an earlier run gets that run's results (`bench_key`): the
     engine is a function of them (the no-change rebuild's `bench_results` were byte-identical). An
     entry whose files differ from what was sealed is logged, dropped and run again."""
     if cache_dir is None:
-        return _run_suites(release_dir, suites, model)
+        return _run_suites(release_dir, suites, vector, model)
     key = bench_key(release_dir, suites, model)
     entry = CacheLayout(cache_dir).bench / key
     if (entry / "metrics.json").is_file() and verify(entry):
@@ -50,7 +52,7 @@ def run_benchmarks(release_dir: Path, suites: list[SuiteSpec], model: str | None
         if rows is not None:
             log.info("benchmarks: every input unchanged (key %s): results of the earlier run", key[:16])
             return BenchRun(json.loads((entry / "metrics.json").read_text(encoding="utf-8")), rows)
-    run = _run_suites(release_dir, suites, model)
+    run = _run_suites(release_dir, suites, vector, model)
     _store(entry, run)
     return run
 
@@ -84,9 +86,9 @@ def _store(entry: Path, run: BenchRun) -> None:
     keep_newest(entry.parent, KEEP)
 
 
-def _run_suites(release_dir: Path, suites: list[SuiteSpec], model: str | None) -> BenchRun:
+def _run_suites(release_dir: Path, suites: list[SuiteSpec], vector: VectorChannel | None, model: str | None) -> BenchRun:
     """The suites through a SearchEngine of the release (see `run_benchmarks`)."""
-    engine = SearchEngine(release_dir, model=model)
+    engine = SearchEngine(release_dir, model=model, channels={VectorChannel.name: vector} if vector is not None else None)
     results, rows = {}, []
     for spec in suites:
         try:

@@ -3,24 +3,29 @@ FAISS int8 HNSW index over them."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
 
-from mathindex.embed.embedder import EMBED_BACKEND, onnx_dir_for
+from mathindex.embed.channel import VectorChannel, query_embedder
+from mathindex.embed.embedder import EMBED_BACKEND, onnx_dir_for, query_encoding
 from mathindex.embed.models import ModelPin
+from mathindex.embed.vector_index import VectorIndex
 from mathindex.store.layout import ReleaseLayout
 from mathindex.tasks import HOUR_S, stage
 
 
 @dataclass(frozen=True)
 class VectorBuild:
-    """What `embed_and_index` built, as the manifest records it."""
+    """What `embed_and_index` built, as the manifest records it, and the embedding channel over it
+    for the stages after it (premises, bench): the index just written, searched as `mathindex search`
+    searches it, with queries encoded by the embedder the stage loaded."""
 
     embedder: dict  # name, revision, dim, normalised (schemas.manifest.EmbedderInfo)
     index: dict  # the index sidecar's parameters, build-time recall, the model reference, the facets
     embedding: dict  # texts embedded and from the cache, seconds, the backend that ran
+    channel: VectorChannel | None = field(default=None, repr=False, compare=False)
 
     def manifest_entry(self) -> dict:
         """The manifest's `vector_index`: the index parameters with the embedding stats."""
@@ -78,7 +83,19 @@ def embed_and_index(
     embedding["backend"] = embedder.backend
     embedding["precision"] = precision
     index_info = {**info, "model": model.reference, "facets": list(EMBEDDED_FACETS)}
-    return VectorBuild(embedder=embedder.info(), index=index_info, embedding=embedding)
+    return VectorBuild(embedder=embedder.info(), index=index_info, embedding=embedding,
+                       channel=built_channel(texts, release_dir, embedder, model, cache_dir))
+
+
+def built_channel(texts: pa.Table, release_dir: Path, embedder, model: ModelPin, cache_dir: Path) -> VectorChannel:
+    """The embedding channel over the release's index as written (`texts`: its `embedding_texts`),
+    encoding queries with `embedder`, which made the vectors; a bf16 index's queries are encoded at
+    fp32 (`query_encoding`), by the query embedder a search of the release would load."""
+    precision, backend = query_encoding(embedder.name)
+    if precision == "fp32" and getattr(embedder, "bf16", False):
+        embedder = query_embedder(model.path, cache_dir, precision, backend, queries_only=False)
+    vector_dir = ReleaseLayout(release_dir).vector
+    return VectorChannel(VectorIndex.open(vector_dir, embedder), embedder, texts.select(["text_id", "name"]))
 
 
 def reusable_index(previous: Path | None) -> Path | None:
