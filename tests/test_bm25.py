@@ -65,7 +65,7 @@ ROWS = [
 
 def test_text_index_equals_the_joined_documents_and_tokenises_each_text_once(tmp_path, monkeypatch):
     from mathindex.informal.rules import without_context
-    from mathindex.search import lexical
+    from mathindex.search import token_cache
 
     table = texts_table(ROWS)
     docs: dict[str, list[str]] = {}
@@ -74,7 +74,7 @@ def test_text_index_equals_the_joined_documents_and_tokenises_each_text_once(tmp
     names = sorted(docs)
     bm25s_reference(["\n".join(docs[n]) for n in names], tmp_path / "ref")
     calls = []
-    monkeypatch.setattr(lexical, "tokens", lambda text: calls.append(text) or tokens(text))
+    monkeypatch.setattr(token_cache, "tokens", lambda text: calls.append(text) or tokens(text))
     assert build_text_index(table, tmp_path / "a", tmp_path / "cache") == 3
     assert len(calls) == 5  # the shared docstring once
     for f in FILES:
@@ -104,13 +104,13 @@ def test_an_unreadable_cache_shard_is_skipped_and_rebuilt(tmp_path, caplog):
 
 
 def test_documents_tokens_come_from_the_cache_on_a_rebuild(tmp_path, monkeypatch):
-    from mathindex.search import lexical
+    from mathindex.search import token_cache
 
     docs = random_documents(50, 3)
     names = [f"n{i}" for i in range(len(docs))]
     build_lexical_index(names, docs, tmp_path / "plain")
     calls = []
-    monkeypatch.setattr(lexical, "tokens", lambda text: calls.append(text) or tokens(text))
+    monkeypatch.setattr(token_cache, "tokens", lambda text: calls.append(text) or tokens(text))
     build_lexical_index(names, docs, tmp_path / "a", tmp_path / "cache")
     assert len(calls) == len(set(docs))
     calls.clear()

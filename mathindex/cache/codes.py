@@ -14,11 +14,10 @@ from mathindex.cache.digest import CodeSet
 _SCHEMAS = "mathindex.schemas"  # a package: every table schema (its __init__ imports them all)
 _LEAN_TEXT = ("mathindex.informal.rules", "mathindex.lean.binders", "mathindex.lean.lexer")
 
-# search.lexical: a text's BM25 tokens (the tokenizer, and the gloss-stripping of renderings)
+# search.token_cache: a text's BM25 tokens (the tokenizer, and the gloss-stripping of renderings)
 TOKENS = CodeSet(
-    makers=("mathindex.search.lexical", "mathindex.search.text", "mathindex.informal.rules"),
-    modules=("mathindex.search.lexical", "mathindex.search.text", "mathindex.search.bm25", "mathindex.names",
-             *_LEAN_TEXT),
+    makers=("mathindex.search.token_cache",),
+    modules=("mathindex.search.token_cache", "mathindex.search.text", *_LEAN_TEXT),
     libraries=("PyStemmer", "latex2mathml"),
 )
 # informal.informalise: renderings (the informalise stage's table and each statement's rendering)
@@ -56,16 +55,18 @@ FORMAL = CodeSet(
     modules=("mathindex.formal.formal_index", "mathindex.formal.keys", "mathindex.formal.normal",
              "mathindex.formal.telescope", "mathindex.formula.grammar", "mathindex.formula.optree",
              "mathindex.formula.parser", "mathindex.formula.symbols", "mathindex.formula.tokens",
-             "mathindex.store.layout", "mathindex.workers", _SCHEMAS),
+             "mathindex.store.layout", "mathindex.workers", "mathindex.lean.binders", "mathindex.lean.lexer",
+             _SCHEMAS),
 )
 # The search engine and what it opens: the premise stage and the benchmarks run queries through it.
 _ENGINE = ("mathindex.search", "mathindex.embed", "mathindex.formal", "mathindex.formula", "mathindex.store",
            "mathindex.evaluation.metrics", "mathindex.latex.macros", "mathindex.latex.texscan",
            "mathindex.corpusfiles", "mathindex.names", "mathindex.textfold", "mathindex.workers", *_LEAN_TEXT,
            "mathindex.lean.descriptions", _SCHEMAS)
-# premises.build (through tasks.premises, which opens a SearchEngine): the premise stage's files
+# premises.build (through tasks.premises; the ranker reads the formal index and the embedding
+# channel it is given): the premise stage's files
 PREMISES = CodeSet(
-    makers=("mathindex.premises.build", "mathindex.tasks.premises", "mathindex.search.engine"),
+    makers=("mathindex.premises.build", "mathindex.tasks.premises"),
     modules=("mathindex.premises", "mathindex.tasks", *_ENGINE),
 )
 # tasks.bench: the suites' results through a SearchEngine

@@ -12,14 +12,13 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mathindex.cache import CacheLayout, ShardStore
-from mathindex.cache.codes import TOKENS
 from mathindex.search.bm25 import save_bm25s
 from mathindex.names import shared_names
 from mathindex.search.channel import Channel, ChannelContext, Hits, Query
 from mathindex.search.kinds import lexical_text
 from mathindex.search.symbols import SymbolMap, release_symbols
 from mathindex.search.text import tokens
+from mathindex.search.token_cache import cached_tokens
 from mathindex.store.layout import ReleaseLayout
 
 log = logging.getLogger(__name__)
@@ -29,7 +28,6 @@ NODE_FILE = "nodes.parquet"
 # whole-Mathlib release, MathlibQR dev nDCG@10 48.6 -> 49.4 and R@10 63.2 -> 64.7, both folds
 # (bench/ranking_prior.py folds; neighbours 0.7/0.4, 1.2/0.4, 0.9/0.3, 0.9/0.5 all lower).
 BM25_K1, BM25_B = 0.9, 0.4
-TOKEN_ROWS = pa.schema([("key", pa.string()), ("tokens", pa.string())])
 
 
 def build_lexical_index(node_names: list[str], documents: list[str], out_dir: Path, cache_dir: Path | None = None) -> None:
@@ -42,30 +40,9 @@ def build_lexical_index(node_names: list[str], documents: list[str], out_dir: Pa
     else:
         rows = pl.DataFrame({"key": [hashlib.sha256(d.encode("utf-8")).hexdigest() for d in documents],
                              "text": documents}, schema={"key": pl.String, "text": pl.String})
-        docs = rows.join(_cached_tokens(rows, cache_dir, informal=None), on="key", how="left",
+        docs = rows.join(cached_tokens(rows, cache_dir, informal=None), on="key", how="left",
                          maintain_order="left").get_column("tokens")
     _write(node_names, docs, out_dir)
-
-
-def _cached_tokens(rows: pl.DataFrame, cache_dir: Path | None, informal: pl.Series | None) -> pl.DataFrame:
-    """(key, tokens) for every distinct key of `rows` (key, text): from the token cache, the rest
-    tokenised now and added to it; `informal` marks the texts whose glosses are stripped first."""
-    from mathindex.informal.rules import without_context  # here: mathindex.embed imports this module
-
-    cache = ShardStore(None if cache_dir is None else CacheLayout(cache_dir).tokens(TOKENS.digest()), TOKEN_ROWS)
-    known = cache.load(rows.get_column("key"))
-    if informal is not None:
-        rows = rows.with_columns(informal=informal)
-    todo = rows.join(known, on="key", how="anti").unique("key", keep="first", maintain_order=True)
-    if todo.height:
-        flags = todo.get_column("informal").to_list() if informal is not None else [False] * todo.height
-        new = pl.DataFrame({"key": todo.get_column("key"), "tokens": [
-            " ".join(tokens(without_context(t) if f else t)) for t, f in zip(todo.get_column("text").to_list(), flags)]},
-            schema={"key": pl.String, "tokens": pl.String})
-        cache.add(new)
-        known = pl.concat([known, new])
-    log.info("lexical index: %d texts, %d tokenised, %d from the cache", rows.height, todo.height, rows.height - todo.height)
-    return known
 
 
 def build_text_index(texts: pa.Table, out_dir: Path, cache_dir: Path | None = None) -> int:
@@ -77,7 +54,7 @@ def build_text_index(texts: pa.Table, out_dir: Path, cache_dir: Path | None = No
     Returns the number of documents."""
     rows = pl.from_arrow(texts.select(["name", "facet", "text", "sha256"])).with_columns(
         key=pl.col("sha256") + pl.when(pl.col("facet") == "informal").then(pl.lit(":informal")).otherwise(pl.lit("")))
-    known = _cached_tokens(rows.select("key", "text"), cache_dir, informal=rows.get_column("facet") == "informal")
+    known = cached_tokens(rows.select("key", "text"), cache_dir, informal=rows.get_column("facet") == "informal")
     docs = (rows.join(known, on="key", how="left").sort(["name", "facet"])
             .group_by("name", maintain_order=True)
             .agg(pl.col("tokens").filter(pl.col("tokens") != "").str.join(" ")))
