@@ -52,7 +52,7 @@ kw = {"cache_dir": Path(cache)} if cache and "cache_dir" in inspect.signature(fn
 lent = ()  # a checkout whose stage is lent the embed stage's channel: opened here as the flow's would be
 if "vector" in inspect.signature(fn).parameters:
     from mathindex.embed.channel import VectorChannel
-    from mathindex.search.channel import ChannelContext
+    from mathindex.channel import ChannelContext
     names = pq.read_table(rel / "nodes.parquet", columns=["name"]).column("name").to_pylist()
     lent = (VectorChannel.open(ChannelContext(rel, names, dict(zip(names, names)), rel.parent.parent, model or None)),)
 t0 = time.perf_counter()

@@ -60,7 +60,7 @@ def test_named_rows_keep_each_names_best_as_best_per_name_does():
 
     import numpy as np
 
-    from mathindex.search.fusion import NamedRows
+    from mathindex.channel import NamedRows
 
     rng = random.Random(3)
     levels = [0.0, -0.0, 0.5, -0.5, 1e-30, 0.25, 3.0, -3.0]
@@ -228,7 +228,7 @@ def test_prose_with_a_symbol_does_not_run_the_formula_channel():
 
 
 def test_the_channel_registry_names_each_channel_once_and_the_weights_name_only_those():
-    from mathindex.search.channel import Channel
+    from mathindex.channel import Channel
     from mathindex.search.engine import CHANNELS, SearchEngine
     from mathindex.search.fusion import GAP_PREFIX
     from mathindex.search.weights import WEIGHTS_BY_KIND

@@ -59,7 +59,7 @@ FORMAL = CodeSet(
              _SCHEMAS),
 )
 # The search engine and what it opens: the premise stage and the benchmarks run queries through it.
-_ENGINE = ("mathindex.search", "mathindex.embed", "mathindex.formal", "mathindex.formula", "mathindex.store",
+_ENGINE = ("mathindex.search", "mathindex.channel", "mathindex.embed", "mathindex.formal", "mathindex.formula", "mathindex.store",
            "mathindex.evaluation.metrics", "mathindex.latex.macros", "mathindex.latex.texscan",
            "mathindex.corpusfiles", "mathindex.names", "mathindex.textfold", "mathindex.workers", *_LEAN_TEXT,
            "mathindex.lean.descriptions", _SCHEMAS)

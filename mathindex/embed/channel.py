@@ -1,5 +1,5 @@
 """The embedding channel: the query embedded by the release's embedder and searched in its int8 HNSW
-index (search/channel.py); and encoding at query time, on one thread."""
+index (mathindex/channel.py); and encoding at query time, on one thread."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from mathindex.embed.models import reference_path
 from mathindex.embed.queries import OnnxQueryEmbedder
 from mathindex.embed.vector_index import SIDECAR_FILE, VectorIndex
 from mathindex.names import shared_names
-from mathindex.search.channel import Channel, ChannelContext, Hits, Query
-from mathindex.search.fusion import NamedRows
+from mathindex.channel import Channel, ChannelContext, Hits, Query
+from mathindex.channel import NamedRows
 from mathindex.store.layout import ReleaseLayout
 
 log = logging.getLogger(__name__)

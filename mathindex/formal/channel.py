@@ -1,12 +1,12 @@
 """The formal channel: Loogle-style search over the release's formal index, for Lean-looking
-queries (search/channel.py)."""
+queries (mathindex/channel.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from mathindex.formal.search import FormalIndex
-from mathindex.search.channel import Channel, ChannelContext, Hits, Query
+from mathindex.channel import Channel, ChannelContext, Hits, Query
 from mathindex.store.layout import ReleaseLayout
 
 

@@ -1,5 +1,5 @@
 """The formula channel: structural formula search over the release's formula index, each formula
-standing for the node that owns it (search/channel.py)."""
+standing for the node that owns it (mathindex/channel.py)."""
 
 from __future__ import annotations
 
@@ -8,18 +8,20 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
+from mathindex.channel import Channel, ChannelContext, Hits, Query, best_by_position
 from mathindex.formula.formula_index import FormulaIndex, _ranges
-from mathindex.search.channel import Channel, ChannelContext, Hits, Query
-from mathindex.search.fusion import best_by_position
-from mathindex.search.kinds import runs_formula_channel
-from mathindex.search.weights import SKIP_FORMULA_VARIABLES
 from mathindex.store.layout import ReleaseLayout
+
+# The formula channel skips a query's pieces that are one variable or number (`maximal p-subgroup of
+# $G$`: every formula with a G scores alike) when True. Off: bench/formula_fusion.py --skip-variables 1
+# (the channel re-run) gives q1b_latex 47.57 against 48.03, all styles 53.28 against 53.44.
+SKIP_FORMULA_VARIABLES = False
 
 
 class FormulaChannel(Channel):
     """Structural formula search; formula ids map to their owning node's name. Each group's
     members are kept as positions into the sorted names (CSR: `member_ptr`, `member_name`, -1 for a
-    formula of no node), so a query's groups become its names in numpy (`fusion.best_by_position`)
+    formula of no node), so a query's groups become its names in numpy (`channel.best_by_position`)
     rather than by a dict look-up per formula id (0.5-1 ms a formula query on whole Mathlib)."""
 
     name = "formula"
@@ -50,8 +52,8 @@ class FormulaChannel(Channel):
         return cls(context.release, context.names)
 
     def hits(self, query: Query, k: int) -> Hits | None:
-        """Formula-like queries only (`kinds.runs_formula_channel`)."""
-        return self.search(query.text, k) if runs_formula_channel(query.text) else None
+        """Formula-like queries only (`query.formula`)."""
+        return self.search(query.text, k) if query.formula else None
 
     def search(self, query: str, k: int) -> Hits:
         """The best k names of the first k * 3 member formulas of the best groups (the index's

@@ -22,11 +22,11 @@ from mathindex.formal.channel import FormalChannel
 from mathindex.formula.channel import FormulaChannel
 from mathindex.latex.macros import expand_query
 from mathindex.search import weights as settings
-from mathindex.search.channel import Channel, ChannelContext, Query
+from mathindex.channel import Channel, ChannelContext, Query
 from mathindex.search.fusion import ChannelRanks, Hit, fused_totals, gap_weights
 from mathindex.search.identifier import IdentifierResolver
 from mathindex.search.informal import InformalReranker
-from mathindex.search.kinds import looks_like_formula, looks_like_lean, query_kind, query_problem
+from mathindex.search.kinds import looks_like_formula, looks_like_lean, query_kind, query_problem, runs_formula_channel
 from mathindex.search.latexquery import release_macros
 from mathindex.search.lexical import LexicalChannel
 from mathindex.search.parents import PARENT_DEPTH, parent_sets, with_parents
@@ -143,7 +143,7 @@ class SearchEngine:
             query = expand_query(self.macros, query)
         results: dict[str, list[tuple[str, float]]] = {}
         latex = looks_like_formula(query) and not looks_like_lean(query)  # Lean queries name constants already
-        asked = Query(query, query_kind(query), latex,
+        asked = Query(query, query_kind(query), latex, runs_formula_channel(query),
                       head=lambda depth: [h.name for h in self.rank(query, results, self.resolver.resolve(query), depth).hits])
         for attribute, kind in CHANNELS:
             channel = getattr(self, attribute)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-import numpy as np
 
 RRF_K = 60
 GAP_PREFIX = "gap:"  # weights["gap:formula"] = p: the formula channel's weight times gap_confidence ** p
@@ -34,57 +33,6 @@ def best_per_name(hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
         if name not in best or score > best[name]:
             best[name] = score
     return sorted(best.items(), key=lambda x: (-x[1], x[0]))
-
-
-class NamedRows:
-    """A channel's row ids and the names they belong to, as sorted arrays: `best` is `best_per_name`
-    over (row id, score) arrays with no Python look-up per hit (a dict of 690 k text ids cost 0.7 ms
-    a query for 600 neighbours on whole Mathlib, its entries out of cache). An id listed twice keeps
-    its last name, as a dict would."""
-
-    def __init__(self, ids, names: list[str]):
-        ids = np.asarray(ids, dtype=np.int64)
-        self.names = sorted(set(names))  # a name's position is its rank: ties by name are ties by position
-        position = {n: i for i, n in enumerate(self.names)}
-        order = np.argsort(ids, kind="stable")
-        last = np.ones(len(ids), dtype=bool)  # of equal ids (adjacent once sorted, in table order) the last
-        last[:-1] = ids[order][1:] != ids[order][:-1]
-        order = order[last]
-        self.ids = ids[order]
-        self.name = np.fromiter((position[n] for n in names), dtype=np.int64, count=len(names))[order]
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def best(self, ids: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[str, float]]:
-        """The k first of `best_per_name` over the named ones of (ids[i], scores[i]) (float32 scores)."""
-        ids, scores = np.asarray(ids).ravel(), np.asarray(scores, dtype=np.float32).ravel()
-        if not len(self.ids) or not len(ids):
-            return []
-        ascending = np.argsort(ids, kind="stable")  # sorted needles: searchsorted walks the table once
-        at = np.empty(len(ids), dtype=np.int64)
-        at[ascending] = np.minimum(np.searchsorted(self.ids, ids[ascending]), len(self.ids) - 1)
-        known = self.ids[at] == ids
-        return best_by_position(self.name[at[known]], scores[known], self.names, k)
-
-
-def best_by_position(name: np.ndarray, score: np.ndarray, names: list[str], k: int) -> list[tuple[str, float]]:
-    """`best_per_name(list(zip(names[name[i]], score[i])))[:k]` for positions `name` into `names`
-    (sorted, distinct) and float32 or float64 `score`, in numpy."""
-    if score.dtype == np.float32:  # one int64 key: a third of lexsort's time
-        order = np.argsort(_descending(score) * (1 << 32) + name, kind="stable")
-    else:
-        order = np.lexsort((name, -score))  # stable too
-    # best first, ties by name, equal (name, score) in input order (0.0 before -0.0 as there)
-    _, first = np.unique(name[order], return_index=True)  # each name's first entry: its best
-    keep = order[np.sort(first)][:k]
-    return [(names[n], s) for n, s in zip(name[keep].tolist(), score[keep].tolist())]
-
-
-def _descending(scores: np.ndarray) -> np.ndarray:
-    """int64 keys of float32 `scores` that sort as -score does (-0.0 as 0.0), within +-2**31."""
-    bits = (scores + np.float32(0.0)).view(np.int32).astype(np.int64)
-    return -np.where(bits < 0, bits ^ 0x7FFFFFFF, bits)
 
 
 def gap_confidence(hits: list[tuple[str, float]], depth: int = GAP_DEPTH) -> float:

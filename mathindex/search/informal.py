@@ -35,7 +35,7 @@ from mathindex.embed.embedder import EmbeddingCache
 from mathindex.informal.rules import GLOSS_PATTERN  # without_context's pattern: one owner of what a gloss is
 from mathindex.names import shared_names
 from mathindex.search import weights as settings
-from mathindex.search.channel import Channel, ChannelContext, Hits, Query
+from mathindex.channel import Channel, ChannelContext, Hits, Query
 from mathindex.store.layout import ReleaseLayout
 
 FACETS = ("informal", "latex_body")  # a node's text: the first of these it has

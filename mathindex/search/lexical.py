@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from mathindex.search.bm25 import save_bm25s
 from mathindex.names import shared_names
-from mathindex.search.channel import Channel, ChannelContext, Hits, Query
+from mathindex.channel import Channel, ChannelContext, Hits, Query
 from mathindex.search.kinds import lexical_text
 from mathindex.search.symbols import SymbolMap, release_symbols
 from mathindex.search.text import tokens

@@ -75,10 +75,6 @@ INFORMAL_DEPTH = 30
 # one channel ranks far down (bench/ranking_prior.py, release 20261201T075654Z, PageRank 1.5: nDCG@10
 # 49.1 / 50.5 / 50.6 at depth 50 / 100 / 200; both folds chose 200). Costs about 7 ms a query.
 CANDIDATES = 200
-# The formula channel skips a query's pieces that are one variable or number (`maximal p-subgroup of
-# $G$`: every formula with a G scores alike) when True. Off: bench/formula_fusion.py --skip-variables 1
-# (the channel re-run) gives q1b_latex 47.57 against 48.03, all styles 53.28 against 53.44.
-SKIP_FORMULA_VARIABLES = False
 
 
 def weights_for(kind: str, overrides: dict[str, float] | None = None) -> dict[str, float]:

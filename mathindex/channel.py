@@ -1,0 +1,125 @@
+"""The query channels' interface and the helpers channels share to name their candidates
+(`NamedRows`, `best_by_position`). Low level: the adapters beside each index (formula/, formal/,
+embed/, search/) and the engine (search/engine.py) ask it; it imports no channel. A channel opens from a release's files and the context the engine
+lends it (`ChannelContext`), and answers a `Query` with its candidates (name, score), best first;
+the engine fuses the lists (search/fusion.py). A channel's `name` labels its ranks in hits and is
+its key in the weights (search/weights.py). The engine's registry (`engine.CHANNELS`) lists them."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mathindex.store.layout import RootLayout
+
+Hits = list[tuple[str, float]]
+
+
+@dataclass(frozen=True)
+class ChannelContext:
+    """What the engine lends each channel as it opens: the release, its `nodes` name column and
+    one str object per name (`shared`: the channels' lists hold those, not a copy of every name,
+    about 25 MB on whole Mathlib), the release root, the query model (a manifest's reference or a
+    path; None: the bundled one), whether the embedder only encodes queries (a server), a symbol
+    map file to use instead of the release's own, and the channels opened before this one."""
+
+    release: Path
+    names: list[str]
+    shared: dict[str, str]
+    root: Path
+    model: str | Path | None = None
+    queries_only: bool = False
+    symbols: Path | None = None
+    opened: dict[str, Channel] = field(default_factory=dict)
+
+    @property
+    def cache_dir(self) -> Path:
+        """The release root's cache directory."""
+        return RootLayout(self.root).cache
+
+
+@dataclass
+class Query:
+    """One query as the channels see it: its text (the corpora's macros expanded), kind
+    (search/kinds.py), whether it is TeX or math and not Lean (`latex`), whether the formula channel
+    runs on it (`formula`: search/kinds.py `runs_formula_channel`), the embedding channel's vector
+    once encoded, and `head(depth)`: the names the lists before it fuse to, best first."""
+
+    text: str
+    kind: str
+    latex: bool
+    formula: bool = False
+    vector: Any = None
+    head: Callable[[int], list[str]] | None = None
+
+
+class Channel(ABC):
+    """One query channel over one index of a release."""
+
+    name: ClassVar[str]
+
+    @classmethod
+    @abstractmethod
+    def open(cls, context: ChannelContext) -> Channel | None:
+        """The channel over `context.release`; None when the release has none of its index and that
+        is no fault (a release built before it); an error when its files fail to open."""
+
+    @abstractmethod
+    def hits(self, query: Query, k: int) -> Hits | None:
+        """The best k candidates, best first; None when the channel does not run for this query."""
+
+
+class NamedRows:
+    """A channel's row ids and the names they belong to, as sorted arrays: `best` is `best_per_name`
+    over (row id, score) arrays with no Python look-up per hit (a dict of 690 k text ids cost 0.7 ms
+    a query for 600 neighbours on whole Mathlib, its entries out of cache). An id listed twice keeps
+    its last name, as a dict would."""
+
+    def __init__(self, ids, names: list[str]):
+        ids = np.asarray(ids, dtype=np.int64)
+        self.names = sorted(set(names))  # a name's position is its rank: ties by name are ties by position
+        position = {n: i for i, n in enumerate(self.names)}
+        order = np.argsort(ids, kind="stable")
+        last = np.ones(len(ids), dtype=bool)  # of equal ids (adjacent once sorted, in table order) the last
+        last[:-1] = ids[order][1:] != ids[order][:-1]
+        order = order[last]
+        self.ids = ids[order]
+        self.name = np.fromiter((position[n] for n in names), dtype=np.int64, count=len(names))[order]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def best(self, ids: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """The k first of `best_per_name` over the named ones of (ids[i], scores[i]) (float32 scores)."""
+        ids, scores = np.asarray(ids).ravel(), np.asarray(scores, dtype=np.float32).ravel()
+        if not len(self.ids) or not len(ids):
+            return []
+        ascending = np.argsort(ids, kind="stable")  # sorted needles: searchsorted walks the table once
+        at = np.empty(len(ids), dtype=np.int64)
+        at[ascending] = np.minimum(np.searchsorted(self.ids, ids[ascending]), len(self.ids) - 1)
+        known = self.ids[at] == ids
+        return best_by_position(self.name[at[known]], scores[known], self.names, k)
+
+
+def best_by_position(name: np.ndarray, score: np.ndarray, names: list[str], k: int) -> list[tuple[str, float]]:
+    """`best_per_name(list(zip(names[name[i]], score[i])))[:k]` for positions `name` into `names`
+    (sorted, distinct) and float32 or float64 `score`, in numpy."""
+    if score.dtype == np.float32:  # one int64 key: a third of lexsort's time
+        order = np.argsort(_descending(score) * (1 << 32) + name, kind="stable")
+    else:
+        order = np.lexsort((name, -score))  # stable too
+    # best first, ties by name, equal (name, score) in input order (0.0 before -0.0 as there)
+    _, first = np.unique(name[order], return_index=True)  # each name's first entry: its best
+    keep = order[np.sort(first)][:k]
+    return [(names[n], s) for n, s in zip(name[keep].tolist(), score[keep].tolist())]
+
+
+def _descending(scores: np.ndarray) -> np.ndarray:
+    """int64 keys of float32 `scores` that sort as -score does (-0.0 as 0.0), within +-2**31."""
+    bits = (scores + np.float32(0.0)).view(np.int32).astype(np.int64)
+    return -np.where(bits < 0, bits ^ 0x7FFFFFFF, bits)
