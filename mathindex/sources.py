@@ -19,6 +19,7 @@ import yaml
 from pydantic import ValidationError
 
 from mathindex.corpusfiles import CorpusRoot, digest, list_files, max_bytes_for
+from mathindex.errors import SourceError
 from mathindex.schemas.manifest import CorpusPin, SourcesFile, SourceSpec, SuitePin, SuiteSpec
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
@@ -26,10 +27,6 @@ DEFAULT_SOURCES = PACKAGE_ROOT / "data" / "sources.yaml"
 INPUT_SUFFIXES = {"lean": (".lean",), "latex": (".tex", ".xml")}
 SYSTEM_DIRS = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin",
                "/sys", "/usr", "/var")
-
-
-class SourceError(ValueError):
-    """An input that cannot be used as given (missing, unpinned or not matching its pin)."""
 
 
 @dataclass(frozen=True)

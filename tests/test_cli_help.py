@@ -4,11 +4,15 @@ per subcommand; the same kind of error gives the same exit code in every subcomm
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from mathindex.cli import EXIT_INTEGRITY, EXIT_USAGE, build_parser, main
+from mathindex.cli import EXIT_INTEGRITY, EXIT_USAGE, VERBS, build_parser, main
 
 
 def _subcommands() -> dict[str, argparse.ArgumentParser]:
@@ -57,3 +61,31 @@ def test_nothing_published_is_exit_2_everywhere(tmp_path, capsys):
     for argv in VERBS_TAKING_A_RELEASE:
         assert main([a.format(root, suite=tmp_path / "suite.json", out=tmp_path / "out") for a in argv]) == EXIT_USAGE
         assert "nothing is published under" in capsys.readouterr().err
+
+
+def test_every_subcommand_has_a_verb_module_with_run():
+    assert set(VERBS) == set(_subcommands())
+    for module in sorted(set(VERBS.values())):
+        assert callable(importlib.import_module(f"mathindex.cli.{module}").run), module
+
+
+LIGHT_START = """
+import sys
+from mathindex.cli import main
+try:
+    main(["--help"])
+except SystemExit:
+    pass
+code = main(["gate", "--baseline", sys.argv[1], "--current", sys.argv[1]])
+print(code, sorted(m for m in ("prefect", "pyarrow", "pydantic", "polars", "torch", "mathindex.store.releases")
+                   if m in sys.modules))
+"""
+
+
+def test_help_and_gate_load_no_heavy_module(tmp_path):
+    """`--help` and `gate` load only the parser and the gate: no Prefect, pyarrow, pydantic or torch."""
+    metrics = tmp_path / "metrics.json"
+    metrics.write_text(json.dumps({"headline": {"sample/mrr@10": 80.0}}))
+    run = subprocess.run([sys.executable, "-c", LIGHT_START, str(metrics)], capture_output=True, text=True, timeout=60,
+                         cwd=Path(__file__).resolve().parent.parent)
+    assert run.stdout.splitlines()[-1] == "0 []", run.stderr

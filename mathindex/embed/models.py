@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mathindex.embed.base import DEFAULT_MODEL_NAME, PRECISIONS, EmbedderError, default_model_path
+from mathindex.errors import ModelError
 from mathindex.store.integrity import read_manifest
 from mathindex.store.layout import RootLayout
 from mathindex.store.releases import published_release
@@ -35,10 +36,6 @@ REVISION_CHARS = 16
 _SKIP = {"__pycache__", ".DS_Store"}
 _ENTRY = re.compile(r"^(?P<name>[A-Za-z0-9._-]+)@(?P<rev>[0-9a-f]{16})$")
 _NAME_AT_REV = re.compile(r"^(?P<name>[^/\\@]+)@(?P<rev>[0-9a-f]{4,64})$")
-
-
-class ModelError(ValueError):
-    """A one-line, user-facing error about a model directory."""
 
 
 def model_files(path: Path) -> list[Path]:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
+from mathindex.errors import PairError
 from mathindex.store.layout import ReleaseLayout
 from mathindex.names import LEAN_PREFIX, lean_node_id
 
@@ -35,10 +36,6 @@ NEEDED = {"embedding_texts": ("node_id", "name", "facet", "text"),
           "latex_statements": ("node_id", "file", "title", "label", "section_path", "slogan")}
 MIN_ANCHOR_CHARS = 16
 _INFORMAL_HEAD = re.compile(r"^\S+ [^\s(]+ \([^)]*\): ")
-
-
-class PairError(ValueError):
-    """A one-line, user-facing error about the pair miner's inputs."""
 
 
 def read_release_tables(release: Path) -> dict[str, pl.DataFrame]:

@@ -10,12 +10,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from mathindex.store.layout import MANIFEST, ReleaseLayout
+from mathindex.errors import IntegrityError
 from mathindex.schemas.manifest import Manifest
-
-
-class IntegrityError(Exception):
-    """A release or pointer file that does not match what was written: a file missing, of another
-    size or sha256 than the manifest records, or an unreadable manifest or published.json (exit 4)."""
 
 
 def write_json(path: Path, obj: object) -> None:

@@ -13,15 +13,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
+from mathindex.errors import RootBusy
 from mathindex.store.layout import LOCK, MANIFEST, PUBLISHED, RELEASE_ID, RootLayout, STAGING
 
 
 
 _HELD: dict[str, tuple[tuple[int, int], int]] = {}  # resolved root -> ((pid, thread), lock fd)
-
-
-class RootBusy(Exception):
-    """Another run holds the release root's lock (exit 5)."""
 
 
 @contextmanager
