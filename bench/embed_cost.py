@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from mathindex.cache import CacheLayout
+from mathindex.cache.layout import CacheLayout
 from mathindex.embed import EmbedStats, SentenceTransformerEmbedder, embed_texts
 from mathindex.embed.texts import EMBEDDED_FACETS
 

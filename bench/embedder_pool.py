@@ -20,7 +20,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mathindex.cache import CacheLayout
+from mathindex.cache.layout import CacheLayout
 from mathindex.embed import SentenceTransformerEmbedder
 from mathindex.embed.texts import EMBEDDED_FACETS
 from mathindex.evaluation.pool import pool_metrics, pool_texts

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from mathindex.cache import CacheLayout
+from mathindex.cache.layout import CacheLayout
 from mathindex.store.layout import RootLayout
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ import bm25s
 import pyarrow as pa
 import pytest
 
-from mathindex.cache import CacheLayout
+from mathindex.cache.layout import CacheLayout
 from mathindex.cache.codes import TOKENS
 from mathindex.embed.texts import text_id, text_sha256
 from mathindex.schemas.embed import EMBEDDING_TEXTS

@@ -17,7 +17,8 @@ import polars as pl
 import pyarrow as pa
 import pytest
 
-from mathindex.cache import CacheLayout, ShardStore
+from mathindex.cache.layout import CacheLayout
+from mathindex.cache.shards import ShardStore
 from mathindex.cache.codes import CACHES, FORMAL, FORMULA_FEATURES, INFORMAL, LEAN, TOKENS
 from mathindex.cache.digest import PACKAGE_DIR, expand, import_closure
 from mathindex.cache.shards import DIGESTS, publish_dir, verify

@@ -6,7 +6,7 @@ import os
 
 import pyarrow as pa
 
-from mathindex.cache import CacheLayout
+from mathindex.cache.layout import CacheLayout
 from mathindex.cache.codes import EMBEDDING_TEXTS, INFORMAL
 from mathindex.cache.digest import table_digest
 from mathindex.cache.stages import KEEP, StageCache

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mathindex.cache import CacheLayout
+from mathindex.cache.layout import CacheLayout
 from mathindex.cache.codes import FORMAL
 from mathindex.formal import FORMAL_DIR, build_formal_index
 from mathindex.formal import formal_index

@@ -16,7 +16,9 @@ import pytest
 
 import mathindex.formula.api as api
 from mathindex.formula import FormulaIndex, lean_formulas, parse_formulas
-from mathindex.cache import CacheLayout, ShardStore, digest
+from mathindex.cache import digest
+from mathindex.cache.layout import CacheLayout
+from mathindex.cache.shards import ShardStore
 from mathindex.cache.codes import FORMULA_FEATURES, FORMULAS
 from mathindex.formula import parse_cache
 from mathindex.formula.parse_cache import SCHEMA, content_key, parse_version

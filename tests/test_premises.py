@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from mathindex.cache import CacheLayout
+from mathindex.cache.layout import CacheLayout
 from mathindex.cli import main
 from mathindex.formal import build_formal_index
 from mathindex.formal.search import FormalIndex

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mathindex.cache import CacheLayout
+from mathindex.cache.layout import CacheLayout
 from mathindex.embed import SentenceTransformerEmbedder
 from mathindex.embed.channel import encode_one
 

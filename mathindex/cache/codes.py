@@ -61,7 +61,7 @@ FORMAL = CodeSet(
 # The search engine and what it opens: the premise stage and the benchmarks run queries through it.
 _ENGINE = ("mathindex.search", "mathindex.channel", "mathindex.embed", "mathindex.formal", "mathindex.formula", "mathindex.store",
            "mathindex.evaluation.metrics", "mathindex.latex.macros", "mathindex.latex.texscan",
-           "mathindex.corpusfiles", "mathindex.names", "mathindex.textfold", "mathindex.workers", *_LEAN_TEXT,
+           "mathindex.corpusfiles", "mathindex.errors", "mathindex.names", "mathindex.textfold", "mathindex.workers", *_LEAN_TEXT,
            "mathindex.lean.descriptions", _SCHEMAS)
 # premises.build (through tasks.premises; the ranker reads the formal index and the embedding
 # channel it is given): the premise stage's files
@@ -80,7 +80,7 @@ ONNX = CodeSet(
     makers=("mathindex.embed.onnx",),
     modules=("mathindex.embed.onnx", "mathindex.embed.torch_ops", "mathindex.embed.models", "mathindex.embed.base",
              "mathindex.schemas.manifest", "mathindex.store.integrity", "mathindex.store.layout",
-             "mathindex.store.releases"),
+             "mathindex.store.releases", "mathindex.errors"),
     libraries=("torch", "transformers", "onnxruntime"),
 )
 # The embedding cache has no code digest: a vector is the model's, keyed by the embedder's name

@@ -19,7 +19,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mathindex.cache import CacheLayout, write_atomic
+from mathindex.cache.layout import CacheLayout
+from mathindex.cache.shards import write_atomic
 from mathindex.cache.shards import damaged, write_json
 from mathindex.embed import onnx
 from mathindex.embed.base import DEFAULT_MODEL_NAME, MAX_ENCODE_CHARS, PRECISIONS, Embedder, EmbedderError, default_model_path  # noqa: F401 (asked here too)

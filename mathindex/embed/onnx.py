@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mathindex.cache import CacheLayout
+from mathindex.cache.layout import CacheLayout
 from mathindex.cache.codes import ONNX
 from mathindex.cache.shards import damaged, seal, verify
 from mathindex.embed.models import entry_name

@@ -24,7 +24,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from mathindex.cache import CacheLayout, read_parquet, write_parquet
+from mathindex.cache.layout import CacheLayout
+from mathindex.cache.shards import read_parquet, write_parquet
 from mathindex.cache.codes import FORMAL as FORMAL_CODE
 from mathindex.formal.keys import NOTATION_CONSTANTS, ConstantResolver, tree_facts
 from mathindex.formal.normal import TooDeep, head

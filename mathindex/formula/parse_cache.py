@@ -15,7 +15,8 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from mathindex.cache import CacheLayout, ShardStore
+from mathindex.cache.layout import CacheLayout
+from mathindex.cache.shards import ShardStore
 from mathindex.cache.codes import FORMULA_FEATURES, FORMULAS
 from mathindex.cache.shards import empty as empty_rows
 

@@ -23,7 +23,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mathindex.cache import CacheLayout, ShardStore
+from mathindex.cache.layout import CacheLayout
+from mathindex.cache.shards import ShardStore
 from mathindex.cache.codes import INFORMAL
 from mathindex.informal.rules import RULES_VERSION, first_sentence, render_rules
 from mathindex.schemas.embed import INFORMALISATIONS

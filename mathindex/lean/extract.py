@@ -16,7 +16,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mathindex.cache import CacheLayout, read_arrow, write_arrow
+from mathindex.cache.layout import CacheLayout
+from mathindex.cache.shards import read_arrow, write_arrow
 from mathindex.cache.codes import LEAN
 from mathindex.cache.shards import damaged
 from mathindex.corpusfiles import MAX_BYTES, CorpusRoot, Refused, digest, list_files, read_file, too_large

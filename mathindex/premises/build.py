@@ -17,7 +17,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from mathindex.cache import CacheLayout
+from mathindex.cache.layout import CacheLayout
 from mathindex.embed.channel import VectorChannel
 from mathindex.formal.search import FormalIndex
 from mathindex.premises import premise_cache as cache

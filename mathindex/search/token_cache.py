@@ -10,7 +10,8 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from mathindex.cache import CacheLayout, ShardStore
+from mathindex.cache.layout import CacheLayout
+from mathindex.cache.shards import ShardStore
 from mathindex.cache.codes import TOKENS
 from mathindex.informal.rules import without_context
 from mathindex.search.text import tokens

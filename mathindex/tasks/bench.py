@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from mathindex.cache import CacheLayout, read_parquet
+from mathindex.cache.layout import CacheLayout
+from mathindex.cache.shards import read_parquet
 from mathindex.cache.codes import BENCH
 from mathindex.cache.shards import keep_newest, publish_dir, verify
 from mathindex.embed.channel import VectorChannel
