@@ -1,4 +1,5 @@
-"""Test set-up: offline model loading, Prefect's settings, one Prefect harness per session."""
+"""Test set-up: offline model loading, Prefect's settings, one Prefect harness per session, and the
+test tiers: every test on the Prefect harness is `e2e` (pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,14 @@ for key, value in {
     "PREFECT_LOGGING_LEVEL": "WARNING",
 }.items():
     os.environ[key] = value
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks `e2e` every test that runs on the Prefect harness, directly or through a fixture."""
+    for item in items:
+        if "prefect_harness" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture(scope="session")

@@ -368,6 +368,7 @@ def _table_text(release: Path) -> str:
     return "\n".join(parts)
 
 
+@pytest.mark.e2e
 def test_a_release_over_a_hostile_corpus_keeps_everything_outside_out(tmp_path):
     outside = _outside(tmp_path)
     lean = _write(tmp_path / "lean", {"Good.lean": GOOD_LEAN})
