@@ -1,4 +1,5 @@
-# Two entry points (see README.md): `make release` and `make test`.
+# Entry points (see README.md): `make release`, `make test` (everything, what CI runs) and
+# `make test-fast` (without the `e2e` and `slow` tests, for local work).
 PY      ?= python3.11
 VENV    ?= .venv
 BIN     := $(VENV)/bin
@@ -9,7 +10,7 @@ export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export DO_NOT_TRACK := 1
 
-.PHONY: venv install test release clean
+.PHONY: venv install test test-fast release clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -28,6 +29,9 @@ release: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest
+
+test-fast: $(VENV)/.installed
+	$(BIN)/python -m pytest -m "not e2e and not slow"
 
 clean:
 	rm -rf $(OUT)

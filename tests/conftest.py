@@ -1,4 +1,5 @@
-"""Test set-up: offline model loading, Prefect's settings, one Prefect harness per session."""
+"""Test set-up: offline model loading, Prefect's settings, one Prefect harness and one sample release
+per session, and the test tiers: every test on the Prefect harness is `e2e` (pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ import atexit
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -26,6 +30,21 @@ for key, value in {
     os.environ[key] = value
 
 
+class SampleRun(NamedTuple):
+    """The session's build of the bundled sample: its release root and the flow run's final state."""
+
+    root: Path
+    state: Any  # prefect.client.schemas.objects.State
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks `e2e` every test that runs on the Prefect harness, directly or through a fixture."""
+    for item in items:
+        if "prefect_harness" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.e2e)
+
+
 @pytest.fixture(scope="session")
 def prefect_harness():
     """One temporary Prefect server for every flow test of the session (it costs ~10-20 s)."""
@@ -36,12 +55,25 @@ def prefect_harness():
 
 
 @pytest.fixture(scope="session")
-def sample_release_root(tmp_path_factory, prefect_harness):
-    """A release root with one published release of the bundled sample, built once per session
-    (the serving tests share it; copy it with `copy_root` before changing anything in it)."""
-    from mathindex.flows.release import release_flow
+def sample_release_run(tmp_path_factory, prefect_harness) -> Iterator[SampleRun]:
+    """The one build of the bundled sample per session, published (the gate passed): tests that
+    only read it share it; a test that changes anything works on a copy (`copy_root`, or the whole
+    root with its caches). At the end of the session the release must still match its manifest."""
+    from mathindex.flows.release import release_flow  # after the environment above is set
+    from mathindex.store.integrity import verify_release
+    from mathindex.store.layout import RootLayout
 
     root = tmp_path_factory.mktemp("sample-root")
-    outcome = release_flow(out=str(root))
+    state = release_flow(out=str(root), return_state=True)
+    outcome = state.result()
     assert outcome.passed, outcome.gate
-    return root
+    published = RootLayout(root).published.read_bytes()
+    yield SampleRun(root, state)
+    assert verify_release(outcome.release_dir) == [], "a test changed the shared sample release: copy it first"
+    assert RootLayout(root).published.read_bytes() == published, "a test published into the shared sample root"
+
+
+@pytest.fixture(scope="session")
+def sample_release_root(sample_release_run) -> Path:
+    """The release root of the session's sample build (see `sample_release_run`)."""
+    return sample_release_run.root

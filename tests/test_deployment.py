@@ -115,6 +115,7 @@ def operator(tmp_path):
         assert proc.poll() is not None, f"process {proc.args} still running"
 
 
+@pytest.mark.e2e
 def test_operator_walkthrough(operator):
     op = operator
     server = op.start("server", "server", "start", "--host", "127.0.0.1", "--port", str(op.port))

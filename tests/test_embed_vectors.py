@@ -176,6 +176,7 @@ def test_an_index_is_reused_only_for_the_same_texts_embedder_and_options(embedde
     assert not options.index_reused and VectorIndex.open(tmp_path / "d", embedder).sidecar["M"] == 16
 
 
+@pytest.mark.slow  # two worker processes, each loading torch and the model: ~15 s
 def test_worker_processes_give_the_same_vectors(embedder):
     pooled = SentenceTransformerEmbedder(workers=2, parallel_min=1, batch_tokens=512, progress=False)
     try:

@@ -21,6 +21,7 @@ import duckdb
 import psutil
 import pyarrow.parquet as pq
 import pytest
+from prefect.settings import PREFECT_API_URL
 
 import mathindex.flows.release  # noqa: F401 - imported here, so time bounds measure the work, not imports
 from mathindex.cli import main
@@ -368,7 +369,7 @@ def _table_text(release: Path) -> str:
     return "\n".join(parts)
 
 
-def test_a_release_over_a_hostile_corpus_keeps_everything_outside_out(tmp_path):
+def test_a_release_over_a_hostile_corpus_keeps_everything_outside_out(tmp_path, prefect_harness):
     outside = _outside(tmp_path)
     lean = _write(tmp_path / "lean", {"Good.lean": GOOD_LEAN})
     tex = _write(tmp_path / "tex", {"a.tex": GOOD_TEX})
@@ -384,7 +385,8 @@ def test_a_release_over_a_hostile_corpus_keeps_everything_outside_out(tmp_path):
     out = tmp_path / "out"
     argv = ["release", "--lean", str(lean), "--latex", str(tex), "--out", str(out), "--no-gate"]
     code = (SIMULATE_EACCES if os.geteuid() == 0 else "") + f"from mathindex.cli import main; raise SystemExit(main({argv!r}))"
-    run = _run_bounded([sys.executable, "-c", code], timeout=900, env={"PREFECT_HOME": str(tmp_path / "prefect")})
+    env = {"PREFECT_HOME": str(tmp_path / "prefect"), "PREFECT_API_URL": PREFECT_API_URL.value()}  # the session's server
+    run = _run_bounded([sys.executable, "-c", code], timeout=900, env=env)
     assert run.returncode == 0, run.stderr[-3000:]
     (release,) = [p for p in (out / "releases").iterdir() if not p.name.startswith(".")]
     errors = {(r["file"], r["reason"]) for r in pq.read_table(release / "errors.parquet").to_pylist()}

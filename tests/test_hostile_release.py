@@ -328,6 +328,7 @@ def _gone(pid: int) -> bool:
 STARTUP_S = 600  # the server's start-up, bounded: 10-20 s here, minutes on a machine loaded 5 times over
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("moment", ["starting", "listening"])
 def test_killing_the_cli_stops_its_prefect_server(tmp_path, moment):
     """`mathindex release` with no PREFECT_API_URL starts Prefect's temporary server; SIGKILL on the

@@ -1,6 +1,7 @@
 """The release flow end to end on the bundled sample: artifacts, determinism, gate, publication.
 
-One release is built per module (module fixture) under a single Prefect harness per session.
+The first release is the session's sample build (conftest's `sample_release_run`), in a copy of
+its root with the caches, into which this module builds, gates and re-embeds more releases.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,27 +23,30 @@ from mathindex.cli import main
 from mathindex.flows.release import release_flow
 from mathindex.schemas import table_specs
 from mathindex.search.engine import SearchEngine
+from mathindex.store.layout import LOCK
 from tests.models import cut_minilm
 
 TABLES = sorted(table_specs())
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory, prefect_harness):
-    return tmp_path_factory.mktemp("releases")
+def root(sample_release_run, tmp_path_factory):
+    """A copy of the session's sample root, caches included (the tests here add releases to it)."""
+    dst = tmp_path_factory.mktemp("releases") / "root"
+    return shutil.copytree(sample_release_run.root, dst, ignore=shutil.ignore_patterns(LOCK))
 
 
 @pytest.fixture(scope="module")
-def first_state(root):
+def first_state(sample_release_run):
     """The final state of the first release's flow run."""
-    return release_flow(out=str(root), return_state=True)
+    return sample_release_run.state
 
 
 @pytest.fixture(scope="module")
-def first(first_state):
+def first(first_state, root):
     outcome = first_state.result()
     assert outcome.passed, outcome.gate
-    return outcome.release_dir
+    return root / "releases" / outcome.release_dir.name
 
 
 def test_release_directory_holds_every_artifact(first, root):
@@ -274,8 +279,6 @@ def test_failing_gate_ends_the_flow_run_failed_naming_the_drop(first, root):
 def test_failing_gate_of_a_reembedding_ends_its_flow_run_failed(first, root, tmp_path):
     """The same for reembed: gated against the source release's headline, here raised. The source's
     pin of its suite is altered too, and the notes say the suite changed since that release."""
-    import shutil
-
     from mathindex.flows.reembed import reembed_flow
 
     source = tmp_path / first.name
@@ -420,8 +423,6 @@ def test_a_model_given_by_path_is_pinned_under_the_root_and_travels_with_it(tmp_
     """The model is installed into ROOT/models and recorded relative to the root, so a copy of the
     whole root searches with its embedding channel after the original model path is gone; a release
     with `--model NAME` or no --model after it resolves the same entry (same embedder: index reused)."""
-    import shutil
-
     from mathindex.embed.models import model_revision, resolve_model
     from mathindex.store.releases import publish
 
