@@ -161,13 +161,13 @@ def test_operator_walkthrough(operator):
     keys = {a["key"] for a in artifacts if a["flow_run_id"] == done[0]["id"]}
     assert {"release-notes-sample", "metrics-sample"} <= keys
     worker_log = op.log("worker")
-    assert "release: 11/11 publish" in worker_log  # the stage lines, plain: no terminal, no carriage returns
+    assert "release: 12/12 publish" in worker_log  # the stage lines, plain: no terminal, no carriage returns
     assert "\r" not in worker_log
     logs = httpx.post(f"{op.api}/logs/filter", timeout=30, json={
         "logs": {"flow_run_id": {"any_": [done[0]["id"]]}}, "sort": "TIMESTAMP_DESC", "limit": 200}).json()
     messages = [entry["message"] for entry in logs]
     assert any(m.startswith("release: 4/11 embed ") for m in messages)  # stage timings in the flow run's logs
-    assert any(m.startswith("release: 11/11 publish ") for m in messages)
+    assert any(m.startswith("release: 12/12 publish ") for m in messages)
 
     # A gate failure under the worker: the published release's headline raised past what the sample
     # reaches (a new file renamed over the old one), the nightly triggered again: a Failed flow run
