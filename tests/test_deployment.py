@@ -166,7 +166,7 @@ def test_operator_walkthrough(operator):
     logs = httpx.post(f"{op.api}/logs/filter", timeout=30, json={
         "logs": {"flow_run_id": {"any_": [done[0]["id"]]}}, "sort": "TIMESTAMP_DESC", "limit": 200}).json()
     messages = [entry["message"] for entry in logs]
-    assert any(m.startswith("release: 4/11 embed ") for m in messages)  # stage timings in the flow run's logs
+    assert any(m.startswith("release: 4/12 embed ") for m in messages)  # stage timings in the flow run's logs
     assert any(m.startswith("release: 12/12 publish ") for m in messages)
 
     # A gate failure under the worker: the published release's headline raised past what the sample
