@@ -20,10 +20,11 @@ TOKENS = CodeSet(
     modules=("mathindex.search.token_cache", "mathindex.search.text", *_LEAN_TEXT),
     libraries=("PyStemmer", "latex2mathml"),
 )
-# informal.informalise: renderings (the informalise stage's table and each statement's rendering)
+# informal.informalise: renderings (the informalise stage's table and each statement's rendering);
+# informal.http renders them when the HTTP backend is given (the stage does not import it)
 INFORMAL = CodeSet(
     makers=("mathindex.informal.informalise",),
-    modules=("mathindex.informal.informalise", *_LEAN_TEXT, _SCHEMAS),
+    modules=("mathindex.informal.informalise", "mathindex.informal.http", *_LEAN_TEXT, _SCHEMAS),
 )
 # embed.texts: the embedding_texts stage's table
 EMBEDDING_TEXTS = CodeSet(
