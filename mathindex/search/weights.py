@@ -76,7 +76,7 @@ INFORMAL_DEPTH = 30
 # 49.1 / 50.5 / 50.6 at depth 50 / 100 / 200; both folds chose 200). Costs about 7 ms a query.
 CANDIDATES = 200
 # The formula channel skips a query's pieces that are one variable or number (`maximal p-subgroup of
-# $G$`: every formula with a G scores alike) when True. Off: bench/experiments/formula_fusion.py --skip-variables 1
+# $G$`: every formula with a G scores alike) when True. Off: bench/formula_fusion.py --skip-variables 1
 # (the channel re-run) gives q1b_latex 47.57 against 48.03, all styles 53.28 against 53.44.
 SKIP_FORMULA_VARIABLES = False
 
