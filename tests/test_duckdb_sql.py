@@ -12,7 +12,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from mathindex.schemas import comment_of, table_specs
+from mathindex.schemas import table_specs
+from mathindex.schemas.columns import comment_of
 from mathindex.schemas.views import VIEWS
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "sql.md"

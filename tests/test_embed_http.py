@@ -16,8 +16,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from mathindex.informal import HttpInformaliser, InformalInput, RuleInformaliser, informalise
-from mathindex.informal.informalise import MalformedAnswer, load_prompt, parse_completion
+from mathindex.informal import InformalInput, RuleInformaliser, informalise
+from mathindex.informal.http import HttpInformaliser, MalformedAnswer, load_prompt, parse_completion
 
 
 class ChatServer:

@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mathindex.formal.telescope import binder_groups
 from mathindex.informal import rules
 from mathindex.lean.binders import groups, leading_groups, parse_binders, split_colon
 from mathindex.lean.extract import extract_file
@@ -27,7 +26,7 @@ def scanner(text: str) -> tuple[list[tuple], int]:
 
 
 def telescope(text: str) -> list[tuple]:
-    return [(g.bracket, g.names, g.type) for g in binder_groups(text)]
+    return [(g.bracket, g.names, g.type) for g in leading_groups(text)[0]]
 
 
 # text -> the scanner's (bracket, names, type, identifiers of the type) and end offset; the
@@ -138,7 +137,7 @@ def test_corpus_figures_and_the_readings_agree() -> None:
     assert sum(not names for _, names, _ in triples) == 18
     for text in texts:
         vars_, end = parse_binders(text)
-        tele = binder_groups(text)
+        tele = leading_groups(text)[0]
         assert len(vars_) == len(tele)
         for var, group in zip(vars_, tele):
             assert var.bracket == group.bracket

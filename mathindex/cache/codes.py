@@ -20,10 +20,11 @@ TOKENS = CodeSet(
     modules=("mathindex.search.token_cache", "mathindex.search.text", *_LEAN_TEXT),
     libraries=("PyStemmer", "latex2mathml"),
 )
-# informal.informalise: renderings (the informalise stage's table and each statement's rendering)
+# informal.informalise: renderings (the informalise stage's table and each statement's rendering);
+# informal.http renders them when the HTTP backend is given (the stage does not import it)
 INFORMAL = CodeSet(
     makers=("mathindex.informal.informalise",),
-    modules=("mathindex.informal.informalise", *_LEAN_TEXT, _SCHEMAS),
+    modules=("mathindex.informal.informalise", "mathindex.informal.http", *_LEAN_TEXT, _SCHEMAS),
 )
 # embed.texts: the embedding_texts stage's table
 EMBEDDING_TEXTS = CodeSet(
@@ -31,10 +32,12 @@ EMBEDDING_TEXTS = CodeSet(
     modules=("mathindex.embed.texts", "mathindex.lean.descriptions", "mathindex.corpusfiles", "mathindex.names",
              "mathindex.textfold", *_LEAN_TEXT, _SCHEMAS),
 )
+# formula.sympy_worker computes the canonical forms in its own process (canonical.py starts it by name)
 _FORMULA = ("mathindex.formula.api", "mathindex.formula.canonical", "mathindex.formula.grammar",
             "mathindex.formula.mathml", "mathindex.formula.optree", "mathindex.formula.parse_cache",
             "mathindex.formula.parser", "mathindex.formula.paths", "mathindex.formula.symbols",
-            "mathindex.formula.tokens", "mathindex.names", "mathindex.textfold", _SCHEMAS)
+            "mathindex.formula.sympy_worker", "mathindex.formula.tokens", "mathindex.names", "mathindex.textfold",
+            _SCHEMAS)
 # formula.api: a formula's parse row (tree, tokens, canonical form, errors); the SymPy budget is
 # part of the key beside this digest (it decides `timeout`)
 FORMULAS = CodeSet(makers=("mathindex.formula.api",), modules=_FORMULA, libraries=("sympy", "latex2mathml", "lxml"))

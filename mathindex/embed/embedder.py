@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import multiprocessing as mp
 import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from tqdm.auto import tqdm
 
 from mathindex.cache.layout import CacheLayout
 from mathindex.cache.shards import write_atomic
@@ -60,8 +63,8 @@ def _worker_init(path: str, device: str, int8: bool = False, onnx_file: str | No
     if onnx_file is not None:
         _WORKER.update(session=onnx.session(Path(onnx_file), 1))
         return
-    import torch
-    from sentence_transformers import SentenceTransformer
+    import torch  # heavy, optional: a worker that runs the model on torch (an ONNX worker never loads it)
+    from sentence_transformers import SentenceTransformer  # heavy, optional: as torch
 
     torch.set_num_threads(1)
     model = SentenceTransformer(path, device=device)
@@ -109,7 +112,7 @@ def query_encoding(index_embedder_name: str) -> tuple[str, str]:
     as the index was made (`precision_of`), but for bf16, whose queries are encoded at fp32 by
     EMBED_BACKEND. bf16 vectors are the fp32 ones rounded (cosine >= 0.99997 on 1,500 whole-Mathlib
     texts): a query loses nothing by skipping the rounding, and one short query through torch's
-    bf16 autocast costs about 3x ONNX fp32's CPU (bench/query_encode.py; a batch is where bf16
+    bf16 autocast costs about 3x ONNX fp32's CPU (bench/experiments/query_encode.py; a batch is where bf16
     pays). int8 is another model, and its queries are int8 too."""
     precision, backend = precision_of(index_embedder_name)
     return ("fp32", EMBED_BACKEND) if precision == "bf16" else (precision, backend)
@@ -176,7 +179,7 @@ class SentenceTransformerEmbedder:
         self.revision = model_revision(path)
         base = embedder_name(path, self.revision)
         try:
-            from sentence_transformers import SentenceTransformer
+            from sentence_transformers import SentenceTransformer  # heavy, optional: a query-only server never loads it
 
             self.model = SentenceTransformer(str(path), device=self.device)
         except Exception as exc:  # any load failure becomes one line for the CLI
@@ -249,9 +252,6 @@ class SentenceTransformerEmbedder:
     def pool(self):
         """The worker processes (spawned and loaded on first use, kept until `close`)."""
         if self._pool is None:
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor
-
             onnx_file = None if self.onnx_file is None else str(self.onnx_file)
             self._pool = ProcessPoolExecutor(self.workers, mp_context=mp.get_context("spawn"), initializer=_worker_init,
                                              initargs=(str(self.path), self.device, self.int8, onnx_file, self.bf16))
@@ -271,7 +271,7 @@ class SentenceTransformerEmbedder:
         """Vectors of rows `idx` in this process: onnxruntime with torch's thread count, or torch."""
         if self.onnx_file is None:
             return forward(self.model, self.model.tokenizer, encoded, idx, self.model.device, self.bf16)
-        import torch
+        import torch  # heavy, optional: loaded already by the model this embedder holds
 
         threads = torch.get_num_threads()
         if self._session is None or self._session[0] != threads:
@@ -286,8 +286,6 @@ class SentenceTransformerEmbedder:
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 vectors (len(texts), dim), row-aligned with `texts`."""
-        from tqdm.auto import tqdm
-
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out

@@ -21,7 +21,7 @@ int8 (`quantize_dynamic`, per-channel int8 weights) is another model: its name g
 A packed export (`prepare_packed`) runs several texts as one row of tokens, without padding: each
 text keeps its own positions, and attention stays inside its text (a mask made in the graph from
 per-token segment numbers). Its matrix products then have as many rows as the texts have tokens
-together, which a CPU runs faster per token than one short text's (bench/query_encode.py
+together, which a CPU runs faster per token than one short text's (bench/experiments/query_encode.py
 --packed); the server packs the queries in flight (serve/encoder.py). It has its own self-check,
 `check.packed.json`, against the torch path on PROBE_TEXTS (one pack, pairs, alone).
 """
@@ -36,9 +36,12 @@ import tempfile
 import time
 import warnings
 from contextlib import contextmanager
+from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
+import onnxruntime as ort
+from tokenizers import Tokenizer
 
 from mathindex.cache.layout import CacheLayout
 from mathindex.cache.codes import ONNX
@@ -87,8 +90,6 @@ def exporter_key() -> str:
     """The part of an export's path that names how it was made and checked. The versions are the
     installed distributions' (the same strings as the modules' `__version__`), so that a process
     that only runs an export (`QUERY_FILE`) finds it without importing torch."""
-    from importlib.metadata import version
-
     return (f"x{EXPORTER_VERSION}-opset{OPSET}-torch{version('torch')}-transformers{version('transformers')}"
             f"-ort{version('onnxruntime')}-c{ONNX.digest()[:12]}")
 
@@ -114,8 +115,6 @@ def unsupported(model) -> str | None:
 
 def session(path: Path, threads: int):
     """An onnxruntime CPU session with every graph optimisation and `threads` intra-op threads."""
-    import onnxruntime as ort
-
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = max(1, int(threads))
     opts.inter_op_num_threads = 1
@@ -154,7 +153,7 @@ def run(sess, feeds: dict[str, np.ndarray]) -> np.ndarray:
 
 def _last_hidden_state(hf):
     """`hf` (a transformers model) as a module of INPUTS (positional) returning last_hidden_state."""
-    import torch
+    import torch  # heavy, optional: exporting only (running an export needs no torch)
 
     class LastHiddenState(torch.nn.Module):
         def __init__(self, inner):
@@ -174,7 +173,7 @@ def _packed_hidden_state(hf):
     telling the texts apart. Attention is masked to the token's own text (an additive mask of the
     dtype's minimum elsewhere, so other texts' weights are exactly 0); token types are 0, as a
     single text's are."""
-    import torch
+    import torch  # heavy, optional: exporting only (running an export needs no torch)
 
     class PackedHiddenState(torch.nn.Module):
         def __init__(self, inner):
@@ -208,7 +207,7 @@ def _eager(hf):
 def export_packed(model, path: Path) -> None:
     """Writes the transformer of `model` to `path` as a packed ONNX graph (`_packed_hidden_state`):
     inputs PACKED_INPUTS of shape (1, tokens), output the last hidden state (1, tokens, dim)."""
-    import torch
+    import torch  # heavy, optional: exporting only (running an export needs no torch)
 
     hf = model[0].auto_model
     ids = model.tokenizer(PROBE_TEXTS[1:3], truncation=True, max_length=int(model.max_seq_length))["input_ids"]
@@ -247,7 +246,7 @@ def export(model, path: Path) -> None:
     output last_hidden_state, batch and sequence axes dynamic. Exported with eager attention (a
     plainer graph that onnxruntime runs ~5 % faster than the traced sdpa one); the model's own
     attention implementation is restored afterwards."""
-    import torch
+    import torch  # heavy, optional: exporting only (running an export needs no torch)
 
     hf = model[0].auto_model
     tok = model.tokenizer
@@ -264,7 +263,7 @@ def export(model, path: Path) -> None:
 def quantise(src: Path, dst: Path) -> None:
     """`dst`: `src` with every MatMul weight in int8 per output channel, activations quantised at run
     time (onnxruntime.quantization.quantize_dynamic)."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.quantization import QuantType, quantize_dynamic  # heavy, optional: exporting only
 
     tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
     quantize_dynamic(str(src), str(tmp), per_channel=True, weight_type=QuantType.QInt8,
@@ -393,8 +392,6 @@ def query_tokenizer(tokenizer, max_length: int):
     inner = getattr(tokenizer, "_tokenizer", None)
     if inner is None or not hasattr(inner, "to_str"):
         return None
-    from tokenizers import Tokenizer
-
     own = Tokenizer.from_str(inner.to_str())
     own.enable_truncation(max_length, stride=0, strategy="longest_first",
                           direction=getattr(tokenizer, "truncation_side", "right"))

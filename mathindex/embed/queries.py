@@ -19,18 +19,19 @@ import threading
 from pathlib import Path
 
 import numpy as np
+from tokenizers import Tokenizer
 
 from mathindex.cache.shards import verify
 from mathindex.embed import onnx
-from mathindex.embed.embedder import SentenceTransformerEmbedder
+from mathindex.embed.base import MAX_ENCODE_CHARS, EmbedderError
+from mathindex.embed.embedder import SentenceTransformerEmbedder, length_batches, model_revision
+from mathindex.embed.models import embedder_name, entry_name
 
 
 def token_rows(tokenizer, texts: list[str]) -> dict[str, list[list[int]]]:
     """input_ids, attention_mask and token_type_ids of each text (cut at MAX_ENCODE_CHARS, then
     truncated as `tokenizer`, a `query_tokenizer`, is set; not padded). A Rust tokenizer is not to be
     shared between threads: the caller holds its lock."""
-    from mathindex.embed.embedder import MAX_ENCODE_CHARS
-
     texts = [t[:MAX_ENCODE_CHARS] for t in texts]
     rows = tokenizer.encode_batch(texts) if len(texts) > 1 else [tokenizer.encode(texts[0])]
     return {"input_ids": [r.ids for r in rows], "attention_mask": [r.attention_mask for r in rows],
@@ -63,10 +64,6 @@ class OnnxQueryEmbedder:
     def open(cls, model: Path, onnx_root: Path) -> "OnnxQueryEmbedder | None":
         """The query embedder of the model directory `model` from its exports under `onnx_root`,
         or None when the exports, their passed checks or the query files are not all there."""
-        from mathindex.embed.embedder import EmbedderError, model_revision
-        from mathindex.embed.models import embedder_name
-        from mathindex.embed.models import entry_name
-
         try:
             revision = model_revision(model)
             name = embedder_name(model, revision)
@@ -93,8 +90,6 @@ class OnnxQueryEmbedder:
 
     def query_tokenizer(self):
         """A new copy of the tokenizer (a `tokenizers.Tokenizer`, truncating at max_seq_length)."""
-        from tokenizers import Tokenizer
-
         return Tokenizer.from_file(str(self.export_dir / onnx.TOKENIZER_FILE))
 
     def packed_onnx(self) -> Path:
@@ -108,8 +103,6 @@ class OnnxQueryEmbedder:
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit float32 vectors (len(texts), dim), row-aligned with `texts`: the texts in batches
         by length (`embedder.length_batches`), each padded and run on one thread."""
-        from mathindex.embed.embedder import length_batches
-
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out

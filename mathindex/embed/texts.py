@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mathindex.informal.rules import name_words, strip_header
+from mathindex.lean.descriptions import description_texts
 from mathindex.schemas.embed import EMBEDDING_TEXTS
 from mathindex.textfold import folded
 from mathindex.names import LEAN_PREFIX, hit_name
@@ -122,8 +123,6 @@ LEAN_FACETS = ("name_signature", "informal", "docstring", "description")  # `lea
 def _lean_rows(declarations: pa.Table, informalisations: pa.Table | None, descriptions: pa.Table | None) -> pl.DataFrame:
     """(node_id, name, facet, text, rank) per Lean declaration and facet, `rank` the iteration order
     of `lean_facets` over declarations sorted by (full_name, decl_id): the first of a node wins."""
-    from mathindex.lean.descriptions import description_texts
-
     cols = ["decl_id", "full_name", "kind", "signature", "type", "docstring"]
     d = (pl.from_arrow(declarations.select(cols))
          .sort([pl.col("full_name").fill_null(""), pl.col("decl_id").fill_null("")], maintain_order=True)

@@ -11,7 +11,7 @@ def forward(model, tokenizer, encoded: dict, idx, device, bf16: bool = False) ->
     """Unit vectors of the pre-tokenised rows `idx` of `encoded`, padded as one batch; `bf16`: the
     matrix products in bfloat16 with float32 accumulation (torch autocast: layer norms, softmax and
     pooling stay float32)."""
-    import torch
+    import torch  # heavy, optional: only an embedder that runs on torch gets here
 
     rows = [{k: encoded[k][i] for k in encoded} for i in idx]
     features = tokenizer.pad(rows, padding=True, return_tensors="pt")
@@ -31,8 +31,8 @@ def tokenise(tokenizer, texts: list[str], max_length: int) -> dict:
 def quantise_int8(model):
     """The model with every Linear layer in int8 (per output channel weights, activations quantised
     per batch at run time); embeddings, layer norms and attention products stay float."""
-    import torch
-    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+    import torch  # heavy, optional: only an embedder that runs on torch gets here
+    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic  # heavy, optional: as torch
 
     return quantize_dynamic(model, {torch.nn.Linear: per_channel_dynamic_qconfig}, inplace=True)
 
@@ -40,7 +40,7 @@ def quantise_int8(model):
 def native_bf16() -> bool:
     """Whether this CPU has bfloat16 matrix units (AVX512-BF16 or AMX) that oneDNN uses; without
     them bf16 still gives the same vectors, only slower than fp32."""
-    import torch
+    import torch  # heavy, optional: only an embedder that runs on torch gets here
 
     check = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
     try:

@@ -107,7 +107,7 @@ def _checkpoint_dir(root: Path, base_revision: str, data_sha: str, recipe: Recip
 
 def _save_checkpoint(ckpt: Path, model, optimiser, scheduler, step: int, losses: list[float], cost: dict) -> None:
     """Weights + optimiser + scheduler + RNG states, written to a temporary directory and renamed."""
-    import torch
+    import torch  # heavy, optional: training only
 
     tmp = ckpt.with_name(ckpt.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -125,7 +125,7 @@ def _save_checkpoint(ckpt: Path, model, optimiser, scheduler, step: int, losses:
 
 
 def _load_model(path: Path, recipe: Recipe):
-    from sentence_transformers import SentenceTransformer
+    from sentence_transformers import SentenceTransformer  # heavy, optional: training only
 
     model = SentenceTransformer(str(path), device="cpu")
     model.max_seq_length = recipe.max_seq_length
@@ -138,9 +138,9 @@ def train(pairs: pa.Table, base: Path, base_revision: str, work_dir: Path, recip
           progress=None) -> TrainResult:
     """Trains `base` on `pairs` by `recipe`; resumes from the latest checkpoint under `work_dir`.
     Returns the saved model directory (`<checkpoint>/<name>`) and what training cost over all runs."""
-    import torch
-    from sentence_transformers.sentence_transformer import losses as st_losses
-    from transformers import get_linear_schedule_with_warmup
+    import torch  # heavy, optional: training only
+    from sentence_transformers.sentence_transformer import losses as st_losses  # heavy, optional: training only
+    from transformers import get_linear_schedule_with_warmup  # heavy, optional: training only
 
     t0 = time.perf_counter()
     torch.set_num_threads(recipe.threads or max(1, os.cpu_count() or 1))

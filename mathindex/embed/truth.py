@@ -49,7 +49,7 @@ def recall_sample(ids: np.ndarray, shas: list[str | None], n: int, seed: int) ->
 
 def exact_neighbours(vectors: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """(scores, row numbers) of the exact top-k inner-product neighbours (`IndexFlatIP`)."""
-    import faiss
+    import faiss  # on first use, as in vector_index.py: a server sets OMP_NUM_THREADS before FAISS loads
 
     flat = faiss.IndexFlatIP(vectors.shape[1])
     flat.add(vectors)

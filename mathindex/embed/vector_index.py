@@ -4,24 +4,31 @@ A built index is a directory with `vector.index`, the row-aligned `vector_ids.pa
 sidecar `vector.json` (embedder name, revision, dim; M, efConstruction, efSearch; recall@10 against
 exact search measured at build time; memory). It opens only with an embedder of the same name and
 dimension, and its API returns ids and scores, never vectors.
+
+FAISS is imported where it is used, not at the top: its OpenMP runtime reads OMP_NUM_THREADS once,
+when it is loaded, and the server sets that first (serve/app.py `configure_runtime`), after
+importing the modules that import this one.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mathindex.embed import truth as recall_truth
-from mathindex.embed.embedder import queries_fit
+from mathindex.embed.embedder import EmbedStats, embed_texts, queries_fit
 from mathindex.schemas.embed import VECTOR_IDS
 
 log = logging.getLogger(__name__)
@@ -45,7 +52,7 @@ def embedder_info(embedder: Any) -> dict:
 
 
 def _hnsw(index):
-    import faiss
+    import faiss  # on first use: see the module docstring (OMP_NUM_THREADS)
 
     return faiss.downcast_index(faiss.downcast_index(index).index)
 
@@ -95,7 +102,7 @@ class VectorIndex:
         sha256, row-aligned with `vectors`) are stored with the ids, so that a later release can
         update the index instead of rebuilding it. Files are written to temporaries and renamed.
         """
-        import faiss
+        import faiss  # on first use: see the module docstring (OMP_NUM_THREADS)
 
         info = embedder_info(embedder_info_)
         vectors, ids = _checked(vectors, ids, info)
@@ -140,7 +147,7 @@ class VectorIndex:
         and efSearch chosen again, as `build` does. None (nothing written) when `previous` cannot be
         updated: another embedder or index options, ids without text hashes (written before
         updates existed), or more change since its last full build than `limit` of the live rows."""
-        import faiss
+        import faiss  # on first use: see the module docstring (OMP_NUM_THREADS)
 
         info = embedder_info(embedder_info_)
         vectors, ids = _checked(vectors, ids, info)
@@ -189,7 +196,7 @@ class VectorIndex:
         """Writes the index, its ids, the recall truth and the sidecar: every file to a temporary
         first, renames last, the sidecar (what `open` reads) last of all. No wall-clock time goes
         into the files, so rebuilds compare equal."""
-        import faiss
+        import faiss  # on first use: see the module docstring (OMP_NUM_THREADS)
 
         _hnsw(self._index).hnsw.efSearch = int(sidecar["ef_search"])
         data = faiss.serialize_index(self._index).tobytes()
@@ -239,7 +246,7 @@ class VectorIndex:
     def open(cls, out_dir: Path, embedder: Any, mmap: bool = True) -> "VectorIndex":
         """Open a built index; IndexMismatchError when `embedder` differs in name or dimension (a bf16
         index takes the queries of its model at fp32: `embedder.queries_fit`)."""
-        import faiss
+        import faiss  # on first use: see the module docstring (OMP_NUM_THREADS)
 
         out_dir = Path(out_dir)
         side = out_dir / SIDECAR_FILE
@@ -289,7 +296,7 @@ class _LiveRows:
     HNSW index (rows, not ids: a changed text's old and new vector share its id) and the row -> id map."""
 
     def __init__(self, text_ids: np.ndarray, deleted: np.ndarray):
-        import faiss
+        import faiss  # on first use: see the module docstring (OMP_NUM_THREADS)
 
         self.text_ids = np.asarray(text_ids, dtype=np.int64)
         self.deleted = int(deleted.sum())
@@ -301,7 +308,7 @@ class _LiveRows:
         return cls(ids_table.column("text_id").to_numpy(), ids_table.column("deleted").to_numpy(zero_copy_only=False))
 
     def search(self, hnsw, q: np.ndarray, k: int, ef: int) -> tuple[np.ndarray, np.ndarray]:
-        import faiss
+        import faiss  # on first use: see the module docstring (OMP_NUM_THREADS)
 
         params = faiss.SearchParametersHNSW()
         params.efSearch = ef
@@ -329,8 +336,6 @@ def _update_plan(previous: Path, ids: np.ndarray, shas: list[str], info: dict, M
     """(the previous ids table, positions of `ids` to append in id order, previous rows to delete,
     change since the last full build) when `previous` can be updated to these rows, else None with
     the reason logged."""
-    import polars as pl
-
     try:
         side = json.loads((previous / SIDECAR_FILE).read_text())
         old = pq.read_table(previous / IDS_FILE)
@@ -359,8 +364,6 @@ def _update_plan(previous: Path, ids: np.ndarray, shas: list[str], info: dict, M
 def content_key(texts: pa.Table, info: dict, index_options: dict) -> str:
     """sha256 of everything an index build depends on: the embedder, the index options and the
     (text_id, text sha256) rows in order. Equal keys mean an identical index can be reused."""
-    import hashlib
-
     h = hashlib.sha256(json.dumps({"embedder": info, "options": index_options}, sort_keys=True).encode())
     h.update(np.ascontiguousarray(texts.column("text_id").to_numpy(), dtype=np.int64).tobytes())
     h.update("\n".join(texts.column("sha256").to_pylist()).encode())
@@ -372,8 +375,6 @@ def reuse_index(previous: Path, key: str, out_dir: Path) -> bool:
     `key`; False (nothing written) otherwise. Published files are never modified in place (every
     write is a temporary renamed over), so hard links are safe; the caller checks the files against
     their release's manifest first (`tasks.embed.reusable_index`), so damage is never linked on."""
-    import shutil
-
     side = Path(previous) / SIDECAR_FILE
     try:
         if json.loads(side.read_text()).get("content_key") != key:
@@ -407,8 +408,6 @@ def embed_and_index(
     The reembed flow passes an existing release's `embedding_texts` table and a new embedder. Texts
     are taken in text_id order, whatever order the table has, so both flows build the same index.
     """
-    from mathindex.embed.embedder import EmbedStats, embed_texts
-
     t0 = time.perf_counter()
     texts = texts.sort_by("text_id")  # the release flow's (node_id, facet) order and a table's are one
     stats = EmbedStats(rows=texts.num_rows)

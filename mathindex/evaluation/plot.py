@@ -49,7 +49,7 @@ def write_plots(directory: Path, history: list[tuple[str, dict[str, float]]], su
 
 def history_figure(history: list[tuple[str, dict[str, float]]]):
     """One line per headline metric (`suite/metric`) across the releases, in points."""
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: plots are drawn only for release notes
 
     with _style():
         fig = Figure(figsize=(7.5, 3.6), layout="constrained")
@@ -73,7 +73,7 @@ def styles_figure(suites: dict[str, dict], before_suites: dict[str, dict], repor
     """A panel per suite and metric: one pair of bars per query style (all, each style, the fair
     subset), the baseline release's in grey, this release's in blue; an `all` bar whose headline
     metric failed the gate is red."""
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # heavy: plots are drawn only for release notes
 
     failed = {c.metric for c in report.checks if not c.ok}
     panels = [(name, metric) for name, s in sorted(suites.items()) if s.get("metrics") for metric in s["metrics"]]
@@ -110,20 +110,20 @@ def _style_panel(ax, rows: list[tuple[str, int, dict, dict]], metric: str, faile
 
 
 def _patch(colour: str, label: str):
-    from matplotlib.patches import Patch
+    from matplotlib.patches import Patch  # heavy: plots are drawn only for release notes
 
     return Patch(color=colour, label=label)
 
 
 def _style():
-    import matplotlib
+    import matplotlib  # heavy: plots are drawn only for release notes
 
     return matplotlib.rc_context(_RC)
 
 
 def _save(fig, stem: Path) -> None:
     """The figure as `<stem>.svg` and `<stem>.png`, through the Agg canvas (no pyplot, no global backend)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # heavy: plots are drawn only for release notes
 
     FigureCanvasAgg(fig)
     with _style():

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from mathindex.embed.embedder import EmbedStats, embed_texts
 from mathindex.embed.texts import EMBEDDED_FACETS
 from mathindex.evaluation.bench import run_suite
 from mathindex.evaluation.suites import Suite
@@ -44,8 +45,6 @@ def pool_texts(release: Path, gold: set[str], size: int, seed: int,
 
 def pool_metrics(embedder, texts: pa.Table, suites: list[Suite], cache_dir: Path | None) -> dict:
     """Embeds the pool (cache-aware) and every query; returns per-suite run_suite summaries and costs."""
-    from mathindex.embed.embedder import EmbedStats, embed_texts
-
     stats = EmbedStats()
     vecs = embed_texts(texts, embedder, cache_dir, stats)
     names = texts.column("name").to_pylist()

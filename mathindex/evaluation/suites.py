@@ -6,6 +6,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
+from mathindex.sources import DEFAULT_SOURCES, PACKAGE_ROOT
 from mathindex.store.integrity import read_manifest
 from mathindex.store.layout import ReleaseLayout
 
@@ -78,8 +81,6 @@ def _mathlibqr(targets: list, name: str) -> Suite:
 def project_suite_files(release: Path | None = None) -> list[Path]:
     """Every query-set file the project ships or reads: the suites named by the bundled and the
     benchmark sources files, JSON suites under bench/suites/, and the suites a release's manifest names."""
-    from mathindex.sources import DEFAULT_SOURCES, PACKAGE_ROOT
-
     files: set[Path] = set()
     for sources in [DEFAULT_SOURCES, *sorted((PACKAGE_ROOT / "bench" / "sources").glob("*.yaml"))]:
         files |= set(_suite_paths_of(sources))
@@ -91,8 +92,6 @@ def project_suite_files(release: Path | None = None) -> list[Path]:
 
 def _suite_paths_of(sources: Path) -> list[Path]:
     """The suite paths a sources file names (read without pinning its corpora, which may be absent here)."""
-    import yaml
-
     raw = yaml.safe_load(sources.read_text(encoding="utf-8")) or {}
     return [(sources.parent / s["path"]).resolve() for s in raw.get("suites", []) if isinstance(s, dict) and "path" in s]
 

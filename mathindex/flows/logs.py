@@ -11,6 +11,8 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from prefect.logging.handlers import PrefectConsoleHandler  # importing Prefect sets up its console handler
+
 RUN_LOGGERS = ("prefect.flow_runs", "prefect.task_runs")
 
 
@@ -32,9 +34,6 @@ def quiet_flow_errors() -> Iterator[None]:
     if os.environ.get("MATHINDEX_DEBUG"):
         yield
         return
-    import prefect  # noqa: F401  (importing Prefect configures its logging: the console handler)
-    from prefect.logging.handlers import PrefectConsoleHandler
-
     handlers = [h for h in logging.getLogger().handlers if isinstance(h, PrefectConsoleHandler)]
     for h in handlers:
         h.addFilter(_FILTER)

@@ -11,6 +11,8 @@ import sys
 import time
 from typing import TextIO
 
+from prefect.context import FlowRunContext
+from prefect.logging import get_run_logger
 from tqdm import tqdm
 
 
@@ -18,11 +20,11 @@ def quiet_library_bars() -> None:
     """Turns off the bars model loading draws (huggingface_hub's, transformers' `Loading weights`),
     which tqdm draws even without a terminal: for this process, as a worker running a flow is."""
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # read when huggingface_hub is imported
-    if "huggingface_hub" in sys.modules:
+    if "huggingface_hub" in sys.modules:  # told only when loaded: a flow need not load the model libraries
         from huggingface_hub.utils import disable_progress_bars
 
         disable_progress_bars()
-    if "transformers" in sys.modules:  # it copied huggingface_hub's setting when imported
+    if "transformers" in sys.modules:  # it copied huggingface_hub's setting when imported (lazy: as above)
         from transformers.utils.logging import disable_progress_bar
 
         disable_progress_bar()
@@ -32,9 +34,6 @@ def run_logger() -> logging.Logger | logging.LoggerAdapter | None:
     """The flow run's logger when a flow run is going on, else None. Through it a stage line reaches
     the run's logs in the Prefect API and, under a worker (Prefect logs INFO there), the worker's
     output; the CLI runs Prefect at WARNING, so there the plain line is written instead."""
-    from prefect.context import FlowRunContext
-    from prefect.logging import get_run_logger
-
     return get_run_logger() if FlowRunContext.get() is not None else None
 
 

@@ -7,11 +7,16 @@ import shutil
 from dataclasses import asdict
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from prefect import flow
 
 from mathindex import __version__
+from mathindex.embed.base import default_model_path
 from mathindex.evaluation.card import write_card
-from mathindex.embed.models import install_model, model_revision
+from mathindex.evaluation.suites import load_suite, project_suite_files
+from mathindex.embed.models import embedder_name, install_model, model_revision
 from mathindex.embed.pairs import NEEDED
 from mathindex.embed.train import Recipe, pairs_sha256
 from mathindex.flows.progress import StageProgress
@@ -26,10 +31,6 @@ WORK = ".train"  # checkpoints, inside the models directory
 def train_embedder_flow(release: str, out: str, base: str | None = None, recipe: dict | None = None,
                         suites: list[str] | None = None, pool_size: int = 10_000, pool_seed: int = 0) -> dict:
     """Returns the card record, with `model_dir` the installed model."""
-    from mathindex.embed.base import default_model_path
-    from mathindex.embed.models import embedder_name
-    from mathindex.evaluation.suites import project_suite_files
-
     release_dir, models_dir = Path(release).resolve(), Path(out).resolve()
     base_dir = Path(base).expanduser().resolve() if base else default_model_path()
     revision = model_revision(base_dir)
@@ -69,21 +70,12 @@ def train_embedder_flow(release: str, out: str, base: str | None = None, recipe:
 def _node_names(release: Path):
     """The distinct node names of a release (an Arrow array); empty when it has no texts table (the
     miner then refuses the release)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
     path = ReleaseLayout(release).table("embedding_texts")
     return pc.unique(pq.read_table(path, columns=["name"]).column("name")) if path.is_file() else pa.array([], pa.string())
 
 
 def _in_release(suite: Path, names) -> bool:
     """A suite is benchmarked when most of its gold names are among the release's node `names`."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from mathindex.evaluation.suites import load_suite
-
     if not suite.is_file():
         return False
     gold = sorted({g for q in load_suite(suite).queries for g in q.gold})

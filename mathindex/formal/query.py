@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from mathindex.formal.normal import MVAR, WILD, normalise
-from mathindex.formal.telescope import split
+from mathindex.formal.telescope import TelescopeBuilder, split
 from mathindex.formula.grammar import ParseError, parse_lean
+from mathindex.lean.binders import BINDER_OPEN, leading_groups
 
 _IDENT = r"[A-Za-z_\u03b1-\u03c9\u0391-\u03a9\u1d00-\u1dbf\u2100-\u214f][A-Za-z0-9_'!?\u03b1-\u03c9\u0391-\u03a9\u2080-\u2089\u2090-\u209c]*"
 IDENT_RE = re.compile(rf"^{_IDENT}(?:\.{_IDENT})*$")
@@ -216,25 +217,15 @@ def pattern_term(body: str, at: int, vocab: Vocabulary | None, query: str = "", 
 def signature_term(text: str, vocab: Vocabulary | None) -> Term:
     """`(binders) : type` or `: type` as a pattern: the binders' types and the type's premises are
     its hypotheses, the type's conclusion its conclusion (free names are holes)."""
-    from mathindex.formal.telescope import TelescopeBuilder, binder_groups
-
     text = text.strip()
-    rest = text
-    while rest[:1] in _PAIRS:
-        depth, end = 0, -1
-        for j, c in enumerate(rest):
-            depth += c in _PAIRS
-            depth -= c in _CLOSERS
-            if depth == 0:
-                end = j
-                break
-        if end < 0:
-            raise FormalQueryError("unclosed binder", len(text) - len(rest), text)
-        rest = rest[end + 1:].lstrip()
+    groups, end = leading_groups(text)
+    rest = text[end:]
+    if rest and rest[0] in BINDER_OPEN:  # the groups stopped at one never closed
+        raise FormalQueryError("unclosed binder", end, text)
     if not rest.startswith(":") or rest.startswith(":="):
-        raise FormalQueryError("a signature needs `: type`", len(text) - len(rest), text)
-    binders = text[:len(text) - len(rest)]
-    hyps = TelescopeBuilder(query=True).binder_hypotheses(binders) if binder_groups(binders) else []
+        raise FormalQueryError("a signature needs `: type`", end, text)
+    binders = text[:end]
+    hyps = TelescopeBuilder(query=True).binder_hypotheses(binders) if groups else []
     body = rest[1:].strip()
     constants = named_constants(body, vocab, strict=False) if vocab is not None else []
     try:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pyarrow.parquet as pq
 
 from mathindex.formal.formal_index import FORMAL_DIR
@@ -454,8 +455,6 @@ def _remember(cache: dict, doc: int, value) -> None:
 
 def _docs_by_last_component(names: list[str]) -> dict[str, np.ndarray]:
     """Last name component -> the docs that end in it."""
-    import polars as pl
-
     df = pl.DataFrame({"last": [n.rsplit(".", 1)[-1] for n in names]}).with_row_index("doc")
     grouped = df.group_by("last").agg(pl.col("doc"))
     return {k: np.asarray(v, dtype=np.int32) for k, v in zip(grouped["last"].to_list(), grouped["doc"].to_list())}

@@ -12,16 +12,11 @@ from dataclasses import dataclass
 
 from mathindex.formal.normal import additive, binder_parts, normalise
 from mathindex.formula.grammar import ParseError, parse_lean
-from mathindex.lean.binders import Group, leading_groups
+from mathindex.lean.binders import leading_groups
 
 log = logging.getLogger(__name__)
 _SORT = re.compile(r"^(?:Prop|Sort\*?|Type\*?|Type _|(?:Type|Sort)\b.*)$")  # universes: not hypotheses
 MAX_BINDER_NAMES = 3  # `(a b c d : R)` gives at most three hypotheses of type R
-
-
-def binder_groups(text: str) -> list[Group]:
-    """The leading binder groups of a signature (or of a `variable` line), up to the top-level `:`."""
-    return leading_groups(text)[0]
 
 
 @dataclass
@@ -62,7 +57,7 @@ class TelescopeBuilder:
 
     def _binder_hypotheses(self, text: str) -> list[tuple]:
         hyps: list[tuple] = []
-        for b in binder_groups(text):
+        for b in leading_groups(text)[0]:
             if b.bracket == "[" or b.type is None or _SORT.match(b.type):
                 continue
             tree = self.term(b.type)

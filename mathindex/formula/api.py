@@ -31,6 +31,7 @@ from mathindex.formula.paths import path_tokens
 from mathindex.textfold import folded
 from mathindex.schemas.common import ERRORS, error_row, table
 from mathindex.schemas.formula import FORMULA_TREES
+from mathindex.schemas.latex import FORMULAS
 from mathindex.names import LEAN_PREFIX
 
 log = logging.getLogger(__name__)
@@ -230,8 +231,6 @@ def _errors(out: pl.DataFrame) -> pa.Table:
 def lean_formulas(declarations: pa.Table) -> pa.Table:
     """FORMULAS rows for Lean declarations with a statement type (source `lean`, node `lean:<name>`):
     the type with its whitespace folded, `position` its ordinal among the file's statements."""
-    from mathindex.schemas.latex import FORMULAS
-
     cols = {"full_name": pl.String, "type": pl.String, "corpus": pl.String, "file": pl.String, "line_start": pl.Int64}
     present = [c for c in cols if c in declarations.column_names]
     d = pl.from_arrow(declarations.select(present)) if declarations.num_rows else pl.DataFrame(schema=cols)

@@ -2,8 +2,9 @@
 
 `to_spec` is the cheap pre-check and conversion (no SymPy import): a small nested tuple with bound
 variables renamed canonically (b0, b1, ...). `CanonicalWorker` evaluates specs in a worker process
-under a hard time budget per formula; a formula past its budget kills the worker (status
-`timeout`) and a fresh worker takes the rest of the batch.
+(formula/sympy_worker.py, the one module that imports SymPy) under a hard time budget per formula;
+a formula past its budget kills the worker (status `timeout`) and a fresh worker takes the rest of
+the batch.
 """
 
 from __future__ import annotations
@@ -99,86 +100,6 @@ def _spec(node: tuple, bound: dict[str, str], count: list[int]) -> tuple:
     raise Unsupported(f"operator {tag}")
 
 
-# ----------------------------------------------------------------------------------------------
-# inside the worker process
-
-
-def _build(spec: tuple, sp) -> object:
-    """A SymPy expression from a spec (runs in the worker; the spec is small and shallow)."""
-    tag = spec[0]
-    if tag == "s":
-        return sp.Symbol(spec[1])
-    if tag == "n":
-        return sp.Rational(spec[1])
-    if tag == "add":
-        return sp.Add(*(_build(c, sp) for c in spec[1:]))
-    if tag == "mul":
-        return sp.Mul(*(_build(c, sp) for c in spec[1:]))
-    if tag == "neg":
-        return -_build(spec[1], sp)
-    if tag == "frac":
-        return _build(spec[1], sp) / _build(spec[2], sp)
-    if tag == "pow":
-        return sp.Pow(_build(spec[1], sp), _build(spec[2], sp))
-    if tag == "bound":
-        _, kind, var, lo, hi, body = spec
-        cls = sp.Sum if kind == "Sum" else sp.Product
-        return cls(sp.expand(_build(body, sp)), (sp.Symbol(var), _build(lo, sp), _build(hi, sp)))
-    raise ValueError(f"unknown spec {tag}")
-
-
-def canonical_of(spec: tuple, sp) -> str:
-    """The canonical key: relations as `Op(p, 0)` with p = expanded numerator, primitive, sign-fixed."""
-    tag = spec[0]
-    if tag == "and":
-        return "And(" + ", ".join(sorted(canonical_of(c, sp) for c in spec[1:])) + ")"
-    if tag == "rel":
-        _, op, lhs, rhs = spec
-        diff = _build(lhs, sp) - _build(rhs, sp)
-        if op in ("Eq", "Ne"):
-            num, _den = sp.fraction(sp.together(diff))
-            poly = sp.expand(num)
-            if poly == 0:  # an identity: its key is the common expanded form of both sides
-                side = sp.expand(sp.together(_build(lhs, sp)))
-                return f"Identity({sp.sstr(side, order='lex')})" if op == "Eq" else "Ne(0, 0)"
-            _c, poly = poly.as_content_primitive()
-            if poly.could_extract_minus_sign():
-                poly = -poly
-            return f"{op}({sp.sstr(poly, order='lex')}, 0)"
-        poly = sp.expand(diff)  # Lt / Le: lhs - rhs < 0, only a positive content may be divided
-        c, prim = poly.as_content_primitive()
-        if c > 0:
-            poly = prim
-        return f"{op}({sp.sstr(poly, order='lex')}, 0)"
-    expr = _build(spec, sp)
-    return sp.sstr(sp.expand(sp.together(expr)), order="lex")
-
-
-def _child_main(rfd: int, wfd: int) -> None:
-    """Entry point of the worker interpreter."""
-    _worker_main(Connection(rfd, writable=False), Connection(wfd, readable=False))
-
-
-def _worker_main(rx: Connection, tx: Connection) -> None:
-    """Worker loop: receives lists of (index, spec), answers (index, status, canonical) per item."""
-    import sympy as sp
-
-    tx.send(("ready",))
-    while True:
-        try:
-            batch = rx.recv()
-        except EOFError:
-            return
-        if batch is None:
-            return
-        for idx, spec in batch:
-            try:
-                out = (idx, "ok", canonical_of(spec, sp))
-            except Exception as exc:  # noqa: BLE001 - any SymPy failure is an `error` status
-                out = (idx, "error", f"{type(exc).__name__}: {exc}"[:200])
-            tx.send(out)
-
-
 class CanonicalWorker:
     """A killable SymPy worker process; `run` evaluates a batch with a budget per formula.
 
@@ -206,7 +127,7 @@ class CanonicalWorker:
         root = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ)
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        code = f"from mathindex.formula.canonical import _child_main; _child_main({r1}, {w2})"
+        code = f"from mathindex.formula.sympy_worker import main; main({r1}, {w2})"
         try:
             self._proc = subprocess.Popen([sys.executable, "-c", code], pass_fds=(r1, w2), env=env,
                                           stdin=subprocess.DEVNULL)

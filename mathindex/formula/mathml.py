@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 
+from latex2mathml.converter import convert
 from lxml import etree
 
 from mathindex.formula.grammar import EMPTY, GREEK, brace_depth_ok, tokenize
@@ -30,8 +31,6 @@ def mathml_tree(latex: str) -> tuple:
     """The symbol layout tree of `latex`; raises ValueError when latex2mathml cannot convert it."""
     if len(latex) > MAX_MATHML_CHARS or not brace_depth_ok(latex, 200):
         raise ValueError("formula too large or too deeply nested for the MathML converter")
-    from latex2mathml.converter import convert
-
     try:
         xml = convert(latex)
     except RecursionError as exc:  # the converter is recursive; the pre-check makes this rare

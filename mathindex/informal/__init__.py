@@ -1,11 +1,11 @@
 """Informalisation: Lean statements rendered into English.
 
 - `rules`: the rule templates (name words, binder phrases, the glosses of used constants).
-- `informalise`: the informalisers (rules, HTTP model), their cache by type hash, and the stage.
+- `informalise`: the informaliser interface and the rules backend, their cache by type hash, and the stage.
+- `http`: the HTTP model backend (imported from there: it loads `requests`, which the query side never needs).
 """
 
 from mathindex.informal.informalise import (
-    HttpInformaliser,
     InformalInput,
     Informaliser,
     Rendering,
@@ -13,4 +13,4 @@ from mathindex.informal.informalise import (
     informalise,
 )
 
-__all__ = ["HttpInformaliser", "InformalInput", "Informaliser", "Rendering", "RuleInformaliser", "informalise"]
+__all__ = ["InformalInput", "Informaliser", "Rendering", "RuleInformaliser", "informalise"]

@@ -23,6 +23,7 @@ from mathindex.corpusfiles import MAX_BYTES, CorpusRoot, Refused, list_files, ma
 from mathindex.latex.macros import DEFAULT_ENVS, COMMENT_ENVS_DEFAULT, FileDefs, Macro, kind_of, scan_definitions
 from mathindex.latex.tex import DocContext, LabelResolver, extract_tex_text
 from mathindex.latex.texscan import decode_source, strip_comments
+from mathindex.latex.xmlreader import extract_xml_file
 from mathindex.schemas.common import ERRORS, error_row, table
 from mathindex.schemas.latex import FORMULAS, LATEX_MACROS, LATEX_STATEMENTS
 from mathindex.workers import mp_context, stop_on_sigterm
@@ -198,8 +199,6 @@ def _extract_one(path_str: str, rel: str, ctx_index: int) -> tuple[pa.Table, pa.
     path = Path(path_str)
     try:
         if rel.endswith(".xml"):
-            from mathindex.latex.xmlreader import extract_xml_file
-
             result = extract_xml_file(path, rel, corpus, _STATE.d["budget_s"], root=_STATE.d["root"])
         else:
             text = strip_comments(_read_text(_STATE.d["root"], path, _STATE.d["max_bytes"]))

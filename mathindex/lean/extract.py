@@ -21,6 +21,8 @@ from mathindex.cache.shards import read_arrow, write_arrow
 from mathindex.cache.codes import LEAN
 from mathindex.cache.shards import damaged
 from mathindex.corpusfiles import MAX_BYTES, CorpusRoot, Refused, digest, list_files, read_file, too_large
+from mathindex.lean import descriptions
+from mathindex.lean.finalise import finalise
 from mathindex.lean.scanner import STAGE, scan_file
 from mathindex.schemas.common import ERRORS, error_row
 from mathindex.schemas.lean import DECLARATIONS, DEPENDENCIES, DESCRIPTIONS
@@ -211,8 +213,6 @@ def _tree_key(corpus: str, shas: dict[str, str]) -> str:
 def extract_descriptions(root: Path, tree: list[tuple[str, Path]], declarations: pa.Table) -> pa.Table:
     """DESCRIPTIONS of the corpus (lean/descriptions.py): the module docs of every file that has
     one, and the curated lists under the root, resolved against `declarations`."""
-    from mathindex.lean import descriptions
-
     confined = CorpusRoot.of(root)
     raw = []
     for rel, path in tree:
@@ -233,8 +233,6 @@ def extract_lean_tree(root: Path, corpus: str, cache_dir: Path | None = None) ->
     """Declarations, dependency edges, descriptions and errors of every `*.lean` file under `root`
     (sorted). With `cache_dir` (a root's cache directory: `CacheLayout.lean`), per-file rows are
     reused by content hash, and a tree whose files all match a previous run reuses that run's tables."""
-    from mathindex.lean.finalise import finalise
-
     hashed = file_hashes(Path(root))
     layout = CacheLayout(cache_dir) if cache_dir else None
     final_dir = layout.lean_final(_tree_key(corpus, hashed[1])) if layout is not None else None

@@ -8,6 +8,7 @@ twins) carry raw hints in `_`-prefixed keys that `mathindex.lean.finalise` resol
 from __future__ import annotations
 
 import bisect
+import hashlib
 import json
 import re
 import time
@@ -917,8 +918,6 @@ _OTHER_COMMANDS = {
 
 
 def _sha(text: str) -> str:
-    import hashlib
-
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 

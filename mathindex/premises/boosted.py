@@ -91,7 +91,7 @@ def from_sklearn(model, features: list[str]) -> TreeModel:
 
 def fit_trees(x: np.ndarray, y: np.ndarray, features: list[str]) -> TreeModel:
     """TREE_PARAMS trees fitted on rows `x` (columns `features`) with 0/1 labels `y`, seeded."""
-    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.ensemble import HistGradientBoostingClassifier  # heavy, optional: fitting only (a fitted model is read without it)
 
     model = HistGradientBoostingClassifier(**TREE_PARAMS, early_stopping=False, random_state=SEED)
     model.fit(x, y)

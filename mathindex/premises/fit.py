@@ -25,7 +25,7 @@ ROUNDS = 4
 FIT_QUERIES = 600  # tune queries sampled (seeded) for the fit (1,500 cost a whole-Mathlib release 3x the time for +0 on test)
 METRICS = ("recall@10", "recall@32", "mrr@32")
 # tune queries the tree model is fitted on (a seeded sample; whole Mathlib has 4,404). Held-out R@10
-# by their number (bench/premises_trees.py, issue 12's tenth session): 600: 37.70, 2,400: 39.26,
+# by their number (bench/experiments/premises_trees.py, issue 12's tenth session): 600: 37.70, 2,400: 39.26,
 # all 4,404: 39.05 (the linear ranker 38.35); collecting a query's candidates costs 50-180 ms on
 # the loaded machine, so the stage stops at 2,400
 MODEL_QUERIES = 2400

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 
-from mathindex.formal.query import FormalQueryError, split_terms
+from mathindex.formal.query import FormalQueryError, _offending, split_terms
+from mathindex.formula.grammar import ParseError, parse_lean
 
 _BINARY = r"[*/^=<>≤≥≠∣∈∉⊆⊂∪∩•∧∨↔→+]"
 _LEADING_OP = re.compile(r"(?![→↔])" + _BINARY)  # `= a`
@@ -25,9 +26,6 @@ def check_goal(goal: str, context: str = "") -> None:
     bracket is), an operator without an operand (`a = `, `a + * b`) or a goal the Lean grammar
     rejects (at the offending token). The grammar itself is lenient (`(⊥ : α)` parses with empty
     slots), so a missing operand is found on the text, as the formal query parser finds it."""
-    from mathindex.formal.query import _offending
-    from mathindex.formula.grammar import ParseError, parse_lean
-
     if not goal.strip():
         raise GoalError("empty goal at position 1")
     for what, text in (("goal", goal), ("context", context)):

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+from scipy import sparse
+from scipy.sparse.csgraph import shortest_path
 
 from mathindex.corpusfiles import MAX_BYTES, CorpusRoot, Refused, list_files, open_file
 from mathindex.lean.lexer import blank
@@ -105,8 +107,6 @@ class FileGraph:
     it (1: imported directly; 0: the file itself; -1: not imported), cached per file."""
 
     def __init__(self, table: pa.Table, files: list[str]):
-        from scipy import sparse
-
         names = sorted(set(files) | set(table.column("file").to_pylist()))
         self.index = {f: i for i, f in enumerate(names)}
         self.files = [self.index[f] for f in files]  # the caller's file order -> graph node
@@ -127,8 +127,6 @@ class FileGraph:
         """int32 import distance of each of the caller's files from `file` (-1 where unreachable)."""
         got = self._cache.get(file)
         if got is None:
-            from scipy.sparse.csgraph import shortest_path
-
             d = shortest_path(self.graph, indices=self.index[file], unweighted=True)
             got = np.where(np.isfinite(d), d, -1).astype(np.int32)[self.files]
             if len(self._cache) > 256:

@@ -33,6 +33,7 @@ import pyarrow as pa
 from mathindex.cache.codes import PREMISES
 from mathindex.cache.digest import table_digest
 from mathindex.cache.shards import DIGESTS, keep_newest, publish_dir, touch, verify
+from mathindex.embed.vector_index import SIDECAR_FILE
 from mathindex.store.layout import ReleaseLayout
 
 log = logging.getLogger(__name__)
@@ -46,8 +47,6 @@ KEEP = 3  # entries kept: the last few inputs (a rebuild that flips back finds i
 
 def vector_identity(release_dir: Path) -> dict | None:
     """The vector index's content key and embedder from its sidecar; None without a vector index."""
-    from mathindex.embed.vector_index import SIDECAR_FILE
-
     side = ReleaseLayout(release_dir).vector / SIDECAR_FILE
     if not side.is_file():
         return None

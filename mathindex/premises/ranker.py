@@ -48,11 +48,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from scipy import sparse
 
 from mathindex.embed.channel import VectorChannel
+from mathindex.formal.keys import ConstantResolver, leaf_symbols, tree_keys
 from mathindex.formal.normal import head
+from mathindex.formal.query import _IDENT_IN
 from mathindex.formal.search import FormalIndex
+from mathindex.formal.telescope import TelescopeBuilder
+from mathindex.lean.binders import leading_groups
 from mathindex.lean.lexer import KEYWORDS
 from mathindex.premises.goal import GoalError, check_goal  # noqa: F401  (GoalError: the ranker's error, re-exported)
 from mathindex.premises.imports import IMPORTS_FILE, FileGraph, module_file
@@ -192,8 +198,6 @@ class PremiseRanker:
         """Per row what EXTRA reads: `simp` (the priors' column), kind code, conclusion
         head id, statement size, namespace, and the (file run x row) counts of the training proofs
         of each file that name the row (the priors' `proof` lists: training proofs only)."""
-        from scipy import sparse
-
         simp = pq.read_table(self.release / PREMISES_DIR / PRIORS_FILE, columns=["simp"]) if "simp" in pq.read_schema(
             self.release / PREMISES_DIR / PRIORS_FILE).names else None  # before issue 12's tenth session: none
         self.is_simp = np.zeros(self.n, np.float32) if simp is None else simp.column("simp").to_numpy(zero_copy_only=False).astype(np.float32)
@@ -227,11 +231,6 @@ class PremiseRanker:
         """Each row's statement constants (the formal index's, as integer ids) and their idf, the
         rows of each file, the resolver the goal's constants go through, the co-occurrence matrix.
         `shared`: name -> the str object the ranker holds it as."""
-        import pyarrow.compute as pc
-
-        from mathindex.formal.keys import ConstantResolver
-        from mathindex.formal.telescope import TelescopeBuilder
-
         consts = pq.read_table(ReleaseLayout(self.release).table("formal_statements"), columns=["constants"]).column("constants").combine_chunks()
         encoded = pc.dictionary_encode(consts.values)
         self.const_offsets = consts.offsets.to_numpy().astype(np.int64)
@@ -258,8 +257,6 @@ class PremiseRanker:
     def _cooccurrence(self, constants: int):
         """constant x row (CSR): the share of the training theorems whose statement names the
         constant whose proof names the row."""
-        from scipy import sparse
-
         theorems = np.flatnonzero(np.diff(self.proof_offsets) > 0)
 
         def incidence(offsets, values, width):
@@ -350,13 +347,9 @@ class PremiseRanker:
         them, up to MAX_ALTERNATIVES. Binder names and short names are variables."""
         if self.formal is None:
             return [], None, []
-        from mathindex.formal.keys import leaf_symbols
-        from mathindex.formal.query import _IDENT_IN
-        from mathindex.formal.telescope import binder_groups
-
         tele = self._builder.of_declaration(context, goal, "")
         trees = [tele.conclusion, *tele.hypotheses] if tele is not None else []
-        bound = {n for b in binder_groups(context) for n in b.names}
+        bound = {n for b in leading_groups(context)[0] for n in b.names}
         vocab = self.formal.vocab
         named, ambiguous = [], []
         for name in dict.fromkeys(m.group(0) for m in _IDENT_IN.finditer(f"{context} {goal}")):
@@ -398,8 +391,6 @@ class PremiseRanker:
         hypotheses) each statement has."""
         if self.formal is None or conclusion is None:
             return None
-        from mathindex.formal.keys import tree_keys
-
         score = np.zeros(self.n, dtype=np.float32)
         total = 0.0
         for key in sorted(k for k in tree_keys(hypotheses, conclusion) if k.startswith("p:")):

@@ -1,7 +1,7 @@
 """The table registry: every table a release holds, its pyarrow schema and its stable sort key.
 
 Every schema of a registered table describes itself: the table in the schema's metadata and each
-column in its field's metadata (key `comment`), written with `described` and `column`. The
+column in its field's metadata (key `comment`), written with `columns.described` and `columns.column`. The
 descriptions travel with the Parquet files and become `search.duckdb`'s table and column comments."""
 
 from __future__ import annotations
@@ -10,24 +10,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-
-COMMENT = "comment"
-
-
-def column(name: str, type_: pa.DataType, comment: str, nullable: bool = True) -> pa.Field:
-    """A pyarrow field carrying its one-line description (`comment` metadata)."""
-    return pa.field(name, type_, nullable=nullable, metadata={COMMENT: comment})
-
-
-def described(comment: str, fields: list[pa.Field]) -> pa.Schema:
-    """A pyarrow schema carrying its table's one-line description (`comment` metadata)."""
-    return pa.schema(fields, metadata={COMMENT: comment})
-
-
-def comment_of(item: pa.Field | pa.Schema) -> str | None:
-    """The description `column` or `described` put on a field or schema, or None."""
-    raw = (item.metadata or {}).get(COMMENT.encode())
-    return raw.decode() if raw is not None else None
+from mathindex.schemas import common, embed, formal, formula, latex, lean, search
 
 
 @dataclass(frozen=True)
@@ -40,9 +23,7 @@ class TableSpec:
 
 
 def table_specs() -> dict[str, TableSpec]:
-    """All release tables by name (imported lazily: each domain owns its schema module)."""
-    from mathindex.schemas import common, embed, formal, formula, latex, lean, search
-
+    """All release tables by name (each domain owns its schema module)."""
     specs = [
         TableSpec("declarations", lean.DECLARATIONS, ("corpus", "file", "line_start", "full_name")),
         TableSpec("dependencies", lean.DEPENDENCIES, ("corpus", "full_name", "target")),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from mathindex.schemas import column, described
+from mathindex.schemas.columns import column, described
 
 ERRORS = described(
     "One row per input file (or formula) a stage could not read; the release goes on without it.",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from mathindex.schemas import column, described
+from mathindex.schemas.columns import column, described
 
 # One informal (English) rendering per declaration. `status` is `ok` (the backend answered),
 # `fallback` (the model failed or answered badly; `text` is the rule rendering, `reason` says why)

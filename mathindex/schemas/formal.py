@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from mathindex.schemas import column, described
+from mathindex.schemas.columns import column, described
 
 # `formal_statements`: row `doc` is posting id `doc`. Trees are the normal form of
 # mathindex.formal.normal as compact JSON (the FORMULA_TREES encoding, plus ["#b", i] for a bound

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from mathindex.schemas import column, described
+from mathindex.schemas.columns import column, described
 
 # parser: grammar (the project's Pratt grammar) | mathml (latex2mathml symbol layout tree)
 #         | tokens (flat token row: the last resort when both fail or the input is too large)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from mathindex.schemas import column, described
+from mathindex.schemas.columns import column, described
 
 LATEX_STATEMENTS = described(
     "One row per theorem-like environment (theorem, lemma, definition, ...) of the LaTeX and XML corpora.",

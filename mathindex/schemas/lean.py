@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from mathindex.schemas import column, described
+from mathindex.schemas.columns import column, described
 
 DECLARATIONS = described(
     "One row per Lean declaration found in the Lean corpora (including generated names such as instances and simps lemmas).",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from mathindex.schemas import column, described
+from mathindex.schemas.columns import column, described
 
 NODES = described(
     "One row per searchable node: a Lean declaration (lean:<full_name>) or a LaTeX statement (tex:<corpus>:<statement_id>).",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import bm25s
 import numpy as np
 import polars as pl
 
@@ -56,8 +57,6 @@ def bm25s_matrix(ids: np.ndarray, lengths: np.ndarray, n_vocab: int, k1: float, 
 
 def save_bm25s(out_dir: Path, docs: pl.Series, k1: float, b: float) -> None:
     """Builds and saves (bm25s format) the BM25 index of `docs` (space-joined token strings)."""
-    import bm25s
-
     vocab, ids, lengths = token_ids(docs)
     retriever = bm25s.BM25(k1=k1, b=b)
     retriever.scores = bm25s_matrix(ids, lengths, len(vocab), k1, b, retriever.dtype)

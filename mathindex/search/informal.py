@@ -29,9 +29,10 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from mathindex.embed.channel import encode_on_one_thread
-from mathindex.embed.embedder import EmbeddingCache
+from mathindex.embed.embedder import EmbeddingCache, EmbedStats, embed_texts
 from mathindex.informal.rules import GLOSS_PATTERN  # without_context's pattern: one owner of what a gloss is
 from mathindex.names import shared_names
 from mathindex.search import weights as settings
@@ -174,10 +175,6 @@ class InformalReranker(Channel):
         `embedder` (its worker pool, chunk by chunk, each chunk stored as done, so an interrupted
         run resumes), so that no query embeds one. The embed stage's `embed_texts` does the work:
         one text, one vector, per model. Returns its counts."""
-        import pyarrow as pa
-
-        from mathindex.embed.embedder import EmbedStats, embed_texts
-
         if self.store is None:
             raise ValueError("the informal channel has no store to warm")
         texts = self.texts if not limit else self.texts.slice(0, limit)

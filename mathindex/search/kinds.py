@@ -12,7 +12,7 @@ from mathindex.search.latexquery import unicode_math
 
 # What the lexical channel sees of a formula-like query: its math pieces as the Unicode Mathlib prints
 # (search/latexquery.py `unicode_math`: `\mathrm{Sylow}_p(G) \ne \emptyset` -> Sylow_p(G) ≠ ∅, s_1 -> s₁),
-# or "raw", the text as typed. bench/latex_queries.py on the whole-Mathlib release 20261201T182722Z,
+# or "raw", the text as typed. bench/experiments/latex_queries.py on the whole-Mathlib release 20261201T182722Z,
 # MathlibQR dev nDCG@10: q1b_latex 48.46 -> 49.88 (without subscripts; 50.70 with them on the 120
 # formula-like queries' re-fusion), both folds chose it; the embedding channel keeps the text as typed
 # (unicode or english renderings lowered it: 47.64 / 48.29).
@@ -35,7 +35,7 @@ PROSE_WORDS, PROSE_SYMBOLS = 3, 2
 def runs_formula_channel(query: str) -> bool:
     """Formula-like and not prose with a symbol in it: the formula channel parses a query without
     `$…$`, backtick or TeX as one formula, and `DFA appending one symbol = one transition step` is
-    none (bench/formula_fusion.py). Lean-looking queries always run it."""
+    none (bench/experiments/formula_fusion.py). Lean-looking queries always run it."""
     if not looks_like_formula(query):
         return False
     if any(c in query for c in "$`\\") or looks_like_lean(query):

@@ -23,7 +23,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from mathindex.formula.symbols import ACCENTS, BLACKBOARD, FONT_CLASS, FONTS, SKIP_MACROS, SUBSCRIPT_DIGITS, math_alphabet
+from mathindex.informal.rules import english
 from mathindex.latex.macros import MacroSet, query_macros
+from mathindex.search.symbols import keys_of
 from mathindex.store.layout import ReleaseLayout
 
 # $$…$$, $…$, \(…\) and \[…\]: the math pieces of a query
@@ -61,8 +63,6 @@ def math_pieces(query: str) -> list[tuple[int, int, str]]:
 def _symbol(command: str) -> str:
     """The Unicode a command stands for (search/symbols.py `keys_of`: the formula grammar's tables,
     then latex2mathml), else its name as a word."""
-    from mathindex.search.symbols import keys_of
-
     key = keys_of([command])[command]
     return key if not key.startswith("\\") else f" {command[1:]} "
 
@@ -139,8 +139,6 @@ def unicode_math(query: str, script_letters: bool = True) -> str:
 def english_math(query: str) -> str:
     """The query with each math piece in Unicode and then read as the informaliser reads Lean
     (informal/rules.py `english`: `s₁ ∪ s₂ = ∅` -> s₁ union s₂ equals the empty set)."""
-    from mathindex.informal.rules import english
-
     out, last = [], 0
     for start, end, latex in math_pieces(query):
         out.append(query[last:start])

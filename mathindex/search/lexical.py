@@ -26,7 +26,7 @@ logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index buil
 NODE_FILE = "nodes.parquet"
 # Anserini's defaults for short documents (k1 0.9, b 0.4) rather than bm25s's (1.5, 0.75): on the
 # whole-Mathlib release, MathlibQR dev nDCG@10 48.6 -> 49.4 and R@10 63.2 -> 64.7, both folds
-# (bench/ranking_prior.py folds; neighbours 0.7/0.4, 1.2/0.4, 0.9/0.3, 0.9/0.5 all lower).
+# (bench/experiments/ranking_prior.py folds; neighbours 0.7/0.4, 1.2/0.4, 0.9/0.3, 0.9/0.5 all lower).
 BM25_K1, BM25_B = 0.9, 0.4
 
 

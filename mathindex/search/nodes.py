@@ -7,6 +7,7 @@ import re
 import polars as pl
 import pyarrow as pa
 
+from mathindex.informal.rules import without_context
 from mathindex.names import LEAN_PREFIX, hit_name
 from mathindex.schemas.search import NODES
 from mathindex.search.prior import reference_signals
@@ -67,8 +68,6 @@ def _statement_nodes(statements: pa.Table) -> pl.DataFrame:
 def node_documents(texts: pa.Table) -> tuple[list[str], list[str]]:
     """(names, documents): every text of a node joined, one document per node name; an informal
     rendering comes without its glosses of the constants it uses (those are other nodes' words)."""
-    from mathindex.informal.rules import without_context  # here: mathindex.embed imports this module
-
     docs: dict[str, list[str]] = {}
     t = texts.select(["name", "facet", "text"]).sort_by([("name", "ascending"), ("facet", "ascending")])
     for name, facet, text in zip(*(t.column(c).to_pylist() for c in ("name", "facet", "text"))):

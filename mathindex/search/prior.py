@@ -6,7 +6,7 @@ dropped) and `pagerank` (PageRank over the same edges, as LeanExplore uses; netw
 time one of them becomes a prior in [0, 1], normalised within each corpus, and the engine
 multiplies a fused score by `1 + weight * prior`.
 
-Which signal and which weight is a benchmark decision (`bench/ranking_prior.py`, two-fold
+Which signal and which weight is a benchmark decision (`bench/experiments/ranking_prior.py`, two-fold
 cross-validation on MathlibQR dev): see `PRIOR` and the engine's weights.
 """
 
@@ -17,15 +17,17 @@ import math
 from operator import itemgetter
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
+import scipy as sp
 
 SIGNALS = ("in_degree", "pagerank")
 # Prior 1 at e^10 (about 22,000) references, or PageRank e^10 times an unreferenced node's: about
 # Mathlib's `Set`, its most used declaration (in-degree 19,407; PageRank span e^9.99).
 LOG_SPAN = 10.0
-PRIOR = "pagerank"  # bench/ranking_prior.py, whole-Mathlib release: nDCG@10 49.6 against in-degree 49.2 at weight 1.5
+PRIOR = "pagerank"  # bench/experiments/ranking_prior.py, whole-Mathlib release: nDCG@10 49.6 against in-degree 49.2 at weight 1.5
 
 
 def reference_signals(names: list[str], dependencies: pa.Table | None) -> tuple[list[int], list[float]]:
@@ -52,9 +54,6 @@ def pagerank(edges: pl.DataFrame, alpha: float = 0.85, max_iter: int = 100, tol:
     licence) on the DiGraph `add_edges_from(edges)` would build, without building it: the same node
     order (first appearance, source before target), the same matrix and the same float operations,
     so the same bits (tests/test_search_parts.py compares them with networkx)."""
-    import numpy as np
-    import scipy as sp
-
     if edges.is_empty():
         return pl.DataFrame({"name": [], "pagerank": []}, schema={"name": pl.String, "pagerank": pl.Float64})
     pairs = edges.select(u=pl.col("full_name"), v=pl.col("target"))
@@ -87,7 +86,7 @@ def normalised_prior(signal: str, values: list[float], corpora: list[str]) -> li
 
     The span is absolute, not each corpus's maximum, so a small corpus's best-used node is not
     lifted as much as Mathlib's `Set`: on a 300-declaration sample the per-corpus maximum cost 15
-    points of nDCG@10 (bench/ranking_prior.py). PageRank is taken relative to its smallest positive
+    points of nDCG@10 (bench/experiments/ranking_prior.py). PageRank is taken relative to its smallest positive
     value (a node nobody references), so it is scale-free too. A corpus without any references
     (a LaTeX corpus today) gets, for all its nodes, the median prior of the nodes that have a
     graph: neither favoured nor penalised against a typical declaration of another corpus."""

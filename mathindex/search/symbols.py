@@ -20,12 +20,14 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
+from latex2mathml.symbols_parser import convert_symbol
 
+from mathindex.formula.symbols import GREEK, UNICODE
 from mathindex.schemas.search import LATEX_SYMBOLS
 from mathindex.store.layout import ReleaseLayout
 
 SYMBOLS_FILE = "latex_symbols.parquet"
-# frequent and specific: bench/symbol_map.py, whole-Mathlib release, MathlibQR dev (two-fold CV by target)
+# frequent and specific: bench/experiments/symbol_map.py, whole-Mathlib release, MathlibQR dev (two-fold CV by target)
 MIN_PAIR_DOCS, MIN_PRECISION, MIN_PMI, TOP_WORDS = 2, 0.05, 2.0, 3
 COMMAND_PATTERN = r"\\(?:[A-Za-z]+|\|)"
 # Unicode mathematics in Lean types: Greek letters, arrows, operators, ‖
@@ -60,8 +62,6 @@ def documents(declarations: pl.LazyFrame, descriptions: pl.LazyFrame | None = No
 def _grammar_keys() -> tuple[dict[str, str], dict[str, str]]:
     """(Greek letter name -> the letter Lean prints, command -> its Unicode symbol), from the formula
     grammar's own tables (formula/symbols.py GREEK and UNICODE): `\\phi`, `\\varphi`, ϕ -> φ; `\\le` -> ≤."""
-    from mathindex.formula.symbols import GREEK, UNICODE
-
     letters: dict[str, str] = {}
     for key, name in GREEK.items():
         if len(key) == 1 and not key.isascii():
@@ -78,10 +78,6 @@ def keys_of(commands: list[str]) -> dict[str, str]:
     give it (Greek letters by name, so `\\phi`, `\\varphi`, ϕ and φ meet), else the Unicode
     character latex2mathml gives it (as search/text.py does: `\\|` and `\\Vert` -> ‖, `\\sqrt` -> √),
     else the command itself."""
-    from latex2mathml.symbols_parser import convert_symbol
-
-    from mathindex.formula.symbols import GREEK
-
     letters, symbols = _grammar_keys()
     out = {}
     for c in commands:

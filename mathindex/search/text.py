@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import Stemmer  # PyStemmer: Snowball stemmers in C
 from latex2mathml.symbols_parser import convert_symbol
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -23,8 +24,6 @@ STOPWORDS = frozenset(
 
 @lru_cache(maxsize=1)
 def _stemmer():
-    import Stemmer  # PyStemmer: Snowball stemmers in C
-
     return Stemmer.Stemmer("english")
 
 

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import html
+import importlib.util
 import logging
 import os
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import uvicorn
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
@@ -78,7 +81,7 @@ def configure_runtime() -> None:
     if torch is not None:
         torch.set_num_threads(1)
     try:
-        import faiss
+        import faiss  # here, not at the top: its OpenMP runtime reads OMP_NUM_THREADS when loaded (set above)
 
         faiss.omp_set_num_threads(1)
     except ImportError:  # pragma: no cover - faiss is a dependency
@@ -176,8 +179,6 @@ def create_app(holder: ReleaseHolder, *, threads: int | None = None, budget_s: f
 
     @app.get("/health", response_model=HealthResponse, tags=["release"])
     async def health():
-        import time
-
         current = holder.current
         vector = current.engine.vector
         packer = getattr(vector.embedder, "packer", None) if vector is not None else None
@@ -221,12 +222,10 @@ def _source_page(corpus: str, file: str, text: str) -> str:
 def http_stack() -> dict[str, str]:
     """uvicorn's HTTP parser and event loop: httptools and uvloop (C: they hold the GIL the query
     threads need for less time; a cached answer cost the server 0.28-0.45 ms of CPU against
-    0.56-0.66 ms with h11 and asyncio, bench/serve_http.py on whole Mathlib), else h11 and asyncio,
+    0.56-0.66 ms with h11 and asyncio, bench/experiments/serve_http.py on whole Mathlib), else h11 and asyncio,
     with a warning."""
-    from importlib.util import find_spec
-
-    stack = {"http": "httptools" if find_spec("httptools") else "h11",
-             "loop": "uvloop" if find_spec("uvloop") else "asyncio"}
+    stack = {"http": "httptools" if importlib.util.find_spec("httptools") else "h11",
+             "loop": "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"}
     if stack != {"http": "httptools", "loop": "uvloop"}:
         log.warning("serving with %s and %s: httptools and uvloop are not installed", stack["http"], stack["loop"])
     return stack
@@ -235,8 +234,6 @@ def http_stack() -> dict[str, str]:
 def serve(holder: ReleaseHolder, host: str, port: int, *, threads: int | None = None, budget_s: float = BUDGET_S,
           access_log: bool = False) -> None:
     """Runs the API until interrupted (uvicorn, one process: the release is loaded once)."""
-    import uvicorn
-
     app = create_app(holder, threads=threads, budget_s=budget_s)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=access_log, timeout_graceful_shutdown=5,
                 **http_stack())

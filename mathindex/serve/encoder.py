@@ -2,7 +2,7 @@
 
 One short query is a small matrix product per layer, which a CPU core runs at a fraction of its
 speed; several queries packed into one row of tokens (embed/onnx.py `run_packed`: no padding,
-attention kept inside each text) cost less per token (bench/query_encode.py --packed). The texts
+attention kept inside each text) cost less per token (bench/experiments/query_encode.py --packed). The texts
 of one call (the renderings a prose query's candidates lack) and those of threads that meet here
 (a server run with more query threads than cores) are packed with no waiting on purpose: a thread
 whose rows are queued runs the next pack itself (whatever is queued, oldest first, up to

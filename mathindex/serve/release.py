@@ -10,14 +10,29 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import time
 from collections import OrderedDict
 from pathlib import Path
 from urllib.parse import quote
 
+import duckdb
+import numpy as np
 import pyarrow.parquet as pq
+from latex2mathml.converter import convert
 
+from mathindex.embed import onnx, torch_ops
+from mathindex.embed.base import MAX_ENCODE_CHARS
+from mathindex.embed.queries import token_rows
+from mathindex.formula import describe_formula
+from mathindex.names import LEAN_PREFIX
+from mathindex.premises import GoalError
+from mathindex.premises.api import ranker_of
+from mathindex.premises.priors import PREMISES_DIR, PRIORS_FILE
+from mathindex.search.engine import SearchEngine
+from mathindex.search.kinds import query_kind
+from mathindex.serve.encoder import PackedEncoder
 from mathindex.serve.responses import (
     Citation,
     DeclarationResponse,
@@ -34,7 +49,6 @@ from mathindex.serve.responses import (
 )
 from mathindex.store.integrity import integrity_message, read_manifest, verify_release
 from mathindex.store.layout import ReleaseLayout
-from mathindex.names import LEAN_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -96,8 +110,6 @@ class ServedRelease:
         self.path = path
         self.manifest = read_manifest(path)
         self.release_id: str = self.manifest.release_id
-        from mathindex.search.engine import SearchEngine
-
         # verified above (or the caller said not to); queries encoded without torch where the exports allow
         self.engine = SearchEngine(path, verify="none", queries_only=True)
         for channel, why in self.engine.unavailable.items():  # reported with every answer; swap.py compares
@@ -133,8 +145,6 @@ class ServedRelease:
             if cached is not None:
                 self._cache.move_to_end(key)
                 return cached.model_copy(update={"cached": True})
-        from mathindex.search.kinds import query_kind
-
         started = time.perf_counter()
         result = self.engine.search(query, k)
         hits = [SearchHit(rank=i, score=h.score, channels=h.channels, **dict(node))
@@ -159,8 +169,6 @@ class ServedRelease:
         locations; in `file` (a file of the release or its module name) above `line`, only what that
         file can name (`PremiseRanker.scope`). BadInput 422 for a goal or context that does not parse
         (with the position) or a file the release does not hold, 404 for a release without a premise index."""
-        from mathindex.premises import GoalError
-
         if self.premise_ranker is None:
             raise BadInput(self.premises_missing or f"release {self.release_id} has no premise index", 404)
         started = time.perf_counter()
@@ -227,9 +235,6 @@ class ServedRelease:
     def _open_premises(self):
         """(the release's PremiseRanker, None), or (None, why not): a release built before premise
         selection, or a premise index that fails to open (logged; search still answers)."""
-        from mathindex.premises.api import ranker_of
-        from mathindex.premises.priors import PREMISES_DIR, PRIORS_FILE
-
         if not (self.path / PREMISES_DIR / PRIORS_FILE).is_file():
             return None, (f"release {self.release_id} has no premise index ({PREMISES_DIR}/{PRIORS_FILE}): "
                           "it was built before premise selection")
@@ -311,8 +316,6 @@ class ServedRelease:
 def describe(latex: str) -> FormulaResponse:
     """`/formula`: the tree, canonical form and status of one formula, with MathML for LaTeX input;
     a formula that neither the grammar nor the MathML converter can read is a BadInput (422)."""
-    from mathindex.formula import describe_formula
-
     if not latex.strip():
         raise BadInput("latex is empty")
     d = describe_formula(latex)
@@ -321,8 +324,6 @@ def describe(latex: str) -> FormulaResponse:
     mathml = None
     if d["syntax"] == "latex":
         try:
-            from latex2mathml.converter import convert
-
             mathml = convert(latex.strip().strip("$").strip())
         except Exception:  # noqa: BLE001 - the tree is the answer; MathML is a rendering of it
             mathml = None
@@ -331,8 +332,6 @@ def describe(latex: str) -> FormulaResponse:
 
 
 def _open_duckdb(path: Path):
-    import duckdb
-
     return duckdb.connect(str(path), read_only=True, config={"threads": 1, "memory_limit": DUCKDB_MEMORY})
 
 
@@ -358,14 +357,6 @@ def _thread_safe_encoding(engine) -> None:
     vector = engine.vector
     if vector is None:
         return
-    import os
-
-    import numpy as np
-
-    from mathindex.embed.base import MAX_ENCODE_CHARS
-    from mathindex.embed import torch_ops
-    from mathindex.embed.queries import token_rows
-
     embedder = vector.embedder
     lock = threading.Lock()
     own = embedder.query_tokenizer()  # None: not a fast tokenizer (then a full embedder's own)
@@ -378,21 +369,16 @@ def _thread_safe_encoding(engine) -> None:
 
     packed = _packed_onnx(embedder)
     if packed is not None:
-        from mathindex.embed.onnx import run_packed, session
-        from mathindex.serve.encoder import PackedEncoder
-
-        sess = session(packed, 1)
-        packer = PackedEncoder(lambda texts: tokenise(texts)["input_ids"], lambda rows: run_packed(sess, rows),
+        sess = onnx.session(packed, 1)
+        packer = PackedEncoder(lambda texts: tokenise(texts)["input_ids"], lambda rows: onnx.run_packed(sess, rows),
                                embedder.dim, runners=os.cpu_count() or 1)
         embedder.encode, embedder.packer = packer.encode, packer
         return
     if embedder.onnx_file is not None:
-        from mathindex.embed.onnx import run, session
-
-        sess = session(embedder.onnx_file, 1)
+        sess = onnx.session(embedder.onnx_file, 1)
 
         def forward(enc, idx):
-            return run(sess, embedder._feeds(enc, idx))
+            return onnx.run(sess, embedder._feeds(enc, idx))
     else:
         def forward(enc, idx):
             model = embedder.model

@@ -8,11 +8,15 @@ server goes on with the release it has."""
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import logging
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+import pyarrow
 
 from mathindex.serve.responses import Refusal
 from mathindex.serve.release import ReleaseRefused, ServedRelease
@@ -137,13 +141,8 @@ class ReleaseHolder:
 def _return_freed_memory() -> None:
     """Collects the old release and hands freed heap pages back to the OS (glibc and Arrow's pool
     keep them otherwise, and the process would hold two releases' worth of RSS after every swap)."""
-    import ctypes
-    import gc
-
     gc.collect()
     try:
-        import pyarrow
-
         pyarrow.default_memory_pool().release_unused()  # Arrow's own allocator (tables, columns)
     except Exception as exc:  # noqa: BLE001 - best effort
         log.debug("arrow pool not trimmed: %s", exc)

@@ -15,7 +15,8 @@ import pyarrow.parquet as pq
 
 from mathindex.store.integrity import IntegrityError, read_manifest, sha256_file
 from mathindex.store.layout import ReleaseLayout
-from mathindex.schemas import TableSpec, comment_of, table_specs
+from mathindex.schemas import TableSpec, table_specs
+from mathindex.schemas.columns import comment_of
 from mathindex.schemas.views import VIEWS, View
 
 log = logging.getLogger(__name__)
@@ -182,7 +183,7 @@ def _sql_string(text: str) -> str:
 
 def table_ddl(spec: TableSpec) -> list[str]:
     """CREATE TABLE (NOT NULL for each non-nullable field) and the COMMENT ON statements of a
-    table, from its schema and the descriptions on it (`schemas.comment_of`)."""
+    table, from its schema and the descriptions on it (`schemas.columns.comment_of`)."""
     cols = ", ".join(f'"{f.name}" {_sql_type(f.type)}' + ("" if f.nullable else " NOT NULL") for f in spec.schema)
     out = [f'CREATE TABLE "{spec.name}" ({cols})']
     if comment_of(spec.schema):

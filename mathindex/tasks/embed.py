@@ -7,11 +7,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
+from prefect.logging import get_run_logger
 
+from mathindex.cache.codes import EMBEDDING_TEXTS
+from mathindex.cache.stages import StageCache
 from mathindex.embed.channel import VectorChannel, query_embedder
-from mathindex.embed.embedder import EMBED_BACKEND, onnx_dir_for, query_encoding
+from mathindex.embed.embedder import EMBED_BACKEND, SentenceTransformerEmbedder, onnx_dir_for, query_encoding
 from mathindex.embed.models import ModelPin
-from mathindex.embed.vector_index import VectorIndex
+from mathindex.embed.texts import EMBEDDED_FACETS, embedded_texts, embedding_texts
+from mathindex.embed.vector_index import INDEX_FILES, TRUTH_FILE, VectorIndex
+from mathindex.embed.vector_index import embed_and_index as embed_and_build
+from mathindex.schemas.embed import EMBEDDING_TEXTS as TEXTS_SCHEMA
+from mathindex.store.integrity import verify_release
 from mathindex.store.layout import ReleaseLayout
 from mathindex.tasks import HOUR_S, stage
 
@@ -37,11 +44,6 @@ def build_embedding_texts(declarations: pa.Table, informalisations: pa.Table, st
                           descriptions: pa.Table | None = None, cache_dir: Path | None = None) -> pa.Table:
     """The embedding_texts table, from the stage cache under `cache_dir` when its inputs are those
     of an earlier run (`cache.stages.StageCache`)."""
-    from mathindex.cache.codes import EMBEDDING_TEXTS
-    from mathindex.cache.stages import StageCache
-    from mathindex.embed import embedding_texts
-    from mathindex.schemas.embed import EMBEDDING_TEXTS as TEXTS_SCHEMA
-
     inputs = {"declarations": declarations, "informalisations": informalisations, "statements": statements,
               "descriptions": descriptions}
     table, _ = StageCache(cache_dir).run("embedding_texts", EMBEDDING_TEXTS, lambda: embedding_texts(**inputs), inputs,
@@ -64,10 +66,6 @@ def embed_and_index(
     exports are cached under `cache_dir/onnx`, or $MATHINDEX_ONNX_DIR when set (one export for
     many roots: the tests share one). `precision` bf16 or int8 embeds with that model
     (`embed.embedder.PRECISIONS`)."""
-    from mathindex.embed import SentenceTransformerEmbedder
-    from mathindex.embed import embed_and_index as embed_and_build
-    from mathindex.embed.texts import EMBEDDED_FACETS, embedded_texts
-
     embedder = SentenceTransformerEmbedder(None if model.path is None else str(model.path), backend=backend,
                                            onnx_dir=onnx_dir_for(cache_dir), int8=precision == "int8",
                                            bf16=precision == "bf16")
@@ -102,11 +100,6 @@ def reusable_index(previous: Path | None) -> Path | None:
     """The vector directory of release `previous` when every file a reuse would link matches that
     release's manifest (sha256), else None: a damaged index is rebuilt, never linked into a new
     release, and the run's log names the bad files."""
-    from prefect.logging import get_run_logger
-
-    from mathindex.embed.vector_index import INDEX_FILES, TRUTH_FILE
-    from mathindex.store.integrity import verify_release
-
     if previous is None:
         return None
     vector = ReleaseLayout(previous).vector

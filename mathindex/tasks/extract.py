@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from mathindex.latex import extract_latex_tree
+from mathindex.lean import extract_lean_tree
 from mathindex.schemas import latex as latex_schema
 from mathindex.schemas import lean as lean_schema
 from mathindex.schemas.common import ERRORS, concat
@@ -29,15 +31,11 @@ class Extraction:
 
 @io_stage(name="extract_lean")
 def extract_lean(source: Source, cache_dir: Path):
-    from mathindex.lean import extract_lean_tree
-
     return extract_lean_tree(source.root, source.spec.name, cache_dir=cache_dir)
 
 
 @io_stage(name="extract_latex")
 def extract_latex(source: Source):
-    from mathindex.latex import extract_latex_tree
-
     return extract_latex_tree(source.root, source.spec.name, tags_file=source.tags_file)
 
 

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from mathindex.formal import build_formal_index
+from mathindex.store.layout import ReleaseLayout
 from mathindex.tasks import IndexBuild, TableBuild, stage
 
 
@@ -15,9 +17,6 @@ def formal_index(declarations: pa.Table, dependencies: pa.Table, release_dir: Pa
     """The formal_statements table and the `formal/` postings, with the manifest's figures (build
     seconds, bytes on disk of the postings); statement facts are kept by content under
     `cache_dir` (a root's cache directory: `CacheLayout.formal_statements`) between builds."""
-    from mathindex.formal import build_formal_index
-    from mathindex.store.layout import ReleaseLayout
-
     out_dir = ReleaseLayout(release_dir).formal
     statements, info = build_formal_index(declarations, dependencies, out_dir,
                                           cache_dir=cache_dir)

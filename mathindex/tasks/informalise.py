@@ -6,6 +6,10 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from mathindex.cache.codes import INFORMAL
+from mathindex.cache.stages import StageCache
+from mathindex.informal import RuleInformaliser, informalise
+from mathindex.schemas.embed import INFORMALISATIONS
 from mathindex.tasks import stage
 
 
@@ -14,11 +18,6 @@ def informalise_declarations(declarations: pa.Table, dependencies: pa.Table, cac
     """The informalisations table; the whole table comes from the stage cache when declarations and
     dependencies are those of an earlier run (`cache.stages.StageCache`), else each rendering from
     the per-statement cache (`informal.informalise.InformalCache`) or the informaliser."""
-    from mathindex.cache.codes import INFORMAL
-    from mathindex.cache.stages import StageCache
-    from mathindex.informal import RuleInformaliser, informalise
-    from mathindex.schemas.embed import INFORMALISATIONS
-
     informaliser = RuleInformaliser()
     table, _ = StageCache(cache_dir).run(
         "informalise", INFORMAL, lambda: informalise(declarations, informaliser, cache_dir, dependencies=dependencies),

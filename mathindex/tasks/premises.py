@@ -7,6 +7,9 @@ from pathlib import Path
 import pyarrow as pa
 
 from mathindex.embed.channel import VectorChannel
+from mathindex.formal.search import FormalIndex
+from mathindex.premises.build import cached_premises
+from mathindex.premises.imports import read_imports
 from mathindex.tasks import HOUR_S, IndexBuild, stage
 
 
@@ -18,10 +21,6 @@ def premise_index(release_dir: Path, declarations: pa.Table, dependencies: pa.Ta
     and `vector`, the embed stage's embedding channel. With `cache_dir` (the root's cache),
     unchanged inputs reuse the last build's files. `lean_roots`: the Lean corpora's roots, whose
     file headers give the import graph."""
-    from mathindex.formal.search import FormalIndex
-    from mathindex.premises.build import cached_premises
-    from mathindex.premises.imports import read_imports
-
     imports = read_imports(lean_roots) if lean_roots else None
     return IndexBuild("premises", cached_premises(release_dir, declarations, dependencies,
                                                   lambda: (FormalIndex(release_dir), vector), cache_dir, model,

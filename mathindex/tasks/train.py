@@ -6,6 +6,11 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from mathindex.embed.embedder import EMBED_BACKEND, SentenceTransformerEmbedder, onnx_dir_for
+from mathindex.embed.pairs import mine_pairs, read_release_tables
+from mathindex.embed.train import train
+from mathindex.evaluation.pool import pool_metrics, pool_texts
+from mathindex.evaluation.suites import load_suite, project_suite_queries
 from mathindex.tasks import HOUR_S, stage
 
 
@@ -13,9 +18,6 @@ from mathindex.tasks import HOUR_S, stage
 def mine_training_pairs(release: Path, seed: int, extra_suites: list[Path] = ()) -> tuple[pa.Table, dict]:
     """Leak-free pairs from the release's tables (no query or target of the project's suites, the
     release's, or `extra_suites`), with counts and the suite files kept out."""
-    from mathindex.embed.pairs import mine_pairs, read_release_tables
-    from mathindex.evaluation.suites import project_suite_queries
-
     tables = read_release_tables(release)
     queries, targets, files = project_suite_queries(release, extra_suites)
     pairs, info = mine_pairs(tables, queries, targets, seed)
@@ -24,8 +26,6 @@ def mine_training_pairs(release: Path, seed: int, extra_suites: list[Path] = ())
 
 @stage(name="train_embedder", timeout_seconds=12 * HOUR_S)
 def train_model(pairs: pa.Table, base: Path, base_revision: str, work_dir: Path, recipe):
-    from mathindex.embed.train import train
-
     return train(pairs, base, base_revision, work_dir, recipe)
 
 
@@ -33,16 +33,10 @@ def train_model(pairs: pa.Table, base: Path, base_revision: str, work_dir: Path,
 def pool_benchmark(release: Path, model_dir: Path | None, suite_paths: list[Path], size: int, seed: int,
                    cache_dir: Path) -> dict | None:
     """The suites' metrics with `model_dir`'s embedding channel alone over a candidate pool (None: no suite)."""
-    from mathindex.embed import SentenceTransformerEmbedder
-    from mathindex.evaluation.pool import pool_metrics, pool_texts
-    from mathindex.evaluation.suites import load_suite
-
     suites = [load_suite(p) for p in suite_paths]
     gold = {g for s in suites for q in s.queries for g in q.gold}
     if not suites or not gold:
         return None
-    from mathindex.embed.embedder import EMBED_BACKEND, onnx_dir_for
-
     # the releases' backend: a checked ONNX export gives torch's vectors at about twice the rate
     embedder = SentenceTransformerEmbedder(str(model_dir) if model_dir else None, progress=False, backend=EMBED_BACKEND,
                                            onnx_dir=onnx_dir_for(cache_dir))
