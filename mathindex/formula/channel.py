@@ -13,7 +13,7 @@ from mathindex.formula.formula_index import FormulaIndex, _ranges
 from mathindex.store.layout import ReleaseLayout
 
 # The formula channel skips a query's pieces that are one variable or number (`maximal p-subgroup of
-# $G$`: every formula with a G scores alike) when True. Off: bench/formula_fusion.py --skip-variables 1
+# $G$`: every formula with a G scores alike) when True. Off: bench/experiments/formula_fusion.py --skip-variables 1
 # (the channel re-run) gives q1b_latex 47.57 against 48.03, all styles 53.28 against 53.44.
 SKIP_FORMULA_VARIABLES = False
 
