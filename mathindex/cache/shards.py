@@ -21,6 +21,8 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
+from mathindex.cache.filehash import sha256_file
+
 log = logging.getLogger(__name__)
 DIGESTS = "digests.json"  # an entry's files and their sha256, written when the entry is sealed
 _BAD = (OSError, ValueError, pa.ArrowException, pl.exceptions.PolarsError)  # what damage raises
@@ -89,14 +91,6 @@ def read_arrow(path: Path, schema: pa.Schema | None = None, remove: bool = True)
         return None
 
 
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _files(entry: Path) -> list[str]:
     return sorted(p.relative_to(entry).as_posix() for p in entry.rglob("*") if p.is_file() and p.name != DIGESTS)
 
@@ -106,7 +100,7 @@ def seal(entry: Path, files: list[str] | None = None) -> None:
     entry's DIGESTS, beside those recorded before."""
     entry = Path(entry)
     recorded = _recorded(entry) or {}
-    recorded.update({rel: file_sha256(entry / rel) for rel in (_files(entry) if files is None else files)})
+    recorded.update({rel: sha256_file(entry / rel) for rel in (_files(entry) if files is None else files)})
     write_json(entry / DIGESTS, recorded, sort_keys=True, indent=0)
 
 
@@ -130,7 +124,7 @@ def verify(entry: Path, files: list[str] | None = None, remove: bool = True) -> 
         extra = sorted(set(_files(entry)) - set(recorded)) if files is None else []
         why = next((f"{rel} is not recorded" for rel in names if rel not in recorded), None) or \
             next((f"{rel} is missing or differs from when it was written" for rel in names
-                  if not (entry / rel).is_file() or file_sha256(entry / rel) != recorded[rel]), None) or \
+                  if not (entry / rel).is_file() or sha256_file(entry / rel) != recorded[rel]), None) or \
             (f"{extra[0]} was not part of it" if extra else None)
     if why is not None:
         damaged(entry, why, remove)

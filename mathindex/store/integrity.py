@@ -3,15 +3,15 @@ the manifest read and written, and the check of a directory against it (`verify_
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from mathindex.store.layout import MANIFEST, ReleaseLayout
+from mathindex.cache.filehash import sha256_file
 from mathindex.errors import IntegrityError
 from mathindex.schemas.manifest import Manifest
+from mathindex.store.layout import MANIFEST, ReleaseLayout
 
 
 def write_json(path: Path, obj: object) -> None:
@@ -44,14 +44,6 @@ def read_json(path: Path) -> dict:
     if not isinstance(obj, dict):
         raise IntegrityError(f"{path} is not a JSON object")
     return obj
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _release_files(directory: Path) -> list[Path]:

@@ -13,11 +13,12 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mathindex.store.integrity import IntegrityError, read_manifest, sha256_file
-from mathindex.store.layout import ReleaseLayout
+from mathindex.cache.filehash import sha256_file
 from mathindex.schemas import TableSpec, table_specs
 from mathindex.schemas.columns import comment_of
 from mathindex.schemas.views import VIEWS, View
+from mathindex.store.integrity import IntegrityError, read_manifest
+from mathindex.store.layout import ReleaseLayout
 
 log = logging.getLogger(__name__)
 

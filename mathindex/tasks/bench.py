@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from mathindex.cache.layout import CacheLayout
-from mathindex.cache.shards import read_parquet
 from mathindex.cache.codes import BENCH
-from mathindex.cache.shards import keep_newest, publish_dir, verify
+from mathindex.cache.filehash import sha256_file
+from mathindex.cache.layout import CacheLayout
+from mathindex.cache.shards import keep_newest, publish_dir, read_parquet, verify
 from mathindex.embed.channel import VectorChannel
 from mathindex.evaluation.bench import headline, run_suite
 from mathindex.evaluation.gate import GateReport, gate_metrics
@@ -23,7 +23,6 @@ from mathindex.schemas.common import BENCH_RESULTS, table
 from mathindex.schemas.manifest import SuiteSpec
 from mathindex.search.engine import SearchEngine
 from mathindex.sources import PACKAGE_ROOT
-from mathindex.store.integrity import sha256_file
 from mathindex.store.layout import ReleaseLayout
 from mathindex.store.releases import published_release
 from mathindex.tasks import HOUR_S, BenchRun, stage
