@@ -28,7 +28,7 @@ release: $(VENV)/.installed
 	$(BIN)/mathindex release --out $(OUT)
 
 test: $(VENV)/.installed
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=15
 
 test-fast: $(VENV)/.installed
 	$(BIN)/python -m pytest -m "not e2e and not slow"
