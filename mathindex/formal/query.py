@@ -20,7 +20,7 @@ from mathindex.lean.binders import BINDER_OPEN, leading_groups
 
 _IDENT = r"[A-Za-z_\u03b1-\u03c9\u0391-\u03a9\u1d00-\u1dbf\u2100-\u214f][A-Za-z0-9_'!?\u03b1-\u03c9\u0391-\u03a9\u2080-\u2089\u2090-\u209c]*"
 IDENT_RE = re.compile(rf"^{_IDENT}(?:\.{_IDENT})*$")
-_IDENT_IN = re.compile(rf"(?<![\w.?']){_IDENT}(?:\.{_IDENT})*")
+IDENT_IN = re.compile(rf"(?<![\w.?']){_IDENT}(?:\.{_IDENT})*")  # a dotted name inside a text
 _MVAR_RE = re.compile(r"\?([A-Za-z_][A-Za-z0-9_']*)")
 _BINDERS = re.compile(r"[∀∃∑∏⨆⨅⋃⋂λ∫]|\bfun\b")
 _PAIRS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄"}
@@ -205,7 +205,7 @@ def pattern_term(body: str, at: int, vocab: Vocabulary | None, query: str = "", 
     try:
         raw = parse_lean(text)
     except ParseError as exc:
-        raise FormalQueryError(f"malformed pattern: {exc}", at + _offending(body, str(exc)), query) from None
+        raise FormalQueryError(f"malformed pattern: {exc}", at + offending_position(body, str(exc)), query) from None
     tele = split(raw, [], query=True)
     whole = tele.conclusion if not tele.hypotheses else normalise(raw, query=True)
     if _has_empty(whole):  # checked after normalising: a big operator's empty limit slot is no error
@@ -242,7 +242,7 @@ def named_constants(body: str, vocab: Vocabulary, strict: bool = True) -> list[l
     root name when the vocabulary has it, a dotted one by `Vocabulary.resolve`; bare names that
     are not constants are variables (`strict`: an unknown dotted or long name raises UnknownConstant)."""
     constants = []
-    for m in _IDENT_IN.finditer(_MVAR_RE.sub(" ", body)):
+    for m in IDENT_IN.finditer(_MVAR_RE.sub(" ", body)):
         name = m.group(0)
         if name in ("fun", "if", "then", "else", "_") or name.startswith("_"):
             continue
@@ -280,7 +280,7 @@ def _has_empty(t: tuple) -> bool:
     return False
 
 
-def _offending(body: str, message: str) -> int:
+def offending_position(body: str, message: str) -> int:
     """Where the token a grammar message quotes first occurs in the pattern (else 0)."""
     m = re.search(r"'([^']+)'", message)
     if m:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from mathindex.formal.query import FormalQueryError, _offending, split_terms
+from mathindex.formal.query import FormalQueryError, offending_position, split_terms
 from mathindex.formula.grammar import ParseError, parse_lean
 
 _BINARY = r"[*/^=<>≤≥≠∣∈∉⊆⊂∪∩•∧∨↔→+]"
@@ -42,4 +42,4 @@ def check_goal(goal: str, context: str = "") -> None:
     try:
         parse_lean(goal)
     except (ParseError, RecursionError) as exc:
-        raise GoalError(f"goal: does not parse: {exc} at position {lead + _offending(body, str(exc)) + 1}") from None
+        raise GoalError(f"goal: does not parse: {exc} at position {lead + offending_position(body, str(exc)) + 1}") from None

@@ -55,7 +55,7 @@ from scipy import sparse
 from mathindex.embed.channel import VectorChannel
 from mathindex.formal.keys import ConstantResolver, leaf_symbols, tree_keys
 from mathindex.formal.normal import head
-from mathindex.formal.query import _IDENT_IN
+from mathindex.formal.query import IDENT_IN
 from mathindex.formal.search import FormalIndex
 from mathindex.formal.telescope import TelescopeBuilder
 from mathindex.lean.binders import leading_groups
@@ -352,7 +352,7 @@ class PremiseRanker:
         bound = {n for b in leading_groups(context)[0] for n in b.names}
         vocab = self.formal.vocab
         named, ambiguous = [], []
-        for name in dict.fromkeys(m.group(0) for m in _IDENT_IN.finditer(f"{context} {goal}")):
+        for name in dict.fromkeys(m.group(0) for m in IDENT_IN.finditer(f"{context} {goal}")):
             if name in bound or name.startswith("_") or name in KEYWORDS:  # `Type*` is no `PSet.Type`, `fun` no `Conv.Path.fun`
                 continue
             found = [name] if name in vocab.full else vocab.resolve(name) if "." in name else (
