@@ -1,4 +1,4 @@
-"""The operator's walkthrough (issue 13), as README "Running unattended (Prefect deployments)" tells it:
+"""The operator's walkthrough, as docs/operations.md "Running unattended (Prefect deployments)" tells it:
 a Prefect server on 127.0.0.1 (a free port, its own PREFECT_HOME), a process work pool, `prefect
 deploy --all` from prefect.yaml (refused first without MATHINDEX_OUT), a worker, the nightly
 deployment triggered by hand, and the release that comes out checked: published, every file

@@ -1,6 +1,7 @@
 """The command line's arguments: `build_parser()`, every subcommand with its options, help texts,
 examples and argument types. Light on purpose (argparse, pathlib, store.layout): `mathindex --help`
-and every verb parse with it before the chosen verb's module is loaded."""
+and every verb parse with it before the chosen verb's module is loaded. docs/cli.md is rendered
+from it (`python -m mathindex.cli.docs`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from mathindex import __version__
 from mathindex.cli.exits import UsageError
+from mathindex.cli.helptext import DESCRIPTIONS, EPILOG
 from mathindex.store.layout import OutputRootError, check_output_root
 
 
@@ -88,8 +90,9 @@ PRECISION_HELP = ("how texts are embedded: fp32 (the model as trained), bf16 (to
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """`mathindex` and its subcommands, each with an example in its epilog."""
-    p = _Parser(prog="mathindex", description="Build, benchmark and gate releases of a mathematical search index.")
+    """`mathindex` and its subcommands, each with its description (`cli.helptext`) and an example in its epilog."""
+    p = _Parser(prog="mathindex", description="Build, benchmark and gate releases of a mathematical search index.",
+                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"mathindex {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -196,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     mc.add_argument("root", type=_existing_dir, help="release root (releases/, published.json)")
     mc.add_argument("--release", help="serve this release id of ROOT (pinned: no hot swap)")
     for name, parser in sub.choices.items():
+        parser.description = DESCRIPTIONS.get(name, parser.description)
         parser.epilog = f"example:\n  {EXAMPLES[name]}"
         parser.formatter_class = argparse.RawDescriptionHelpFormatter
     return p
