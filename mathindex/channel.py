@@ -48,13 +48,15 @@ class Query:
     """One query as the channels see it: its text (the corpora's macros expanded), kind
     (search/kinds.py), whether it is TeX or math and not Lean (`latex`), whether the formula channel
     runs on it (`formula`: search/kinds.py `runs_formula_channel`), the embedding channel's vector
-    once encoded, and `head(depth)`: the names the lists before it fuse to, best first."""
+    once encoded, the lexical channel's coverage (the share of the query's tokens its index knows) once
+    it ran, and `head(depth)`: the names the lists before it fuse to, best first."""
 
     text: str
     kind: str
     latex: bool
     formula: bool = False
     vector: Any = None
+    coverage: float | None = None
     head: Callable[[int], list[str]] | None = None
 
 

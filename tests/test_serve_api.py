@@ -71,6 +71,27 @@ def test_identifier_and_formula_queries(client):
     assert body["query_kind"] == "formula" and body["hits"]
 
 
+def test_search_says_how_well_its_hits_match(client):
+    assert _ok(client.get("/search", params={"q": "Nat.Prime.two_le"}))["match"] == "strong"
+    body = _ok(client.get("/search", params={"q": "zxqv florbish wumpus"}))
+    assert body["match"] == "none" and body["notice"] is None and body["hits"]  # the nearest, said to be no match
+    body = _ok(client.get("/search", params={"q": "0BCD"}))
+    assert body["match"] == "none" and body["notice"] == "no Stacks tag 0BCD in this release"
+    body = _ok(client.get("/search", params={"q": "MiniMath.No.such_name"}))
+    assert body["notice"] == "no declaration named MiniMath.No.such_name in this release"
+    assert _ok(client.get("/search", params={"q": "MA03"}))["notice"] is None  # a tag the sample has
+
+
+def test_formal_mode_is_loogle_search(client):
+    body = _ok(client.get("/search", params={"q": "_ * _ = _ * _", "mode": "formal", "k": 3}))
+    assert body["mode"] == "formal" and body["count"] >= len(body["hits"]) >= 1 and body["count_exact"]
+    assert [h["rank"] for h in body["hits"]] == list(range(1, len(body["hits"]) + 1))
+    assert all(h["location"]["file"] and isinstance(h["exact_conclusion"], bool) for h in body["hits"])
+    assert "unknown constant No.Such" in _error(client.get("/search", params={"q": "No.Such", "mode": "formal"}), 422)
+    assert "mode:" in _error(client.get("/search", params={"q": "x", "mode": "loogle"}), 400)
+    assert "match" in _ok(client.get("/search", params={"q": "lattice", "mode": "fused"}))
+
+
 def test_the_server_encodes_queries_with_the_engines_backend(holder):
     """Its checked packed ONNX export (conftest's MATHINDEX_ONNX_DIR): the engine's vectors within
     the export's checked cosine, alone or packed with other threads' queries, and the same hits as
@@ -258,7 +279,8 @@ def test_openapi_documents_the_response_models(client):
     doc = _ok(client.get("/openapi.json"))
     assert {"/search", "/resolve", "/formula", "/declaration/{name}", "/premises", "/health", "/release"} <= set(doc["paths"])
     ok = doc["paths"]["/search"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
-    assert ok["$ref"].endswith("/SearchResponse")
+    assert sorted(o["$ref"].rsplit("/", 1)[1] for o in ok["anyOf"]) == ["FormalSearchResponse", "SearchResponse"]
+    assert {"match", "notice"} <= set(doc["components"]["schemas"]["SearchResponse"]["properties"])
     assert doc["paths"]["/search"]["get"]["responses"]["400"]["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorBody")
     assert {"SearchHit", "FormulaResponse", "DeclarationResponse", "ReleaseResponse", "PremisesResponse",
             "PremiseHit"} <= set(doc["components"]["schemas"])
@@ -338,6 +360,8 @@ def test_serve_cli_refuses_bad_usage_with_one_line(tmp_path, root, capsys):
     assert main(["serve", str(root), "--port", "70000"]) == 2
     assert main(["serve", str(tmp_path / "missing")]) == 2
     assert main(["mcp", str(tmp_path)]) == 2
+    assert main(["mcp", str(root), "--base-url", "ftp://example.org"]) == 2
+    assert "--base-url must be an http(s) URL" in capsys.readouterr().err
     (tmp_path / PUBLISHED).write_text("{not json")
     assert main(["serve", str(tmp_path)]) == 2
     assert "does not name a release" in capsys.readouterr().err

@@ -65,6 +65,8 @@ def _out_root(value: str) -> Path:
     return Path(value)
 
 
+BASE_URL_HELP = ("where `mathindex serve` of this root is reached (`https://host:port`): hits then carry an "
+                 "absolute `url` to their source line (default: $MATHINDEX_BASE_URL, else none)")
 RELEASE_HELP = "a release directory, or a release root (its published release)"
 # A RELEASE argument is read as a path here and resolved by the verb (`cli.common.resolved_release`):
 # store.releases loads pydantic and pyarrow, which `--help` and the light verbs do without.
@@ -81,7 +83,7 @@ EXAMPLES = {  # one per subcommand, shown by `mathindex VERB --help`
     "warm": "mathindex warm build                                  # every rendering embedded once, before serving",
     "train-embedder": "mathindex train-embedder build/releases/ID --out build/models --steps 500",
     "serve": "mathindex serve build --port 8000",
-    "mcp": "mathindex mcp build",
+    "mcp": "mathindex mcp build --base-url http://127.0.0.1:8000",
 }
 NO_GATE_HELP = "publish without the gate (the notes and the manifest say: not gated); a release with no suite needs it"
 PRECISION_CHOICES = ("fp32", "bf16", "int8")  # embed.embedder.PRECISIONS (not imported here: the CLI starts without torch)
@@ -194,10 +196,12 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--cache", type=int, default=1024, help="answers cached per release (0: none)")
     sv.add_argument("--poll", type=float, default=1.0, help="seconds between checks of published.json")
     sv.add_argument("--access-log", action="store_true", help="log every request")
+    sv.add_argument("--base-url", help=BASE_URL_HELP)
 
-    mc = sub.add_parser("mcp", help="an MCP server (stdio) with search, resolve, formula, declaration and premises tools")
+    mc = sub.add_parser("mcp", help="an MCP server (stdio) with search, formal, resolve, formula, declaration and premises tools")
     mc.add_argument("root", type=_existing_dir, help="release root (releases/, published.json)")
     mc.add_argument("--release", help="serve this release id of ROOT (pinned: no hot swap)")
+    mc.add_argument("--base-url", help=BASE_URL_HELP)
     for name, parser in sub.choices.items():
         parser.description = DESCRIPTIONS.get(name, parser.description)
         parser.epilog = f"example:\n  {EXAMPLES[name]}"

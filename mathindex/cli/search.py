@@ -12,6 +12,7 @@ from mathindex.cli.exits import EXIT_OK, UsageError
 from mathindex.cli.release_arg import resolved_release
 from mathindex.formal.query import FormalQueryError, UnknownConstant
 from mathindex.formal.search import FormalIndex
+from mathindex.search.confidence import MEANING
 from mathindex.search.engine import SearchEngine
 from mathindex.search.kinds import query_problem
 from mathindex.store.integrity import check_release
@@ -36,10 +37,14 @@ def run(args: argparse.Namespace) -> int:
         hits = [{"rank": i, "name": h.name, "score": h.score, "channels": h.channels,
                  **{k: v for k, v in about.get(h.name, {}).items() if k != "name"}}
                 for i, h in enumerate(result.hits, 1)]  # fmt: skip
-        print(json.dumps({"query": result.query, "hits": hits, "unavailable": result.unavailable}, ensure_ascii=False, indent=2))
+        print(json.dumps({"query": result.query, "match": result.match, "notice": result.notice, "hits": hits,
+                          "unavailable": result.unavailable}, ensure_ascii=False, indent=2))
         return EXIT_OK
     for ch, why in result.unavailable.items():
         print(f"(channel {ch} unavailable: {why})", file=sys.stderr)
+    if result.notice:
+        print(f"{result.notice}; the nearest hits:" if result.hits else result.notice)
+    print(f"match: {result.match} ({MEANING[result.match]})")
     for i, h in enumerate(result.hits, 1):
         chans = " ".join(f"{c}#{r}" for c, r in h.channels.items())
         node = about.get(h.name, {})

@@ -7,7 +7,9 @@ import argparse
 import contextlib
 import functools
 import logging
+import os
 import sys
+from urllib.parse import urlsplit
 
 from mathindex.cli.exits import EXIT_OK, UsageError
 from mathindex.serve.app import configure_runtime, serve as serve_http
@@ -51,12 +53,27 @@ def mcp(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+BASE_URL_ENV = "MATHINDEX_BASE_URL"
+
+
+def base_url(verb: str, args: argparse.Namespace) -> str | None:
+    """--base-url, else $MATHINDEX_BASE_URL, else None: an http(s) URL with a host, no query or fragment."""
+    url = args.base_url if args.base_url is not None else os.environ.get(BASE_URL_ENV) or None
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise UsageError(f"mathindex {verb}: --base-url must be an http(s) URL such as http://127.0.0.1:8000, not {url!r}")
+    return url.rstrip("/")
+
+
 def _holder(verb: str, args: argparse.Namespace, cache: int = 1024) -> ReleaseHolder:
     """The release holder of `serve` and `mcp`: ROOT's published (or --release) release, opened."""
+    url = base_url(verb, args)  # before the release opens: a bad URL fails at once
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     logging.getLogger("mathindex.serve").setLevel(logging.INFO)
     configure_runtime()
     try:
-        return ReleaseHolder(args.root, args.release, opener=functools.partial(ServedRelease, cache_size=cache))
+        return ReleaseHolder(args.root, args.release, opener=functools.partial(ServedRelease, cache_size=cache, base_url=url))
     except NoRelease as exc:
         raise UsageError(f"mathindex {verb}: {exc}") from None

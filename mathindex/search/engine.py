@@ -23,8 +23,9 @@ from mathindex.formula.channel import FormulaChannel
 from mathindex.latex.macros import expand_query
 from mathindex.search import weights as settings
 from mathindex.channel import Channel, ChannelContext, Query
+from mathindex.search.confidence import NONE, Evidence, evidence, match_of
 from mathindex.search.fusion import ChannelRanks, Hit, fused_totals, gap_weights
-from mathindex.search.identifier import IdentifierResolver
+from mathindex.search.identifier import IdentifierResolver, unknown_identifier
 from mathindex.search.informal import InformalReranker
 from mathindex.search.kinds import looks_like_formula, looks_like_lean, query_kind, query_problem, runs_formula_channel
 from mathindex.search.latexquery import release_macros
@@ -56,6 +57,9 @@ class SearchResult:
     resolved: list[str] = field(default_factory=list)
     unavailable: dict[str, str] = field(default_factory=dict)
     refused: str | None = None  # why the query was not searched (`query_problem`): then no hits
+    match: str = NONE  # strong, weak or none (search/confidence.py), from `evidence`
+    notice: str | None = None  # "no Stacks tag 0BCD in this release": an identifier the release lacks
+    evidence: Evidence | None = None
 
 
 class SearchEngine:
@@ -139,6 +143,10 @@ class SearchEngine:
     def channel_hits(self, query: str) -> dict[str, list[tuple[str, float]]]:
         """Each open channel's candidates (name, score), best first, for the channels that run on
         this kind of query, in CHANNELS order."""
+        return self._ask(query)[1]
+
+    def _ask(self, query: str) -> tuple[Query, dict[str, list[tuple[str, float]]]]:
+        """`channel_hits`, with the Query the channels saw (and left their vector and coverage in)."""
         if self.macros is not None and "\\" in query:  # typed with a LaTeX corpus's macros: as its statements
             query = expand_query(self.macros, query)
         results: dict[str, list[tuple[str, float]]] = {}
@@ -150,14 +158,22 @@ class SearchEngine:
             hits = channel.hits(asked, settings.CANDIDATES) if channel is not None else None
             if hits is not None:
                 results[kind.name] = hits
-        return results
+        return asked, results
 
     def search(self, query: str, k: int = 10) -> SearchResult:
-        """The ranked hits; none, and the reason, for a query that cannot be searched."""
+        """The ranked hits, with how well they match (`match`, and a `notice` for an identifier the
+        release lacks); none, and the reason, for a query that cannot be searched."""
         problem = query_problem(query)
         if problem is not None:
             return SearchResult(query=query, hits=[], unavailable=dict(self.unavailable), refused=problem)
-        return self.rank(query, self.channel_hits(query), self.resolver.resolve(query), k)
+        asked, results = self._ask(query)
+        resolved = self.resolver.resolve(query)
+        result = self.rank(query, results, resolved, k)
+        result.notice = None if resolved else unknown_identifier(query)
+        fused = [h for h in result.hits if h.name not in resolved][:2]  # the channels' own first two
+        result.evidence = evidence(asked.kind, results, resolved, [(h.channels, h.score) for h in fused], asked.coverage)
+        result.match = match_of(result.evidence, result.notice)
+        return result
 
     def rank(self, query: str, results: dict[str, list[tuple[str, float]]], resolved: list[str], k: int,
              weights: dict[str, float] | None = None) -> SearchResult:

@@ -8,6 +8,17 @@ _TAG_QUERY = re.compile(r"^(?:stacks\s+)?(?:tag\s+)?([0-9A-Z]{4})$", re.IGNORECA
 _IDENT = re.compile(r"^[^\s]+$")
 _WORDS = re.compile(r"^[A-Za-z][A-Za-z'-]*(?: [A-Za-z][A-Za-z'-]*){0,3}$")  # a nickname: 1-4 plain words
 MAX_NICKNAME_HITS = 5
+# What looks like an identifier, for the notice a query gets when the release has no such one
+# (`unknown_identifier`): a Stacks tag as typed (four letters and digits with a digit, and an upper-case
+# letter or a leading 0: `0BCD`, `MA03`, not `2024` or `ring`), a Lean name (one token, dotted:
+# `Nat.Prime.foo`, or snake_case: `mul_foo_bar`) and a LaTeX label (`lemma-foo`, `thm:main`).
+_TAG_TYPED = re.compile(r"^(?=.*[0-9])(?=.*[A-Z]|0)[0-9A-Za-z]{4}$")
+_TAG_NAMED = re.compile(r"^(?:stacks\s+tag|stacks|tag)\s+([0-9A-Za-z]{4})$", re.IGNORECASE)
+_NAME_PART = r"[^\W\d][\w'!?₀-₉]*"
+_LEAN_NAME = re.compile(rf"^(?:_root_\.)?{_NAME_PART}(?:\.{_NAME_PART})+$|^[^\W\d_][^\W_]+(?:_[\w'!?₀-₉]+)+$")
+LABEL_KINDS = ("definition", "lemma", "theorem", "proposition", "remark", "example", "corollary", "section",
+               "subsection", "equation", "exercise", "situation", "notation", "def", "lem", "thm", "prop", "cor", "eq", "sec")
+_LABEL = re.compile(r"^(?:[a-z]+(?:-[a-z]+)*-)?(?:" + "|".join(LABEL_KINDS) + r")[-:][\w:.-]+$")
 
 
 class IdentifierResolver:
@@ -52,6 +63,20 @@ class IdentifierResolver:
         keys = {"".join(words), "_".join(words)}
         found = {n for k in keys for n in _names(self.last, k)}
         return sorted(found, key=lambda n: (n.count("."), len(n), n))[:MAX_NICKNAME_HITS]
+
+
+def unknown_identifier(query: str) -> str | None:
+    """The notice for a query that looks like a Stacks tag, a Lean name or a label (the patterns
+    above), for the caller to give when `resolve` found nothing ("no Stacks tag 0BCD in this
+    release"); None for any other query."""
+    q = query.strip().strip("`").strip()
+    if (m := _TAG_NAMED.match(q)) or _TAG_TYPED.match(q):
+        return f"no Stacks tag {(m.group(1) if m else q).upper()} in this release"
+    if _LABEL.match(q):
+        return f"no label {q} in this release"
+    if _LEAN_NAME.match(q):
+        return f"no declaration named {q} in this release"
+    return None
 
 
 def _add(table: dict, more: dict[int, dict[str, list[str]]], key: str, name: str) -> None:

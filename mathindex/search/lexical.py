@@ -88,6 +88,14 @@ class LexicalIndex:
             return None
         return self.retriever.get_scores(q)
 
+    def coverage(self, query: str) -> float | None:
+        """The share of the query's distinct tokens that the index knows; None for a query without
+        tokens (or an empty corpus)."""
+        q = set(tokens(query))
+        if self.retriever is None or not q:
+            return None
+        return sum(t in self.retriever.vocab_dict for t in q) / len(q)
+
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
         scores = self.scores(query)
         if scores is None:
@@ -112,9 +120,10 @@ class LexicalChannel(Channel):
                    release_symbols(context.release, context.symbols))
 
     def hits(self, query: Query, k: int) -> Hits:
-        """Every query."""
+        """Every query; the share of its tokens the index knows is kept in `query.coverage`."""
         text = lexical_text(query.text) if query.latex else query.text
         words = self.symbols.words_of(query.text) if self.symbols is not None and query.latex else []  # of the commands typed
+        query.coverage = self.index.coverage(text)
         return self.search(" ".join([text, *words]), k)
 
     def search(self, query: str, k: int) -> Hits:

@@ -16,6 +16,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Literal
 
 import uvicorn
 from fastapi import FastAPI, Query, Request
@@ -27,6 +28,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from mathindex.serve.responses import (
     DeclarationResponse,
     ErrorBody,
+    FormalSearchResponse,
     FormulaResponse,
     HealthResponse,
     PremisesResponse,
@@ -136,12 +138,18 @@ def create_app(holder: ReleaseHolder, *, threads: int | None = None, budget_s: f
         log.exception("internal error")
         return _error(500, f"internal error: {type(exc).__name__}")
 
-    @app.get("/search", response_model=SearchResponse, responses=_ERRORS, tags=["search"])
-    async def search(q: str = Query(..., description="words, LaTeX ($…$), a Lean term (`…`) or a name"),
-                     k: int = Query(10, ge=1, le=MAX_K, description="hits to return")):
-        """Fused hits with their kind, title, file:line, channel ranks and score."""
+    @app.get("/search", response_model=SearchResponse | FormalSearchResponse, responses=_ERRORS, tags=["search"])
+    async def search(q: str = Query(..., description="words, LaTeX ($…$), a Lean term (`…`) or a name; with "
+                                                     "mode=formal, Loogle syntax"),
+                     k: int = Query(10, ge=1, le=MAX_K, description="hits to return"),
+                     mode: Literal["fused", "formal"] = Query("fused", description="fused: every channel, with "
+                                                              "`match`; formal: Loogle-style, the formal index alone")):
+        """Fused hits with their kind, title, file:line, channel ranks and score, and how well they
+        match (`match`, `notice`); with mode=formal, the declarations matching every Loogle term
+        (422 for a query that does not parse or names an unknown constant)."""
         release = holder.current
-        return _json(await runner.run(release.search, checked_text(q, "q"), k))
+        answer = release.formal if mode == "formal" else release.search
+        return _json(await runner.run(answer, checked_text(q, "q"), k))
 
     @app.get("/resolve", response_model=ResolveResponse, responses=_ERRORS, tags=["search"])
     async def resolve(id: str = Query(..., description="a full or dotted-suffix name, a Stacks tag or a label")):

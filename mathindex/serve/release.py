@@ -25,6 +25,7 @@ from latex2mathml.converter import convert
 from mathindex.embed import onnx, torch_ops
 from mathindex.embed.base import MAX_ENCODE_CHARS
 from mathindex.embed.queries import token_rows
+from mathindex.formal.query import FormalQueryError, UnknownConstant
 from mathindex.formula import describe_formula
 from mathindex.names import LEAN_PREFIX
 from mathindex.premises import GoalError
@@ -37,6 +38,8 @@ from mathindex.serve.responses import (
     Citation,
     DeclarationResponse,
     Dependency,
+    FormalHit,
+    FormalSearchResponse,
     FormulaResponse,
     Location,
     Node,
@@ -101,8 +104,12 @@ def checked_place(file: str | None, line: int | None) -> tuple[str | None, int |
 class ServedRelease:
     """A verified, opened release; every method is safe to call from several threads at once."""
 
-    def __init__(self, path: Path, *, verify: bool = True, cache_size: int = 1024, warm: bool = True):
+    def __init__(self, path: Path, *, verify: bool = True, cache_size: int = 1024, warm: bool = True,
+                 base_url: str | None = None):
+        """`base_url`: where the HTTP server of this root is reached (`https://host:port`), for the
+        absolute `url` of each location; None: locations carry the relative `source_url` only."""
         path = Path(path)
+        self.base_url = base_url.rstrip("/") if base_url else None
         started = time.monotonic()
         problems = verify_release(path) if verify else []
         if problems:
@@ -150,7 +157,7 @@ class ServedRelease:
         hits = [SearchHit(rank=i, score=h.score, channels=h.channels, **dict(node))
                 for i, (h, node) in enumerate(zip(result.hits, self._nodes([h.name for h in result.hits])), 1)]
         answer = SearchResponse(release_id=self.release_id, query=query, query_kind=query_kind(query), k=k,
-                                hits=hits, resolved=result.resolved, unavailable=result.unavailable,
+                                match=result.match, notice=result.notice, hits=hits, resolved=result.resolved, unavailable=result.unavailable,
                                 took_ms=round((time.perf_counter() - started) * 1000, 2))
         if self._cache_size > 0:
             with self._cache_lock:
@@ -158,6 +165,23 @@ class ServedRelease:
                 while len(self._cache) > self._cache_size:
                     self._cache.popitem(last=False)
         return answer
+
+    def formal(self, query: str, k: int) -> FormalSearchResponse:
+        """Loogle mode: the declarations matching every term of `query` (constants, "fragments",
+        patterns with `_` and `?x`, `⊢ conclusion`), ranked; BadInput 422 for a query that does not
+        parse or names an unknown constant, 404 for a release without a formal index."""
+        if self.engine.formal is None:
+            raise BadInput(f"release {self.release_id} has no formal index", 404)
+        started = time.perf_counter()
+        try:
+            res = self.engine.formal.index.loogle(query, k)
+        except (FormalQueryError, UnknownConstant) as exc:
+            raise BadInput(" ".join(str(exc).split()), 422) from None
+        hits = [FormalHit(rank=i, exact_conclusion=h.exact, **dict(node))
+                for i, (h, node) in enumerate(zip(res.hits, self._nodes([h.name for h in res.hits])), 1)]
+        return FormalSearchResponse(release_id=self.release_id, query=query, k=k, count=res.count,
+                                    count_exact=res.exact_count, hits=hits, notes=res.notes,
+                                    took_ms=round((time.perf_counter() - started) * 1000, 2))
 
     def resolve(self, query: str) -> ResolveResponse:
         names = self.engine.resolver.resolve(query)
@@ -261,7 +285,8 @@ class ServedRelease:
             if corpus in self._corpus_roots and row["file"]:
                 url = f"/source/{quote(corpus, safe='')}/{quote(row['file'])}" + (f"#L{row['line']}" if row["line"] else "")
             out.append(Node(name=name, kind=row["kind"], title=row["title"],
-                            location=Location(corpus=corpus, file=row["file"], line=row["line"], source_url=url)))
+                            location=Location(corpus=corpus, file=row["file"], line=row["line"], source_url=url,
+                                              url=self.base_url + url if url and self.base_url else None)))
         return out
 
     def _query(self, sql: str, params: list) -> list[tuple]:

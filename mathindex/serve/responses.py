@@ -4,7 +4,7 @@ Hits carry names, channel ranks and fused scores, never vectors."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,6 +25,17 @@ class Location(_Model):
     file: str | None = None
     line: int | None = None
     source_url: str | None = Field(None, description="this server's view of the source file at that line")
+    url: str | None = Field(None, description="source_url as an absolute URL, when the server was given its "
+                                              "base URL (`--base-url`, MATHINDEX_BASE_URL)")
+
+
+class SourceLocation(_Model):
+    """A node's source over MCP (stdio), where a relative link means nothing."""
+
+    corpus: str | None = None
+    path: str | None = Field(None, description="the file, relative to its corpus root")
+    line: int | None = None
+    url: str | None = Field(None, description="the source line on the HTTP server, only when a base URL is configured")
 
 
 class Node(_Model):
@@ -46,13 +57,40 @@ class SearchHit(Node):
 class SearchResponse(_Model):
     release_id: str
     query: str
-    query_kind: str = Field(description="`words` or `formula`: which fusion weights were used")
+    query_kind: str = Field(description="`words`, `formula` or `lean`: which fusion weights were used")
     k: int
+    match: Literal["strong", "weak", "none"] = Field(
+        description="how well the hits match: strong (an exact identifier, or channels agreeing on the first hit), "
+                    "weak (hits, but no channel convincing), none (nothing in the release matches; the hits are "
+                    "the nearest there are)")
+    notice: str | None = Field(None, description="said before the hits: the query looks like an identifier the "
+                                                 "release lacks (\"no Stacks tag 0BCD in this release\")")
     hits: list[SearchHit]
     resolved: list[str] = Field(description="names the identifier resolver matched (ranked first)")
     unavailable: dict[str, str] = Field(description="channels that could not open, with the reason")
     took_ms: float = Field(description="time the engine took for this answer")
     cached: bool = Field(False, description="answered from this release's answer cache (took_ms is the first answer's)")
+
+
+class FormalHit(Node):
+    """A declaration matching every term of a Loogle-style query (mathindex/formal/search.py)."""
+
+    rank: int = Field(description="1-based position in the answer")
+    exact_conclusion: bool = Field(description="its conclusion has a pattern's very shape")
+
+
+class FormalSearchResponse(_Model):
+    """`/search?mode=formal` and the MCP `formal` tool: Loogle mode, the formal index alone."""
+
+    release_id: str
+    query: str
+    mode: Literal["formal"] = "formal"
+    k: int
+    count: int = Field(description="declarations matching every term")
+    count_exact: bool = Field(description="false when `count` is estimated from the smallest candidate sets")
+    hits: list[FormalHit]
+    notes: list[str]
+    took_ms: float = Field(description="time the formal index took for this answer")
 
 
 class ResolveResponse(_Model):
@@ -162,3 +200,41 @@ class ReleaseResponse(_Model):
     premises: dict[str, Any] | None = Field(None, description="premise selection's figures (the manifest's), "
                                                               "or null for a release without a premise index")
     opened_at: float = Field(description="unix time this server opened the release")
+
+
+# The MCP tools' answers: the same models with each location a SourceLocation (serve/mcp.py `over_stdio`).
+class StdioNode(Node):
+    location: SourceLocation
+
+
+class StdioSearchHit(SearchHit):
+    location: SourceLocation
+
+
+class StdioSearchResponse(SearchResponse):
+    hits: list[StdioSearchHit]
+
+
+class StdioFormalHit(FormalHit):
+    location: SourceLocation
+
+
+class StdioFormalSearchResponse(FormalSearchResponse):
+    hits: list[StdioFormalHit]
+
+
+class StdioResolveResponse(ResolveResponse):
+    nodes: list[StdioNode]
+
+
+class StdioDeclarationResponse(DeclarationResponse):
+    node: StdioNode
+    defined_at: SourceLocation
+
+
+class StdioPremiseHit(PremiseHit):
+    location: SourceLocation
+
+
+class StdioPremisesResponse(PremisesResponse):
+    premises: list[StdioPremiseHit]
