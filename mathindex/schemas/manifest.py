@@ -68,7 +68,7 @@ class SourceSpec(_Strict):
     commit: str | None = None
     sha256: str | None = None
     tags: str | None = None  # a tags file (Stacks format), relative to the sources file
-    upstream: Upstream | None = None  # a corpus laid out from a public repository (bench/layout_corpus.py)
+    upstream: Upstream | None = None  # a corpus laid out from a public repository (mathindex/upstream.py)
 
     @field_validator("commit")
     @classmethod
