@@ -1,16 +1,19 @@
 # Entry points (see README.md): `make release`, `make test` (everything, what CI runs) and
-# `make test-fast` (without the `e2e` and `slow` tests, for local work).
+# `make test-fast` (without the `e2e` and `slow` tests, for local work); `make mathlib
+# MATHLIB=<a Mathlib clone, or https://github.com/leanprover-community/mathlib4>` lays out Mathlib at
+# the pinned commit under build/corpora/ and builds its release into $(OUT)/mathlib.
 PY      ?= python3.11
 VENV    ?= .venv
 BIN     := $(VENV)/bin
 OUT     ?= build
+MATHLIB_SOURCES := bench/sources/mathlib.yaml
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export DO_NOT_TRACK := 1
 
-.PHONY: venv install test test-fast release clean
+.PHONY: venv install test test-fast release mathlib clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -26,6 +29,11 @@ venv install: $(VENV)/.installed
 
 release: $(VENV)/.installed
 	$(BIN)/mathindex release --out $(OUT)
+
+mathlib: $(VENV)/.installed
+	@test -n "$(MATHLIB)" || { echo "make mathlib: give MATHLIB=<a Mathlib clone, or https://github.com/leanprover-community/mathlib4>" >&2; exit 2; }
+	$(BIN)/mathindex get-corpus "$(MATHLIB)" --sources $(MATHLIB_SOURCES)
+	$(BIN)/mathindex release --sources $(MATHLIB_SOURCES) --out $(OUT)/mathlib
 
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest --durations=15

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tables", type=Path, default=ROOT / "build" / "tables" / "mathlib-stacks")
-    ap.add_argument("--suite", type=Path, default=ROOT.parent / "shared" / "bench" / "mathlibqr-dev.json")
+    ap.add_argument("--suite", type=Path, default=ROOT / "bench" / "suites" / "mathlibqr-dev.json")
     ap.add_argument("--model", action="append", default=[], help="'default' or a model path; first is the baseline")
     ap.add_argument("--max-seq-length", type=int, action="append", default=[],
                     help="per --model (0: the model's own); shorter is cheaper")

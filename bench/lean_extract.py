@@ -89,7 +89,7 @@ def peak_rss_mb() -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("root", nargs="?", default="/work/corpora/mathlib4")
-    ap.add_argument("--bench", default="/work/shared/bench/mathlibqr-dev.json")
+    ap.add_argument("--bench", default="bench/suites/mathlibqr-dev.json")
     ap.add_argument("--repeats", type=int, default=1)
     args = ap.parse_args()
     root = Path(args.root)

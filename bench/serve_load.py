@@ -1,7 +1,7 @@
 """Load test of `mathindex serve` on 127.0.0.1: latency under concurrent clients, errors, and the
 serving process's memory. Bounded in count and time; it stops by itself.
 
-    .venv/bin/python -m bench.serve_load build/mathlib --suite ../shared/bench/mathlibqr-dev.json
+    .venv/bin/python -m bench.serve_load build/mathlib --suite bench/suites/mathlibqr-dev.json
 
 Starts the server on ROOT (or uses --url), then runs `--single` queries from one client, then
 `--queries` queries from `--clients` concurrent clients (closed loop, keep-alive connections), drawn
@@ -30,7 +30,7 @@ from bench.common.serving import (STYLES, Client, cpu_seconds, loadavg, machine_
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("root", type=Path, nargs="?", help="release root to serve (omit with --url)")
-    ap.add_argument("--suite", type=Path, default=Path("../shared/bench/mathlibqr-dev.json"))
+    ap.add_argument("--suite", type=Path, default=Path("bench/suites/mathlibqr-dev.json"))
     ap.add_argument("--url", help="an already running server (http://127.0.0.1:PORT); else one is started")
     ap.add_argument("--port", type=int, default=8765)
     ap.add_argument("--clients", type=int, default=20)

@@ -1,7 +1,7 @@
 """CPU per query of the serving path, split by component, and the answers' top-k hits (to check that
 a change keeps search results identical).
 
-    .venv/bin/python -m bench.serve_profile RELEASE --suite ../shared/bench/mathlibqr-dev.json \
+    .venv/bin/python -m bench.serve_profile RELEASE --suite bench/suites/mathlibqr-dev.json \
         [--names-out AFTER.json] [--compare BEFORE.json] [--engine] [--no-informal]
 
 Opens RELEASE as `mathindex serve` does (`ServedRelease`, answer cache off) and answers every distinct

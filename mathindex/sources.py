@@ -38,16 +38,22 @@ class Source:
     tags_file: Path | None
 
 
-def load_sources(path: Path) -> tuple[list[Source], list[SuiteSpec]]:
-    """Sources and suites of a sources file; paths resolve relative to the file."""
+def read_sources_file(path: Path) -> SourcesFile:
+    """A sources file parsed and validated, its paths as written (relative to the file); nothing
+    checked on disk. SourceError when it is missing or invalid."""
     if not path.is_file():
         raise SourceError(f"sources file not found: {path}")
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-        parsed = SourcesFile.model_validate(raw)
+        return SourcesFile.model_validate(raw)
     except (yaml.YAMLError, ValidationError) as exc:
         first = str(exc).splitlines()
         raise SourceError(f"invalid sources file {path}: {' '.join(first[:3])}") from None
+
+
+def load_sources(path: Path) -> tuple[list[Source], list[SuiteSpec]]:
+    """Sources and suites of a sources file; paths resolve relative to the file."""
+    parsed = read_sources_file(path)
     base = path.parent
     sources = [_resolve(spec, base) for spec in parsed.sources]
     suites = [s.model_copy(update={"path": str((base / s.path).resolve())}) for s in parsed.suites]

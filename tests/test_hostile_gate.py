@@ -205,6 +205,13 @@ def test_the_sample_release_has_a_suite_and_passes_gated(sample_release_root):
     assert manifest["bench"]["suites"] and manifest["bench"]["headline"]
     assert manifest["gate"]["passed"] is True and manifest["gate"]["gated"] is True
     assert manifest["gate"]["summary"] == "gate passed" and len(manifest["gate"]["checks"]) >= 3
+    # a first release on a fresh root: gated against the committed baseline, and its notes say so
+    source = json.loads((REPO / "bench" / "baselines" / "sample.json").read_text())["source"]
+    against = f"committed baseline bench/baselines/sample.json (release {source})"
+    assert manifest["bench"]["baseline"] == against
+    notes = (sample_release_root / "releases" / rid / "release-notes.md").read_text()
+    assert f"Gate: **PASSED** (a headline metric may fall at most 2.0 points; baseline: {against})." in notes
+    assert f"the first release on this root, gated against the {against}" in notes
 
 
 # -- errors inside a flow are one line ----------------------------------------------------------

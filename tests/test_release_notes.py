@@ -60,7 +60,12 @@ def test_notes_call_out_a_changed_suite_and_list_the_pins():
     unchanged = notes(manifest(suites=pins), before=Baseline("R0", manifest("R0", suites=pins)))
     assert "changed since the baseline" not in unchanged
     assert "Nothing among the inputs: the corpus pins, suites, model and code version are those of release R0." in unchanged
-    assert "No baseline release (gated against the committed bench/baselines)" in notes(manifest(suites=pins))
+    assert "No baseline release: the first release on this root, gated against the committed bench/baselines" \
+        in notes(manifest(suites=pins))
+    first = notes(manifest(suites=pins, baseline="committed baseline bench/baselines/sample.json (release R0)"))
+    assert ("No baseline release: the first release on this root, gated against the committed baseline "
+            "bench/baselines/sample.json (release R0); no inputs to compare.") in first
+    assert "baseline: committed baseline bench/baselines/sample.json (release R0))." in first
 
 
 def test_input_changes_name_each_changed_input():

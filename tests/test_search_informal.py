@@ -201,18 +201,53 @@ def test_warm_embeds_every_rendering_once(tmp_path):
 
 def test_warm_command_on_the_sample_release(sample_release_root, tmp_path, capsys):
     import json
+    import shutil
 
     from mathindex.cli import main
     from mathindex.search.engine import SearchEngine
+    from mathindex.store.layout import RootLayout
     from tests.serving import copy_root
 
-    root = copy_root(sample_release_root, tmp_path / "root")
-    release = json.loads((root / "published.json").read_text())["release_id"]
-    assert main(["warm", str(root / "releases" / release)]) == 0
-    first = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert first["renderings"] > 50 and first["cached"] + first["embedded"] == first["distinct"]
-    assert main(["warm", str(root / "releases" / release)]) == 0
-    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["embedded"] == 0
-    engine = SearchEngine(root / "releases" / release)
+    root = copy_root(sample_release_root, tmp_path / "root")  # releases, without the caches
+    release = root / "releases" / json.loads((root / "published.json").read_text())["release_id"]
+    embeddings = RootLayout(sample_release_root).caches.embeddings("x").parent
+    shutil.copytree(embeddings, RootLayout(root).caches.embeddings("x").parent)
+    # the release's embed stage embedded every rendering into its root's cache: nothing left to warm
+    assert main(["warm", str(release)]) == 0
+    built = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert built["renderings"] > 50 and built["embedded"] == 0 and built["cached"] == built["distinct"]
+    made = json.loads((release / "manifest.json").read_text())["vector_index"]["embedding"]["renderings"]
+    assert made["distinct"] == built["distinct"] and made["cached"] + made["embedded"] == built["distinct"]
+    engine = SearchEngine(release)
     engine.search("every element of a group has an inverse", 10)
     assert engine.informal.stats["encoded"] == 0 and engine.informal.stats["store"] > 0
+    # a root without that cache (a release built before, or a copied root): `warm` embeds them, once
+    shutil.rmtree(RootLayout(root).cache)
+    assert main(["warm", str(release)]) == 0
+    first = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert first["embedded"] == first["distinct"] == built["distinct"]
+    assert main(["warm", str(release)]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["embedded"] == 0
+
+
+def test_the_embed_stage_embeds_every_rendering_into_the_channels_store(tmp_path):
+    """`tasks.embed.warm_renderings`: what the informal channel would embed at query time (no
+    glosses; a LaTeX body where a node has no rendering), in the store the channel reads."""
+    from types import SimpleNamespace
+
+    from mathindex.embed.embedder import EmbeddingCache
+    from mathindex.tasks.embed import warm_renderings
+
+    emb = WordsEmbedder()
+    names, facets, texts = zip(*ROWS, ("Tex.lemma", "latex_body", "a lemma about sets"))
+    table = pa.table({"name": list(names), "facet": list(facets), "text": list(texts)})
+    counts = warm_renderings(table, SimpleNamespace(embedder=emb), tmp_path / "cache")
+    assert (counts["renderings"], counts["embedded"]) == (4, 4)
+    assert "Uses Group.comm" not in " ".join(emb.encoded)
+    assert warm_renderings(table, SimpleNamespace(embedder=emb), tmp_path / "cache")["embedded"] == 0  # resumes
+    pq.write_table(table, tmp_path / "embedding_texts.parquet")
+    emb.encoded.clear()
+    reranker = InformalReranker(tmp_path / "embedding_texts.parquet", emb.encode,
+                                store=EmbeddingCache(tmp_path / "cache", emb.name, emb.revision, DIM))
+    reranker.rerank(emb.encode(["sets"])[0], ["Group.comm", "Set.inter", "Ring.zero", "Tex.lemma", "Lonely"])
+    assert reranker.stats["encoded"] == 0 and emb.encoded == ["sets"]

@@ -72,7 +72,7 @@ def quantile(sorted_values: list[float], q: float) -> float:
 
 
 MATHLIB = Path("/work/corpora/mathlib4")
-MATHLIBQR = Path("/work/shared/bench/mathlibqr-dev.json")
+MATHLIBQR = ROOT / "bench" / "suites" / "mathlibqr-dev.json"
 
 
 def mathlib_declarations(cache: Path | None = None) -> pa.Table:

@@ -64,7 +64,7 @@ def build(mathlib: Path, work: Path) -> Path:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mathlib", type=Path, default=ROOT.parent / "corpora" / "mathlib4")
-    ap.add_argument("--suite", type=Path, default=ROOT.parent / "shared" / "bench" / "mathlibqr-dev.json")
+    ap.add_argument("--suite", type=Path, default=ROOT / "bench" / "suites" / "mathlibqr-dev.json")
     ap.add_argument("--work", type=Path, default=ROOT / "build" / "bench" / "mathlibqr")
     ap.add_argument("--reuse", action="store_true", help="search the indexes a previous run built")
     args = ap.parse_args()

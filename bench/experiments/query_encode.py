@@ -2,7 +2,7 @@
 ONNX fp32 (what releases embed with), torch bf16 autocast and torch fp32. Queries: the styles of a
 MathlibQR-format suite (the first --limit).
 
-    .venv/bin/python -m bench.experiments.query_encode --model build/rebuild3/root/models/<entry> --suite ../shared/bench/mathlibqr-dev.json
+    .venv/bin/python -m bench.experiments.query_encode --model build/rebuild3/root/models/<entry> --suite bench/suites/mathlibqr-dev.json
 
 `--packed`: instead, the ONNX fp32 export one query at a time against its packed export
 (embed/onnx.py `run_packed`, what the server runs when queries wait together) in packs of 1, 2, 4,

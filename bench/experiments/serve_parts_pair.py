@@ -3,7 +3,7 @@ alternating query by query: the served query encoder (serve/release.py `_thread_
 and `SearchEngine.rank` over every query's recorded channel lists. Thread CPU a query and the
 ratio per round; the outputs must be identical (vectors bit for bit, hits with scores and ranks).
 
-    .venv/bin/python -m bench.experiments.serve_parts_pair RELEASE --suite ../shared/bench/mathlibqr-dev.json \
+    .venv/bin/python -m bench.experiments.serve_parts_pair RELEASE --suite bench/suites/mathlibqr-dev.json \
         --before /work/main [--rounds 5]
 
 The other checkout's `serve/release.py` and `search/engine.py` are loaded by path beside this

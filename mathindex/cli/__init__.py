@@ -46,6 +46,7 @@ VERBS = {  # subcommand -> its module in mathindex.cli, each with run(args) -> e
     "bench": "bench",
     "gate": "gate",
     "verify": "verify",
+    "get-corpus": "get_corpus",
     "warm": "warm",
     "train-embedder": "train",
     "serve": "serve",

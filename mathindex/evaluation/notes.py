@@ -53,7 +53,7 @@ def render_notes(manifest: Manifest, suites: dict[str, dict], gate: GateReport, 
     stems `plot.write_plots` wrote under bench/."""
     changed = suite_changes(manifest.bench.suites, _pins(before))
     lines = _header(manifest, gate, changed, title)
-    lines += _changes_section(manifest, before)
+    lines += _changes_section(manifest, before, manifest.bench.baseline)
     lines += _headline_section(gate, plots)
     for name, s in sorted(suites.items()):
         note = " (the suite changed since the baseline release)" if name in changed else ""
@@ -88,10 +88,12 @@ def _header(manifest: Manifest, gate: GateReport, changed: dict[str, str], title
     return lines
 
 
-def _changes_section(manifest: Manifest, before: Baseline | None) -> list[str]:
+def _changes_section(manifest: Manifest, before: Baseline | None, baseline_from: str) -> list[str]:
     lines = ["## Changes against the baseline release", ""]
-    if before is None:
-        return lines + ["No baseline release (gated against the committed bench/baselines): no inputs to compare.", ""]
+    if before is None:  # a first release on its root: `tasks.bench.committed_source` names the files
+        against = baseline_from if baseline_from.startswith("committed") else "committed bench/baselines"
+        return lines + [f"No baseline release: the first release on this root, gated against the {against}; "
+                        "no inputs to compare.", ""]
     changes = input_changes(manifest, before.manifest)
     if not changes:
         return lines + [f"Nothing among the inputs: the corpus pins, suites, model and code version are those of "

@@ -68,7 +68,7 @@ class SourceSpec(_Strict):
     commit: str | None = None
     sha256: str | None = None
     tags: str | None = None  # a tags file (Stacks format), relative to the sources file
-    upstream: Upstream | None = None  # a corpus laid out from a public repository (bench/layout_corpus.py)
+    upstream: Upstream | None = None  # a corpus laid out from a public repository (mathindex/upstream.py)
 
     @field_validator("commit")
     @classmethod
@@ -129,7 +129,8 @@ class EmbedderInfo(_Recorded):
 
 class EmbeddingRun(_Figures):
     """`vector_index.embedding`: what the embed stage did (`embed.embedder.EmbedStats`, the backend
-    that ran, the precision)."""
+    that ran, the precision, and `renderings`: the informal renderings it embedded into the cache,
+    `search.informal.embed_renderings`'s counts)."""
 
     rows: int | None = None
     distinct: int | None = None
@@ -141,6 +142,7 @@ class EmbeddingRun(_Figures):
     index_updated: bool | None = None
     backend: str | None = None
     precision: str | None = None
+    renderings: dict[str, Number] | None = None  # the informal channel's renderings embedded into the cache
 
 
 class IndexUpdate(_Figures):

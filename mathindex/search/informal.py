@@ -11,9 +11,9 @@ left out of the list (on the sample they were, and its natural queries fell 78.8
 Vectors are kept per name (LRU), so candidates that recur across queries are embedded once, and,
 given the release root's embedding cache (`embed.embedder.EmbeddingCache` of the release's embedder),
 they are looked up there by the sha256 of the text and new ones written back in shards of
-FLUSH_AT (and at `flush`): a rendering is then embedded once per model, whichever process, release
-or run meets it first (the next night's bench stage, the server), as the embed stage embeds a text
-once per model.
+FLUSH_AT (and at `flush`): a rendering is embedded once per model. The release's embed stage embeds
+every rendering into that store (`embed_renderings`, `tasks.embed.warm_renderings`), so the bench
+stage and the server find them there; the LRU and the write-back serve releases built before.
 """
 
 from __future__ import annotations
@@ -61,12 +61,7 @@ class InformalReranker(Channel):
                  store=None, shared: dict[str, str] | None = None):
         """`store`: an EmbeddingCache of the same embedder as `encode`, or None (the LRU only).
         `shared`: name -> the str object to key a name with (the engine's), if any."""
-        table = (pl.scan_parquet(texts).filter(pl.col("facet").is_in(FACETS))
-                 .with_columns(pref=pl.col("facet").replace_strict(FACETS, range(len(FACETS)), return_dtype=pl.Int8),
-                               text=pl.when(pl.col("facet") == FACETS[0]).then(pl.col("text").str.replace(_GLOSSES, ""))
-                               .otherwise(pl.col("text")))
-                 .sort("pref", "name").unique("name", keep="first", maintain_order=True)
-                 .select("name", "text").collect())
+        table = rendering_texts(pl.scan_parquet(texts))
         self.row = dict(zip(shared_names(table.get_column("name").to_list(), shared), range(table.height)))
         self.texts = table.get_column("text").to_arrow()  # one Arrow string array, not 300 k Python strings
         self.encode = encode
@@ -172,17 +167,13 @@ class InformalReranker(Channel):
 
     def warm(self, embedder, limit: int = 0) -> dict:
         """Embeds every rendering not yet in the store (the first `limit` by name, 0: all) with
-        `embedder` (its worker pool, chunk by chunk, each chunk stored as done, so an interrupted
-        run resumes), so that no query embeds one. The embed stage's `embed_texts` does the work:
-        one text, one vector, per model. Returns its counts."""
+        `embedder` (`embed_renderings`), so that no query embeds one. Returns its counts."""
         if self.store is None:
             raise ValueError("the informal channel has no store to warm")
         texts = self.texts if not limit else self.texts.slice(0, limit)
-        stats = EmbedStats()
-        embed_texts(pa.table({"text": texts}), embedder, self.store.root, stats)
+        counts = embed_renderings(texts, embedder, self.store.root)
         self._reader.refresh()
-        return {"renderings": stats.rows, "distinct": stats.distinct, "cached": stats.cached,
-                "embedded": stats.embedded, "seconds": round(stats.seconds, 1)}
+        return counts
 
     def rerank(self, query_vector: np.ndarray, names: list[str]) -> list[tuple[str, float]]:
         """(name, cosine) of the names with a rendering, best first (ties by name)."""
@@ -191,6 +182,28 @@ class InformalReranker(Channel):
             return []
         sims = self.vectors(have) @ np.asarray(query_vector, dtype=np.float32).reshape(-1)
         return sorted(zip(have, (float(s) for s in sims)), key=lambda x: (-x[1], x[0]))
+
+
+def rendering_texts(texts: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
+    """(name, text) of what the channel embeds per node, from an `embedding_texts` table: its
+    informal rendering without the glosses, else its LaTeX body; one row per name, sorted by name."""
+    return (texts.lazy().filter(pl.col("facet").is_in(FACETS))
+            .with_columns(pref=pl.col("facet").replace_strict(FACETS, range(len(FACETS)), return_dtype=pl.Int8),
+                          text=pl.when(pl.col("facet") == FACETS[0]).then(pl.col("text").str.replace(_GLOSSES, ""))
+                          .otherwise(pl.col("text")))
+            .sort("pref", "name").unique("name", keep="first", maintain_order=True)
+            .select("name", "text").collect())
+
+
+def embed_renderings(texts: pa.Array | pa.ChunkedArray, embedder, cache_dir: Path) -> dict:
+    """Embeds the renderings `texts` not yet in the embedding cache under `cache_dir` (the one the
+    channel reads: keyed by the text's sha256, per model) with `embedder`: the embed stage's
+    `embed_texts`, its worker pool chunk by chunk, each chunk stored as done, so an interrupted run
+    resumes. Returns its counts (renderings, distinct, cached, embedded, seconds)."""
+    stats = EmbedStats()
+    embed_texts(pa.table({"text": texts}), embedder, cache_dir, stats)
+    return {"renderings": stats.rows, "distinct": stats.distinct, "cached": stats.cached,
+            "embedded": stats.embedded, "seconds": round(stats.seconds, 1)}
 
 
 def _write(store, pending: dict, lock) -> bool:

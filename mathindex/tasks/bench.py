@@ -104,17 +104,33 @@ def _run_suites(release_dir: Path, suites: list[SuiteSpec], vector: VectorChanne
     return BenchRun(metrics, table(rows, BENCH_RESULTS))
 
 
-def baseline_metrics(root: Path, suite_names: list[str]) -> tuple[dict[str, float], str]:
-    """Headline metrics to gate against, restricted to the suites this release runs: the last
-    published release under root, else the committed `bench/baselines/*.json`."""
+def baseline_metrics(root: Path, suite_names: list[str], baselines: Path = BASELINES) -> tuple[dict[str, float], str]:
+    """Headline metrics to gate against, restricted to the suites this release runs, and where
+    they come from: the last published release under root (`release <id>`), else the committed
+    `bench/baselines/*.json` (a first release on a fresh root: `committed_source` names the files
+    and the releases they were measured on)."""
     last = published_release(root)
     if last is not None and ReleaseLayout(last).metrics.is_file():
-        head, source = json.loads(ReleaseLayout(last).metrics.read_text())["headline"], f"release {last.name}"
-    else:
-        head, source = {}, "bench/baselines"
-        for f in sorted(BASELINES.glob("*.json")):
-            head.update(json.loads(f.read_text())["headline"])
-    return {k: v for k, v in head.items() if k.split("/", 1)[0] in suite_names}, source
+        head = json.loads(ReleaseLayout(last).metrics.read_text())["headline"]
+        return {k: v for k, v in head.items() if k.split("/", 1)[0] in suite_names}, f"release {last.name}"
+    head, used = {}, []
+    for f in sorted(baselines.glob("*.json")):
+        doc = json.loads(f.read_text(encoding="utf-8"))
+        mine = {k: v for k, v in doc["headline"].items() if k.split("/", 1)[0] in suite_names}
+        if mine:
+            head.update(mine)
+            used.append((f.name, doc.get("source")))
+    return head, committed_source(used)
+
+
+def committed_source(used: list[tuple[str, str | None]]) -> str:
+    """`committed baseline bench/baselines/<file> (release <id>), …`: what a first release was gated
+    against, for its manifest and notes; `committed baselines bench/baselines (none for these
+    suites)` when no file has one of its suites."""
+    if not used:
+        return "committed baselines bench/baselines (none for these suites)"
+    files = ", ".join(f"bench/baselines/{name}" + (f" (release {src})" if src else "") for name, src in used)
+    return f"committed baseline {files}"
 
 
 @stage(name="gate")

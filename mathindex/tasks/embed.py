@@ -1,11 +1,12 @@
-"""Embedding tasks: the texts of each node, their vectors (cached by model + text hash), and the
-FAISS int8 HNSW index over them."""
+"""Embedding tasks: the texts of each node, their vectors (cached by model + text hash), the
+FAISS int8 HNSW index over them, and the informal channel's rendering vectors (into the same cache)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import polars as pl
 import pyarrow as pa
 from prefect.logging import get_run_logger
 
@@ -18,6 +19,7 @@ from mathindex.embed.texts import EMBEDDED_FACETS, embedded_texts, embedding_tex
 from mathindex.embed.vector_index import INDEX_FILES, TRUTH_FILE, VectorIndex
 from mathindex.embed.vector_index import embed_and_index as embed_and_build
 from mathindex.schemas.embed import EMBEDDING_TEXTS as TEXTS_SCHEMA
+from mathindex.search.informal import embed_renderings, rendering_texts
 from mathindex.store.integrity import verify_release
 from mathindex.store.layout import ReleaseLayout
 from mathindex.tasks import HOUR_S, stage
@@ -81,8 +83,18 @@ def embed_and_index(
     embedding["backend"] = embedder.backend
     embedding["precision"] = precision
     index_info = {**info, "model": model.reference, "facets": list(EMBEDDED_FACETS)}
-    return VectorBuild(embedder=embedder.info(), index=index_info, embedding=embedding,
-                       channel=built_channel(texts, release_dir, embedder, model, cache_dir))
+    channel = built_channel(texts, release_dir, embedder, model, cache_dir)
+    embedding["renderings"] = warm_renderings(texts, channel, cache_dir)
+    return VectorBuild(embedder=embedder.info(), index=index_info, embedding=embedding, channel=channel)
+
+
+def warm_renderings(texts: pa.Table, channel: VectorChannel, cache_dir: Path) -> dict:
+    """Every informal rendering the informal channel ranks by (`search.informal.rendering_texts`),
+    embedded into the root's embedding cache by the embedder that encodes the release's queries
+    (the store the channel reads, keyed by text sha256 per model), so that neither the bench
+    stage nor a server embeds one at query time; cached ones cost a lookup. Its counts."""
+    renderings = rendering_texts(pl.from_arrow(texts.select(["name", "facet", "text"]))).get_column("text")
+    return embed_renderings(renderings.to_arrow(), channel.embedder, cache_dir)
 
 
 def built_channel(texts: pa.Table, release_dir: Path, embedder, model: ModelPin, cache_dir: Path) -> VectorChannel:
