@@ -90,7 +90,17 @@ its notes show the metrics before and after. Exit codes as for release.""",
     "warm": """\
 Embeds every informal rendering of RELEASE (the informal channel's texts) that is not yet in its
 root's embedding cache, so that no prose query embeds one at query time; without it each rendering
-is embedded the first time a query needs it, and kept. Resumable; prints the counts as JSON.""",
+is embedded the first time a query needs it, and kept. The release's embed stage does the same for
+the release it builds, so this is needed only for releases built before it did. Resumable; prints
+the counts as JSON.""",
+    "get-corpus": """\
+Lays out the pinned corpus of a sources file's source that has an `upstream` block (Mathlib in
+bench/sources/mathlib.yaml) where the file's `path` points (build/corpora/mathlib4): only the files
+the release reads, at the pinned commit, read from git objects, with a COMMIT file written last.
+REPOSITORY is a local clone, a git directory or a bare mirror (checked for the commit, nothing
+fetched), or a URL (only the pinned commit is fetched, into build/corpora/<name>.git, kept for the
+next run). Refuses, with one line and exit 2, a directory that is not a checkout of the upstream, a
+checkout without the pinned commit, and a URL that cannot be fetched.""",
     "verify": """\
 Checks every file of RELEASE against its manifest's sha256 (--quick: sizes only). Prints the bad
 files one per line and exits 4, else exits 0.""",
