@@ -15,7 +15,8 @@ from mathindex.serve.responses import (
     ResolveResponse,
     SearchResponse,
 )
-from mathindex.serve.release import PREMISES_K, BadInput, checked_k, checked_place, checked_text, describe
+from mathindex.limits import BadInput, checked_k, checked_place, checked_text
+from mathindex.serve.release import PREMISES_K, describe
 from mathindex.serve.swap import ReleaseHolder
 
 INSTRUCTIONS = (
