@@ -279,8 +279,9 @@ class ServedRelease:
     def ready_for(self, query: str) -> None:
         """What an unwarmed release (`warm=False`) loads before answering `query` as a warmed server
         answers it: the SymPy worker of the formula channel's canonical keys, for a formula query."""
-        if self.engine.formula is not None and runs_formula_channel(query):
-            self.engine.formula.index.wait_ready(60.0)
+        formula = self.engine.formula
+        if formula is not None and formula.index.canonical and runs_formula_channel(query):  # no keys: no worker
+            formula.index.wait_ready(60.0)
 
     def _warm(self) -> None:
         """One query through every channel, and SymPy loaded for formula queries, before serving."""
