@@ -22,7 +22,7 @@ $(BIN)/python:
 # torch first, pinned: an unpinned torch pulls a multi-GB CUDA build.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e '.[build,serve,test]'
 	touch $@
 
 venv install: $(VENV)/.installed

@@ -26,7 +26,9 @@ class ChannelContext:
     one str object per name (`shared`: the channels' lists hold those, not a copy of every name,
     about 25 MB on whole Mathlib), the release root, the query model (a manifest's reference or a
     path; None: the bundled one), whether the embedder only encodes queries (a server), a symbol
-    map file to use instead of the release's own, and the channels opened before this one."""
+    map file to use instead of the release's own, whether helper processes start as the channel
+    opens (`preload`: the formula channel's SymPy worker; else at the first query that needs one),
+    and the channels opened before this one."""
 
     release: Path
     names: list[str]
@@ -35,6 +37,7 @@ class ChannelContext:
     model: str | Path | None = None
     queries_only: bool = False
     symbols: Path | None = None
+    preload: bool = True
     opened: dict[str, Channel] = field(default_factory=dict)
 
     @property

@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from mathindex.serve.release import MAX_K, MAX_QUERY_BYTES
+from mathindex.limits import MAX_K, MAX_QUERY_BYTES
 from tests.serving import copy_root
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "mcp.md"

@@ -53,6 +53,10 @@ VERBS = {  # subcommand -> its module in mathindex.cli, each with run(args) -> e
     "mcp": "serve",
 }
 
+# the extra each verb needs beyond the base dependencies (pyproject.toml), named when a library is missing
+EXTRAS = {"serve": "serve", "mcp": "serve", "release": "build", "reembed": "build", "bench": "build", "warm": "build",
+          "train-embedder": "build"}
+
 
 def main(argv: list[str] | None = None) -> int:
     """Runs one subcommand; its exit code, an error as one line on stderr."""
@@ -60,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault(k, v)
     try:
         args = build_parser().parse_args(argv)
-        code = importlib.import_module(f"{__name__}.{VERBS[args.command]}").run(args)
+        code = _verb(args.command).run(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers, not at interpreter exit
         return code
     except BrokenPipeError as exc:
@@ -81,6 +85,19 @@ def main(argv: list[str] | None = None) -> int:
         msg = " ".join(str(exc).split()) or type(exc).__name__
         print(f"mathindex: error: {msg}", file=sys.stderr)
         return code
+
+
+def _verb(command: str):
+    """The module of `command`; a library it needs that is not installed is a one-line usage error
+    naming the extra that brings it (pyproject.toml: base, `serve`, `build`)."""
+    try:
+        return importlib.import_module(f"{__name__}.{VERBS[command]}")
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] == "mathindex":
+            raise
+        extra = EXTRAS.get(command)
+        how = f"it comes with the {extra} extra: pip install 'mathindex[{extra}]'" if extra else "reinstall mathindex"
+        raise UsageError(f"mathindex {command}: {exc.name} is not installed; {how}") from None
 
 
 def _stdout_closed() -> bool:

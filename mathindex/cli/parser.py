@@ -15,8 +15,21 @@ from mathindex.store.layout import OutputRootError, check_output_root
 
 
 class _Parser(argparse.ArgumentParser):
+    late_positional: str | None = None  # an optional positional's dest (search's QUERY), see parse_known_args
+
     def error(self, message: str):  # one line, exit 2
         raise UsageError(f"{self.prog}: {message}")
+
+    def parse_known_args(self, args=None, namespace=None):
+        """argparse matches positionals before the first option only, so an optional positional
+        after an option (`search ROOT --k 3 QUERY`: QUERY is optional since --queries) is left over:
+        the first word left over is then `late_positional`."""
+        ns, extras = super().parse_known_args(args, namespace)
+        if self.late_positional and getattr(ns, self.late_positional, None) is None:
+            words = [i for i, a in enumerate(extras) if not a.startswith("-")]
+            if words:
+                setattr(ns, self.late_positional, extras.pop(words[0]))
+        return ns, extras
 
 
 def _existing_dir(value: str) -> Path:
@@ -127,9 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--json", action="store_true", help="one JSON object per formula")
 
     s = sub.add_parser("search", help="answer a query from a built release")
+    s.late_positional = "query"
     s.add_argument("release", type=Path, help=RELEASE_HELP)
-    s.add_argument("query", help="words, a name, LaTeX or a Lean type")
-    s.add_argument("--k", type=int, default=10, help="hits to print (default 10)")
+    s.add_argument("query", nargs="?", help="words, a name, LaTeX or a Lean type (or give --queries)")
+    s.add_argument("--queries", type=Path, metavar="FILE", help="JSON Lines, one query a line: {\"query\": …, "
+                   "\"k\": 10, \"mode\": \"fused\" or \"formal\"}; prints one JSON line per query (`-`: standard input)")
+    s.add_argument("--k", type=int, default=10, help="hits to print (default 10, at most 100)")
     s.add_argument("--json", action="store_true", help="the ranked hits as JSON, with each hit's channels and ranks")
     s.add_argument("--formal", action="store_true",
                    help="the formal channel alone, Loogle syntax: constants, \"fragments\", patterns with _ and ?x, ⊢")
@@ -140,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     pm.add_argument("release", type=Path, help=RELEASE_HELP)
     pm.add_argument("--goal", required=True, help="the goal, a Lean term (`a * b ≤ c`)")
     pm.add_argument("--context", default="", help="hypotheses as Lean binders (`{a b : ℕ} (h : a ≤ b)`)")
-    pm.add_argument("--k", type=int, default=32, help="premises to print (default 32)")
+    pm.add_argument("--k", type=int, default=32, help="premises to print (default 32, at most 100)")
     pm.add_argument("--file", help="the goal's file (`Mathlib/Data/Nat/Basic.lean` or its module name): only what "
                     "it imports and what it declares above --line are candidates")
     pm.add_argument("--line", type=int, help="the goal's line in --file (default: below the file's last declaration)")

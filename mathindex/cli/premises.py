@@ -1,4 +1,5 @@
-"""`mathindex premises RELEASE --goal GOAL`: the declarations a proof of a Lean goal is likely to use."""
+"""`mathindex premises RELEASE --goal GOAL`: the declarations a proof of a Lean goal is likely to use,
+ranked on the server's query path (cli/query.py)."""
 
 from __future__ import annotations
 
@@ -7,45 +8,42 @@ import json
 import sys
 
 from mathindex.cli.exits import EXIT_OK, UsageError
+from mathindex.cli.query import node_fields, node_place, served, usage
 from mathindex.cli.release_arg import resolved_release
+from mathindex.limits import BadInput, checked_k, checked_place, checked_text
 from mathindex.premises import GoalError
-from mathindex.premises.api import ranker_of
 from mathindex.premises.goal import check_goal
 from mathindex.premises.ranker import check_premise_index
-from mathindex.search.engine import SearchEngine
 
 
 def run(args: argparse.Namespace) -> int:
     """The ranked declarations with their signals; a goal that does not parse is a one-line usage
     error with its position."""
     release = resolved_release(args)
-    if args.k < 1:
-        raise UsageError("mathindex premises: --k must be at least 1")
-    if args.line is not None and (args.file is None or args.line < 1):
+    if args.line is not None and (args.file is None or args.line < 1):  # said in the CLI's words
         raise UsageError("mathindex premises: --line needs --file and is at least 1")
     try:
-        check_goal(args.goal, args.context)  # before the release is opened: a typo costs no load
-        check_premise_index(release)  # before the engine opens
-        engine = SearchEngine(release)
-        ranker = ranker_of(engine)
-        result = ranker.rank(args.goal, args.context, args.k, file=args.file, line=args.line)
+        goal, context = checked_text(args.goal, "goal"), checked_text(args.context, "context", empty_ok=True)
+        k = checked_k(args.k)
+        file, line = checked_place(args.file, args.line)
+        check_goal(goal, context)  # before the release is opened: a typo costs no load
+        check_premise_index(release)
+        answer = served(release, args, premises=True).premises(goal, context, k, file=file, line=line)
+    except BadInput as exc:
+        raise usage("premises", exc) from None
     except (GoalError, FileNotFoundError) as exc:
         raise UsageError(f"mathindex premises: {' '.join(str(exc).split())}") from None
-    about = engine.describe([p.name for p in result.premises])
     if args.json:
-        rows = [{"rank": i, "name": p.name, "score": p.score, "signals": p.signals,
-                 **{k: v for k, v in about.get(p.name, {}).items() if k != "name"}}
-                for i, p in enumerate(result.premises, 1)]  # fmt: skip
-        print(json.dumps({"goal": result.goal, "context": result.context, "file": args.file, "constants": result.constants,
-                          "fallback": result.fallback, "notes": result.notes, "premises": rows}, ensure_ascii=False, indent=2))
+        rows = [{"rank": p.rank, "name": p.name, "score": p.score, "signals": p.signals, **node_fields(p)}
+                for p in answer.premises]  # fmt: skip
+        print(json.dumps({"goal": answer.goal, "context": answer.context, "file": args.file, "constants": answer.constants,
+                          "fallback": answer.fallback, "notes": answer.notes, "premises": rows}, ensure_ascii=False, indent=2))
         return EXIT_OK
-    for note in result.notes:
+    for note in answer.notes:
         print(f"({note})", file=sys.stderr)
-    for i, p in enumerate(result.premises, 1):
-        node = about.get(p.name, {})
+    for p in answer.premises:
         signals = " ".join(f"{k} {v:.2f}" for k, v in p.signals.items())
-        print(f"{i:>3}. {p.name}  ({node.get('kind', '?')}, {node.get('file', '?')}:{node.get('line') or '?'})  "
-              f"score {p.score:.3f}  [{signals}]")
-    if not result.premises:
+        print(f"{p.rank:>3}. {p.name}  ({node_place(p)})  score {p.score:.3f}  [{signals}]")
+    if not answer.premises:
         print("no premises")
     return EXIT_OK

@@ -42,11 +42,16 @@ class VectorChannel(Channel):
         """Over the release's files, with the query embedder its index's embedder name calls for."""
         layout = ReleaseLayout(context.release)
         try:  # the index's embedder name says how its vectors were made, and so how queries are encoded
-            built = json.loads((layout.vector / SIDECAR_FILE).read_text())["embedder"]["name"]
+            made = json.loads((layout.vector / SIDECAR_FILE).read_text())["embedder"]
+            built, revision = str(made["name"]), str(made["revision"])
         except (OSError, ValueError, KeyError, TypeError):
-            built = ""  # VectorIndex.open below says what is wrong
-        embedder = query_embedder(reference_path(context.model, context.root), context.cache_dir,
-                                  *query_encoding(built), context.queries_only)
+            built, revision = "", ""  # VectorIndex.open below says what is wrong
+        embedder = None
+        if context.queries_only and revision:  # the index's own model, by name: no model directory to hash or load
+            embedder = light_query_embedder(built, revision, context.cache_dir)
+        if embedder is None:
+            embedder = query_embedder(reference_path(context.model, context.root), context.cache_dir,
+                                      *query_encoding(built), context.queries_only)
         index = VectorIndex.open(layout.vector, embedder)
         return cls(index, embedder, pq.read_table(layout.table("embedding_texts"), columns=["text_id", "name"]), context.shared)
 
@@ -63,6 +68,17 @@ class VectorChannel(Channel):
         vec = self.encode(query) if vec is None else vec
         ids, scores = self.index.search(vec, k * 3)
         return self.rows.best(ids[0], scores[0], k)
+
+
+def light_query_embedder(index_embedder: str, revision: str, cache_dir: Path) -> OnnxQueryEmbedder | None:
+    """The torch-free query embedder of an index built by `index_embedder` at `revision` (its
+    sidecar's), from the checked exports in the root's cache (embed/queries.py); None when the
+    index's queries are not fp32 ONNX ones or the exports are not all there."""
+    precision, backend = query_encoding(index_embedder)
+    if precision != "fp32" or backend != "onnx":
+        return None
+    name = index_embedder.removesuffix("+bf16")  # a bf16 index's queries are its model's fp32 ones
+    return OnnxQueryEmbedder.open_named(name, revision, onnx_dir_for(cache_dir))
 
 
 def query_embedder(model: Path | None, cache_dir: Path, precision: str, backend: str, queries_only: bool):

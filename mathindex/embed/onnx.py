@@ -36,7 +36,7 @@ import tempfile
 import time
 import warnings
 from contextlib import contextmanager
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
@@ -92,6 +92,24 @@ def exporter_key() -> str:
     that only runs an export (`QUERY_FILE`) finds it without importing torch."""
     return (f"x{EXPORTER_VERSION}-opset{OPSET}-torch{version('torch')}-transformers{version('transformers')}"
             f"-ort{version('onnxruntime')}-c{ONNX.digest()[:12]}")
+
+
+def query_export_dirs(entry: Path) -> list[Path]:
+    """The export folders of one model entry (`<onnx root>/<name>@<rev16>/`) that queries may run
+    from: this environment's own (`exporter_key`) first, then any other of this exporter version and
+    opset, newest first. A process without torch or transformers (`pip install mathindex[serve]`)
+    has no key of its own; a checked export encodes as the model does, whichever versions made it."""
+    entry = Path(entry)
+    try:
+        own = [entry / exporter_key()]
+    except PackageNotFoundError:  # torch or transformers not installed: this process never exports
+        own = []
+    prefix = f"x{EXPORTER_VERSION}-opset{OPSET}-"
+    try:
+        others = [d for d in entry.iterdir() if d.name.startswith(prefix) and d not in own and d.is_dir()]
+    except OSError:
+        others = []
+    return own + sorted(others, key=lambda d: d.stat().st_mtime_ns, reverse=True)
 
 
 def default_root() -> Path:

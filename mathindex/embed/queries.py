@@ -62,14 +62,28 @@ class OnnxQueryEmbedder:
 
     @classmethod
     def open(cls, model: Path, onnx_root: Path) -> "OnnxQueryEmbedder | None":
-        """The query embedder of the model directory `model` from its exports under `onnx_root`,
-        or None when the exports, their passed checks or the query files are not all there."""
+        """The query embedder of the model directory `model` (hashed for its revision) from its
+        exports under `onnx_root`, or None (`open_named`)."""
         try:
             revision = model_revision(model)
             name = embedder_name(model, revision)
         except EmbedderError:
             return None
-        final = Path(onnx_root) / entry_name(name, revision) / onnx.exporter_key()
+        return cls.open_named(name, revision, onnx_root)
+
+    @classmethod
+    def open_named(cls, name: str, revision: str, onnx_root: Path) -> "OnnxQueryEmbedder | None":
+        """The query embedder of the model `name` at `revision` (as an index's sidecar records them)
+        from the first of its exports under `onnx_root` (`onnx.query_export_dirs`) whose files,
+        passed checks and query files are all there; None when none is."""
+        for final in onnx.query_export_dirs(Path(onnx_root) / entry_name(name, revision)):
+            found = cls._from_export(final, name, revision)
+            if found is not None:
+                return found
+        return None
+
+    @classmethod
+    def _from_export(cls, final: Path, name: str, revision: str) -> "OnnxQueryEmbedder | None":
         needed = (onnx.FP32_FILE, onnx.PACKED_FILE, onnx.CHECK_FILE, onnx.PACKED_CHECK_FILE, onnx.QUERY_FILE,
                   onnx.TOKENIZER_FILE)
         used = [f for f in needed if f != onnx.FP32_FILE]  # what a query runs on (fp32 is not read here)

@@ -27,10 +27,11 @@ class FormulaChannel(Channel):
     name = "formula"
     skip_variables = SKIP_FORMULA_VARIABLES
 
-    def __init__(self, release: Path, names: list[str] | None = None):
-        """`names`: the `nodes` table's name column, as the engine read it (the same rows, in order)."""
+    def __init__(self, release: Path, names: list[str] | None = None, preload: bool = True):
+        """`names`: the `nodes` table's name column, as the engine read it (the same rows, in order);
+        `preload`: start the SymPy worker now (FormulaIndex)."""
         layout = ReleaseLayout(release)
-        self.index = FormulaIndex.open(layout.formula)
+        self.index = FormulaIndex.open(layout.formula, preload=preload)
         formulas = pq.read_table(layout.table("formulas"), columns=["formula_id", "node_id"])
         nodes = pq.read_table(layout.table("nodes"), columns=["node_id"] if names is not None else ["node_id", "name"])
         name_of_node = dict(zip(nodes.column("node_id").to_pylist(), names if names is not None else nodes.column("name").to_pylist()))
@@ -49,7 +50,7 @@ class FormulaChannel(Channel):
 
     @classmethod
     def open(cls, context: ChannelContext) -> FormulaChannel:
-        return cls(context.release, context.names)
+        return cls(context.release, context.names, context.preload)
 
     def hits(self, query: Query, k: int) -> Hits | None:
         """Formula-like queries only (`query.formula`)."""

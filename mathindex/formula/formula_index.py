@@ -133,7 +133,9 @@ def features(tree: tuple, tokens: list[str] | None = None) -> _Features:
 class FormulaIndex:
     """A built formula index directory, opened read-only (arrays memory-mapped)."""
 
-    def __init__(self, out_dir: Path) -> None:
+    def __init__(self, out_dir: Path, preload: bool = True) -> None:
+        """`preload`: start the SymPy worker of query-time canonical keys now (it loads while the
+        first query is parsed); else the first formula query starts it (`wait_ready`, or not waited for)."""
         d = Path(out_dir)
         meta = json.loads((d / "meta.json").read_text(encoding="utf-8"))
         if meta.get("format") != FORMAT:
@@ -155,7 +157,7 @@ class FormulaIndex:
         for c, g in zip(canon_t.column("canonical").to_pylist(), canon_t.column("group").to_pylist()):
             self.canonical.setdefault(c, []).append(g)
         self.n_groups = len(self.members)
-        if self.canonical:
+        if self.canonical and preload:
             canon.shared_worker().start()  # SymPy loads while the first query is parsed
 
     # -- build ---------------------------------------------------------------------------------
@@ -211,9 +213,9 @@ class FormulaIndex:
         return meta
 
     @classmethod
-    def open(cls, out_dir: Path) -> FormulaIndex:
+    def open(cls, out_dir: Path, preload: bool = True) -> FormulaIndex:
         """Opens a built index directory."""
-        return cls(Path(out_dir))
+        return cls(Path(out_dir), preload)
 
     def wait_ready(self, timeout_s: float = 30.0) -> bool:
         """Waits until query-time canonical keys are available (SymPy loaded in its worker)."""

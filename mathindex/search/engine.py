@@ -27,7 +27,8 @@ from mathindex.search.confidence import NONE, Evidence, evidence, match_of
 from mathindex.search.fusion import ChannelRanks, Hit, fused_totals, gap_weights
 from mathindex.search.identifier import IdentifierResolver, unknown_identifier
 from mathindex.search.informal import InformalReranker
-from mathindex.search.kinds import looks_like_formula, looks_like_lean, query_kind, query_problem, runs_formula_channel
+from mathindex.limits import query_problem
+from mathindex.search.kinds import looks_like_formula, looks_like_lean, query_kind, runs_formula_channel
 from mathindex.search.latexquery import release_macros
 from mathindex.search.lexical import LexicalChannel
 from mathindex.search.parents import PARENT_DEPTH, parent_sets, with_parents
@@ -70,7 +71,7 @@ class SearchEngine:
 
     def __init__(self, release: Path, weights: dict[str, float] | None = None, model: str | None = None,
                  prior: str = PRIOR, verify: str = "quick", symbols: Path | None = None, queries_only: bool = False,
-                 channels: Mapping[str, Channel] | None = None):
+                 channels: Mapping[str, Channel] | None = None, preload: bool = True):
         """`model`: a model reference as a manifest records it (`models/<name>@<rev16>`, relative to
         the release root) or an absolute path; None: the release's own (its manifest's
         `vector_index.model`, resolved against the root the release is in now). `prior`: the
@@ -82,7 +83,8 @@ class SearchEngine:
         (search/symbols.py) to use instead of the release's own `latex_symbols.parquet`, if any.
         `queries_only` (a server): the embedder only encodes queries and renderings, so it runs
         without torch where the model's checked ONNX exports allow (embed/queries.py). `channels`:
-        channels open already, by name (the release flow's embedding channel), taken as they are."""
+        channels open already, by name (the release flow's embedding channel), taken as they are.
+        `preload`: start the channels' helper processes as they open (ChannelContext.preload)."""
         if verify not in VERIFY_MODES:
             raise ValueError(f"verify must be one of {', '.join(VERIFY_MODES)}, not {verify!r}")
         self.release = Path(release)
@@ -94,13 +96,13 @@ class SearchEngine:
         self.weights = weights or {}  # overrides of weights.WEIGHTS_BY_KIND, for every kind
         self.unavailable: dict[str, str] = {}
         try:
-            self._open(model, prior, queries_only, symbols, channels or {})
+            self._open(model, prior, queries_only, symbols, channels or {}, preload)
         except Exception as exc:
             self._refuse_if_damaged(exc)
             raise
 
     def _open(self, model: str | None, prior: str, queries_only: bool, symbols: Path | None,
-              given: Mapping[str, Channel]) -> None:
+              given: Mapping[str, Channel], preload: bool = True) -> None:
         """The nodes, the prior, the resolver and the parent sets, then each channel of CHANNELS."""
         nodes = ReleaseLayout(self.release).table("nodes")
         self.nodes = pq.read_table(nodes, columns=["name", "aliases", "kind", "title", "file", "line"])
@@ -113,7 +115,7 @@ class SearchEngine:
         # the root the release is in now (a moved or copied root finds its model); one str object per
         # name, shared by the channels' lists (needed while opening only)
         context = ChannelContext(self.release, names, dict(zip(names, names)), release_root(self.release), model,
-                                 queries_only, symbols)
+                                 queries_only, symbols, preload)
         for attribute, kind in CHANNELS:
             channel = given[kind.name] if kind.name in given else self._try(kind.name, lambda: kind.open(context))
             setattr(self, attribute, channel)

@@ -1,7 +1,7 @@
 """What kind of query a text is, as the engine sees it at query time: prose (`words`), TeX or math
 symbols (`formula`), Lean (`lean`: backticks, Loogle syntax, dotted constant names); whether the
-formula channel runs on it, what the lexical channel searches for it, and why a query cannot be
-searched at all."""
+formula channel runs on it and what the lexical channel searches for it. Why a query cannot be
+searched at all is `mathindex.limits`'."""
 
 from __future__ import annotations
 
@@ -62,14 +62,3 @@ def query_kind(query: str) -> str:
         return "lean"
     return "formula" if looks_like_formula(query) else "words"
 
-
-def query_problem(query: str) -> str | None:
-    """Why a query cannot be searched: empty or blank, or not valid UTF-8 (lone surrogates, which
-    is how Python reads undecodable bytes of a command line); None when it can."""
-    if not query.strip():
-        return "query is empty"
-    try:
-        query.encode("utf-8")
-    except UnicodeEncodeError:
-        return "query is not valid UTF-8"
-    return None

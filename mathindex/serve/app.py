@@ -36,7 +36,8 @@ from mathindex.serve.responses import (
     ResolveResponse,
     SearchResponse,
 )
-from mathindex.serve.release import MAX_K, PREMISES_K, BadInput, checked_place, checked_text, describe
+from mathindex.limits import MAX_K, BadInput, checked_place, checked_text, checked_url_part
+from mathindex.serve.release import PREMISES_K, describe
 from mathindex.serve.swap import ReleaseHolder
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,24 @@ class QueryRunner:
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+class Utf8Only:
+    """ASGI middleware: a request whose path or query string percent-decodes to bytes that are not
+    UTF-8 is a 400 (`limits.checked_url_part`); the framework would read `%FF` as U+FFFD and answer."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            try:
+                checked_url_part(scope.get("raw_path") or b"", "path")
+                checked_url_part(scope.get("query_string") or b"", "query string")
+            except BadInput as exc:
+                await _error(exc.status, str(exc))(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def configure_runtime() -> None:
@@ -112,6 +131,7 @@ def create_app(holder: ReleaseHolder, *, threads: int | None = None, budget_s: f
     app = FastAPI(lifespan=lifespan, title="mathindex", version="1", summary="Search a mathindex release: Lean declarations and LaTeX statements",
                   docs_url=None, redoc_url=None)  # Swagger UI would fetch its scripts from a CDN
     app.state.holder, app.state.runner = holder, runner
+    app.add_middleware(Utf8Only)
 
     @app.exception_handler(BadInput)
     async def _bad_input(_: Request, exc: BadInput):

@@ -12,7 +12,6 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
-from mathindex.serve.release import MAX_K, MAX_QUERY_BYTES, PREMISES_K, BadInput, checked_k, checked_place, checked_text, describe
 from mathindex.serve.responses import (
     FormulaResponse,
     StdioDeclarationResponse,
@@ -21,6 +20,8 @@ from mathindex.serve.responses import (
     StdioResolveResponse,
     StdioSearchResponse,
 )
+from mathindex.limits import MAX_K, MAX_QUERY_BYTES, BadInput, checked_k, checked_place, checked_text
+from mathindex.serve.release import PREMISES_K, describe
 from mathindex.serve.swap import ReleaseHolder
 
 INSTRUCTIONS = (

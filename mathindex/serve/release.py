@@ -25,14 +25,16 @@ from latex2mathml.converter import convert
 from mathindex.embed import onnx, torch_ops
 from mathindex.embed.base import MAX_ENCODE_CHARS
 from mathindex.embed.queries import token_rows
+from mathindex.errors import IntegrityError
 from mathindex.formal.query import FormalQueryError, UnknownConstant
 from mathindex.formula import describe_formula
+from mathindex.limits import BadInput
 from mathindex.names import LEAN_PREFIX
 from mathindex.premises import GoalError
 from mathindex.premises.api import ranker_of
 from mathindex.premises.priors import PREMISES_DIR, PRIORS_FILE
-from mathindex.search.engine import SearchEngine
-from mathindex.search.kinds import query_kind
+from mathindex.search.engine import VERIFY_MODES, SearchEngine
+from mathindex.search.kinds import query_kind, runs_formula_channel
 from mathindex.serve.encoder import PackedEncoder
 from mathindex.serve.responses import (
     Citation,
@@ -55,74 +57,47 @@ from mathindex.store.layout import ReleaseLayout
 
 log = logging.getLogger(__name__)
 
-MAX_QUERY_BYTES = 4096  # a query, formula, name, goal or context longer than this is refused (413)
-MAX_K = 100  # hits or premises per answer
 PREMISES_K = 32  # premises per answer unless asked
 MAX_LISTED = 200  # dependencies and citations listed per declaration (the totals say how many more)
 DUCKDB_MEMORY = "512MB"  # DuckDB's buffer pool for declaration look-ups: bounds the server's memory
 
 
-class ReleaseRefused(Exception):
+class ReleaseRefused(IntegrityError):
     """A release that cannot be served: a file missing or altered, or (for a swap) a channel that
-    the release being served has and this one fails to open."""
-
-
-class BadInput(ValueError):
-    """A request the server will not answer (4xx): too long, out of range or malformed."""
-
-    def __init__(self, message: str, status: int = 400):
-        super().__init__(message)
-        self.status = status
-
-
-def checked_text(value: str, what: str, *, empty_ok: bool = False) -> str:
-    """`value` when it is at most MAX_QUERY_BYTES of UTF-8 (else BadInput 413) and, unless
-    `empty_ok`, not blank (else BadInput 400)."""
-    if len(value.encode("utf-8", errors="replace")) > MAX_QUERY_BYTES:
-        raise BadInput(f"{what} is longer than {MAX_QUERY_BYTES} bytes", 413)
-    if not empty_ok and not value.strip():
-        raise BadInput(f"{what} is empty")
-    return value
-
-
-def checked_k(k: int) -> int:
-    if not 1 <= k <= MAX_K:
-        raise BadInput(f"k must be between 1 and {MAX_K}")
-    return k
-
-
-def checked_place(file: str | None, line: int | None) -> tuple[str | None, int | None]:
-    """(file, line) of a premises request: a file as `checked_text`, a line of at least 1 and only
-    with a file (else BadInput 400)."""
-    if file is not None:
-        file = checked_text(file, "file").strip()
-    if line is not None and (file is None or line < 1):
-        raise BadInput("line needs a file and is at least 1")
-    return file, line
+    the release being served has and this one fails to open (the CLI's exit 4)."""
 
 
 class ServedRelease:
     """A verified, opened release; every method is safe to call from several threads at once."""
 
-    def __init__(self, path: Path, *, verify: bool = True, cache_size: int = 1024, warm: bool = True,
-                 base_url: str | None = None):
-        """`base_url`: where the HTTP server of this root is reached (`https://host:port`), for the
-        absolute `url` of each location; None: locations carry the relative `source_url` only."""
+    def __init__(self, path: Path, *, verify: bool | str = True, cache_size: int = 1024, warm: bool = True,
+                 premises: bool = True, base_url: str | None = None):
+        """`verify`: "full" (or True) checks every file's sha256 first (ReleaseRefused), "quick" every
+        file's size (the engine's IntegrityError, as `mathindex search` without --verify), "none"
+        (or False) nothing. `warm`: one query through every channel before the first answer (a
+        server's; a one-query CLI does without, and starts no SymPy worker until a formula query:
+        `ready_for`). `premises`: open the premise ranker (else `premises` answers 404 and
+        `unavailable` names it). `base_url`: where the HTTP server of this root is reached
+        (`https://host:port`), for the absolute `url` of each location; None: the relative
+        `source_url` only."""
         path = Path(path)
         self.base_url = base_url.rstrip("/") if base_url else None
         started = time.monotonic()
-        problems = verify_release(path) if verify else []
+        mode = {True: "full", False: "none"}.get(verify, verify)
+        if mode not in VERIFY_MODES:
+            raise ValueError(f"verify must be one of {', '.join(VERIFY_MODES)}, not {verify!r}")
+        problems = verify_release(path) if mode == "full" else []
         if problems:
             raise ReleaseRefused(integrity_message(path, problems))
         self.path = path
         self.manifest = read_manifest(path)
         self.release_id: str = self.manifest.release_id
         # verified above (or the caller said not to); queries encoded without torch where the exports allow
-        self.engine = SearchEngine(path, verify="none", queries_only=True)
+        self.engine = SearchEngine(path, verify="quick" if mode == "quick" else "none", queries_only=True, preload=warm)
         for channel, why in self.engine.unavailable.items():  # reported with every answer; swap.py compares
             log.warning("release %s: channel %s unavailable: %s", self.release_id, channel, why)
         _thread_safe_encoding(self.engine)
-        self.premise_ranker, self.premises_missing = self._open_premises()
+        self.premise_ranker, self.premises_missing = self._open_premises() if premises else (None, "not opened")
         nodes = pq.read_table(ReleaseLayout(path).table("nodes"), columns=["name", "node_id", "corpus"])
         self._node_ids = nodes.column("node_id")
         self._corpora = nodes.column("corpus")
@@ -324,6 +299,13 @@ class ServedRelease:
                              "WHERE list_contains(cites, ?) ORDER BY file, line_start", [name])
         cites = [Citation(name=next(x for x in r if x), role="proof") for r in citing]
         return row, deps[:MAX_LISTED], len(deps), cites[:MAX_LISTED], len(cites)
+
+    def ready_for(self, query: str) -> None:
+        """What an unwarmed release (`warm=False`) loads before answering `query` as a warmed server
+        answers it: the SymPy worker of the formula channel's canonical keys, for a formula query."""
+        formula = self.engine.formula
+        if formula is not None and formula.index.canonical and runs_formula_channel(query):  # no keys: no worker
+            formula.index.wait_ready(60.0)
 
     def _warm(self) -> None:
         """One query through every channel, and SymPy loaded for formula queries, before serving."""
