@@ -13,7 +13,7 @@ from mathindex.schemas.latex import LATEX_STATEMENTS
 from mathindex.schemas.lean import DECLARATIONS, DEPENDENCIES
 from mathindex.schemas.search import NODES
 from mathindex.names import hit_name
-from mathindex.search.nodes import build_nodes
+from mathindex.search.nodes import build_nodes, statement_title
 from mathindex.search.prior import pagerank, reference_signals
 
 
@@ -33,7 +33,7 @@ def row_by_row(declarations: pa.Table, statements: pa.Table, dependencies: pa.Ta
     for s in statements.to_pylist():
         rows.setdefault(s["node_id"], {
             "node_id": s["node_id"], "name": hit_name(s["tag"], s["full_label"] or s["label"], s["statement_id"]),
-            "kind": s["kind"], "corpus": s["corpus"], "title": s["title"] or " ".join((s["body"] or "").split())[:300],
+            "kind": s["kind"], "corpus": s["corpus"], "title": statement_title(s["title"], s["body_normalised"] or s["body"]),
             "file": s["file"], "line": s["line_start"],
             "aliases": list(dict.fromkeys(a for a in (s["label"], s["full_label"], s["tag"]) if a))})
     ordered = [rows[k] for k in sorted(rows)]

@@ -388,3 +388,42 @@ def test_without_httptools_and_uvloop_the_server_says_so_and_runs_on_h11(monkeyp
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in ("httptools", "uvloop") else real(name, *a))
     assert http_stack() == {"http": "h11", "loop": "asyncio"}
     assert "httptools and uvloop are not installed" in caplog.text
+
+
+def test_every_response_carries_the_security_headers(client):
+    """CSP without inline script and nosniff on the page, static files, JSON, errors and HTML pages."""
+    source = _ok(client.get("/search", params={"q": "Nat.Prime.two_le", "k": 1}))["hits"][0]["location"]["source_url"]
+    for path, status in [("/", 200), ("/static/app.js", 200), ("/static/style.css", 200), ("/health", 200),
+                         ("/search?q=group", 200), ("/formula?latex=x%5E2", 200), ("/openapi.json", 200),
+                         ("/declaration/MiniMath.Nat.Prime.two_le", 200), ("/decl/MiniMath.Nat.Prime.two_le", 200),
+                         (source.split("#")[0], 200), ("/decl/no.such.name", 404), ("/search?q=", 400),
+                         ("/nothing-here", 404), ("/static/nothing.js", 404)]:
+        r = client.get(path)
+        assert r.status_code == status, (path, r.text)
+        csp = r.headers["content-security-policy"]
+        assert "default-src 'self'" in csp and "script-src 'self'" in csp and "unsafe-inline" not in csp, path
+        assert r.headers["x-content-type-options"] == "nosniff", path
+
+
+def test_declaration_page_shows_statement_informal_uses_used_by_and_source(client):
+    body = _ok(client.get("/declaration/MiniMath.Nat.Prime.two_le"))  # the JSON API as before, plus `informal`
+    assert body["node"]["name"] == "MiniMath.Nat.Prime.two_le" and body["informal"]
+    r = client.get("/decl/MiniMath.Nat.Prime.two_le")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    page = r.text
+    assert "<h2>Statement</h2>" in page and "2 ≤ p" in page and "<h2>Informal</h2>" in page
+    assert '<a href="/decl/MiniMath.Nat.Prime">MiniMath.Nat.Prime</a>' in page  # uses
+    assert "<h2>Used by (" in page and 'href="/decl/MiniMath.Nat.Prime.pos"' in page
+    assert body["defined_at"]["source_url"] in page and "<script" not in page
+    latex = client.get("/decl/MT03").text  # a LaTeX statement: its formulas as MathML, no \label
+    assert "<math" in latex and "\\label" not in latex and "closed" in latex
+
+
+def test_hits_have_clean_titles_and_latex_titles_as_sanitised_parts(client):
+    hits = _ok(client.get("/search", params={"q": "closure of a subset closed", "k": 10}))["hits"]
+    assert not any("\\label" in (h["title"] or "") for h in hits)
+    parts = [p for h in hits for p in h["title_parts"] or []]
+    assert any(p["mathml"] and p["mathml"].startswith("<math") for p in parts)
+    assert all(h["title_parts"] is None for h in hits if h["name"].startswith("MiniMath."))  # Lean: no LaTeX
+    mathml = _ok(client.get("/formula", params={"latex": "\\text{<img/src='x'/onerror='alert(1)'>}"}))["mathml"]
+    assert "<img" not in mathml and "&lt;img" in mathml

@@ -8,6 +8,7 @@ import polars as pl
 import pyarrow as pa
 
 from mathindex.informal.rules import without_context
+from mathindex.latex.plain import TITLE_CHARS, plain_statement
 from mathindex.names import LEAN_PREFIX, hit_name
 from mathindex.schemas.search import NODES
 from mathindex.search.prior import reference_signals
@@ -51,18 +52,25 @@ def _declaration_nodes(declarations: pa.Table) -> pl.DataFrame:
 
 def _statement_nodes(statements: pa.Table) -> pl.DataFrame:
     cols = ["node_id", "statement_id", "kind", "corpus", "title", "label", "full_label", "tag", "file", "line_start", "body"]
+    cols += ["body_normalised"] if "body_normalised" in statements.column_names else []
     rows = [{
         "node_id": s["node_id"],
         "name": hit_name(s["tag"], s["full_label"] or s["label"], s["statement_id"]),
         "kind": s["kind"],
         "corpus": s["corpus"],
-        "title": s["title"] or " ".join((s["body"] or "").split())[:300],
+        "title": statement_title(s["title"], s.get("body_normalised") or s["body"]),
         "file": s["file"],
         "line": s["line_start"],
         "aliases": list(dict.fromkeys(a for a in (s["label"], s["full_label"], s["tag"]) if a)),
     } for s in statements.select(cols).to_pylist()]
     schema = pa.schema([f for f in NODES if f.name not in ("in_degree", "pagerank")])
     return pl.from_arrow(pa.Table.from_pylist(rows, schema=schema))
+
+
+def statement_title(title: str | None, body: str | None) -> str:
+    """A LaTeX statement's title as reading text (latex/plain.py): its own title, else its body's
+    opening (user macros expanded where the body is `body_normalised`), never a \\label."""
+    return plain_statement(title or "", TITLE_CHARS) or plain_statement(body or "", TITLE_CHARS)
 
 
 def node_documents(texts: pa.Table) -> tuple[list[str], list[str]]:

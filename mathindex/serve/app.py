@@ -7,7 +7,6 @@ is a 503, and a query still waiting for a thread is dropped. Bad input is a 4xx 
 from __future__ import annotations
 
 import asyncio
-import html
 import importlib.util
 import logging
 import os
@@ -25,6 +24,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from mathindex.serve.pages import HEADERS, SecurityHeaders, declaration_page, source_page, with_title_parts
 from mathindex.serve.responses import (
     DeclarationResponse,
     ErrorBody,
@@ -116,7 +116,8 @@ def _json(model) -> Response:
 
 
 def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse(status_code=status, content={"error": message, "status": status})
+    # the headers here too: a 500 is answered outside the middleware (Starlette's ServerErrorMiddleware)
+    return JSONResponse(status_code=status, content={"error": message, "status": status}, headers=HEADERS)
 
 
 def create_app(holder: ReleaseHolder, *, threads: int | None = None, budget_s: float = BUDGET_S) -> FastAPI:
@@ -132,6 +133,7 @@ def create_app(holder: ReleaseHolder, *, threads: int | None = None, budget_s: f
                   docs_url=None, redoc_url=None)  # Swagger UI would fetch its scripts from a CDN
     app.state.holder, app.state.runner = holder, runner
     app.add_middleware(Utf8Only)
+    app.add_middleware(SecurityHeaders)  # added last: outermost, so every answer (a refusal too) carries the headers
 
     @app.exception_handler(BadInput)
     async def _bad_input(_: Request, exc: BadInput):
@@ -164,12 +166,14 @@ def create_app(holder: ReleaseHolder, *, threads: int | None = None, budget_s: f
                      k: int = Query(10, ge=1, le=MAX_K, description="hits to return"),
                      mode: Literal["fused", "formal"] = Query("fused", description="fused: every channel, with "
                                                               "`match`; formal: Loogle-style, the formal index alone")):
-        """Fused hits with their kind, title, file:line, channel ranks and score, and how well they
-        match (`match`, `notice`); with mode=formal, the declarations matching every Loogle term
-        (422 for a query that does not parse or names an unknown constant)."""
-        release = holder.current
-        answer = release.formal if mode == "formal" else release.search
-        return _json(await runner.run(answer, checked_text(q, "q"), k))
+        """Fused hits with their kind, title (a LaTeX statement's also as prose and sanitised MathML
+        parts), file:line, channel ranks and score, and how well they match (`match`, `notice`); with
+        mode=formal, the declarations matching every Loogle term (422 for a query that does not parse
+        or names an unknown constant)."""
+        release, q = holder.current, checked_text(q, "q")
+        if mode == "formal":
+            return _json(await runner.run(release.formal, q, k))
+        return _json(await runner.run(lambda: with_title_parts(release.search(q, k), release.is_statement)))
 
     @app.get("/resolve", response_model=ResolveResponse, responses=_ERRORS, tags=["search"])
     async def resolve(id: str = Query(..., description="a full or dotted-suffix name, a Stacks tag or a label")):
@@ -190,6 +194,16 @@ def create_app(holder: ReleaseHolder, *, threads: int | None = None, budget_s: f
         if found is None:
             raise BadInput(f"no declaration or statement named {name!r} in release {release.release_id}", 404)
         return _json(found)
+
+    @app.get("/decl/{name:path}", response_class=HTMLResponse, responses=_ERRORS, tags=["page"])
+    async def declaration_html(name: str):
+        """The declaration as a page: statement, informal rendering, what it uses and what uses it,
+        and a link to its source line."""
+        release, name = holder.current, checked_text(name, "name")
+        page = await runner.run(lambda: (found := release.declaration(name)) and declaration_page(found))
+        if page is None:
+            raise BadInput(f"no declaration or statement named {name!r} in release {release.release_id}", 404)
+        return HTMLResponse(page)
 
     @app.get("/premises", response_model=PremisesResponse, responses=_ERRORS, tags=["premises"])
     async def premises(goal: str = Query(..., description="the goal, a Lean term (`a * b ≤ c`)"),
@@ -228,7 +242,7 @@ def create_app(holder: ReleaseHolder, *, threads: int | None = None, budget_s: f
             raise BadInput(f"no source file {file!r} in corpus {corpus!r} on this server", 404)
         if path.stat().st_size > MAX_SOURCE_BYTES:
             raise BadInput(f"{file} is larger than {MAX_SOURCE_BYTES} bytes", 413)
-        return HTMLResponse(_source_page(corpus, file, path.read_text(encoding="utf-8", errors="replace")))
+        return HTMLResponse(source_page(corpus, file, path.read_text(encoding="utf-8", errors="replace")))
 
     @app.get("/", include_in_schema=False)
     async def page():
@@ -236,15 +250,6 @@ def create_app(holder: ReleaseHolder, *, threads: int | None = None, budget_s: f
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app
-
-
-def _source_page(corpus: str, file: str, text: str) -> str:
-    rows = "\n".join(f'<tr id="L{i}"><td class="n"><a href="#L{i}">{i}</a></td><td><pre>{html.escape(line)}</pre></td></tr>'
-                     for i, line in enumerate(text.splitlines(), 1))
-    title = html.escape(f"{corpus}/{file}")
-    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
-            f'<link rel="stylesheet" href="/static/style.css"></head><body class="source">'
-            f'<header><a href="/">mathindex</a> · {title}</header><table class="code">{rows}</table></body></html>')
 
 
 def http_stack() -> dict[str, str]:

@@ -20,7 +20,6 @@ from urllib.parse import quote
 import duckdb
 import numpy as np
 import pyarrow.parquet as pq
-from latex2mathml.converter import convert
 
 from mathindex.embed import onnx, torch_ops
 from mathindex.embed.base import MAX_ENCODE_CHARS
@@ -36,6 +35,7 @@ from mathindex.premises.priors import PREMISES_DIR, PRIORS_FILE
 from mathindex.search.engine import VERIFY_MODES, SearchEngine
 from mathindex.search.kinds import query_kind, runs_formula_channel
 from mathindex.serve.encoder import PackedEncoder
+from mathindex.serve.mathml import latex_mathml
 from mathindex.serve.responses import (
     Citation,
     DeclarationResponse,
@@ -107,6 +107,7 @@ class ServedRelease:
         self._db = _open_duckdb(ReleaseLayout(path).duckdb)
         self._db_lock = threading.Lock()
         self._dep_roles = "role" in self._columns("dependencies")
+        self._informal = {"decl_id", "text"} <= self._columns("informalisations")
         metrics = ReleaseLayout(path).metrics
         self.metrics = json.loads(metrics.read_text(encoding="utf-8")) if metrics.is_file() else {}
         self._cache: OrderedDict[tuple[str, int], SearchResponse] = OrderedDict()
@@ -200,13 +201,23 @@ class ServedRelease:
             return None
         node = self._nodes([name])[0]
         node_id = self._node_ids[i].as_py()
+        informal = None
         if node_id.startswith(LEAN_PREFIX):
             row, deps, n_deps, cites, n_cites = self._lean_declaration(name)
+            if self._informal and row.get("decl_id"):
+                found = self._query("SELECT text FROM informalisations WHERE decl_id = ? AND text <> '' LIMIT 1",
+                                    [row["decl_id"]])
+                informal = found[0][0] if found else None
         else:
             row, deps, n_deps, cites, n_cites = self._latex_statement(node_id, name)
         return DeclarationResponse(release_id=self.release_id, node=node, row=row, dependencies=deps,
                                    dependencies_total=n_deps, cited_by=cites, cited_by_total=n_cites,
-                                   defined_at=node.location)
+                                   defined_at=node.location, informal=informal)
+
+    def is_statement(self, name: str) -> bool:
+        """Whether `name` is a LaTeX statement of this release (its title is LaTeX, not Lean)."""
+        i = self._row_of.get(name)
+        return i is not None and not self._node_ids[i].as_py().startswith(LEAN_PREFIX)
 
     def summary(self) -> ReleaseResponse:
         m = self.manifest
@@ -328,12 +339,7 @@ def describe(latex: str) -> FormulaResponse:
     d = describe_formula(latex)
     if d["status"] == "error":
         raise BadInput(f"malformed formula: {' '.join((d.get('reason') or 'unreadable').split())[:300]}", 422)
-    mathml = None
-    if d["syntax"] == "latex":
-        try:
-            mathml = convert(latex.strip().strip("$").strip())
-        except Exception:  # noqa: BLE001 - the tree is the answer; MathML is a rendering of it
-            mathml = None
+    mathml = latex_mathml(latex.strip().strip("$")) if d["syntax"] == "latex" else None  # sanitised
     return FormulaResponse(input=latex, mathml=mathml, **{k: d.get(k) for k in (
         "tree", "tree_text", "path_tokens", "canonical", "canonical_status", "parser", "status", "syntax", "reason")})
 

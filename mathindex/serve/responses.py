@@ -47,11 +47,21 @@ class Node(_Model):
     location: Location
 
 
+class TextPart(_Model):
+    """A piece of a title or statement: prose (`text`), or a formula (`latex`) with its sanitised MathML."""
+
+    text: str | None = None
+    latex: str | None = None
+    mathml: str | None = Field(None, description="MathML of `latex` rebuilt from an allowlist of MathML elements and attributes")
+
+
 class SearchHit(Node):
     rank: int = Field(description="1-based position in the answer")
     score: float = Field(description="fused score (weighted reciprocal rank, then the reference prior)")
     channels: dict[str, int] = Field(description="the hit's rank in each channel that found it "
                                                  "(identifier, lexical, embedding, formula, formal, parent)")
+    title_parts: list[TextPart] | None = Field(None, description="a LaTeX statement's title as prose and MathML "
+                                               "parts, when it has formulas (HTTP only)")
 
 
 class SearchResponse(_Model):
@@ -133,6 +143,7 @@ class DeclarationResponse(_Model):
     cited_by: list[Citation] = Field(description="declarations whose statement or proof names this one")
     cited_by_total: int
     defined_at: Location
+    informal: str | None = Field(None, description="the informal rendering of a Lean declaration (informalisations)")
 
 
 class PremiseHit(Node):
