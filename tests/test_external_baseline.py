@@ -15,9 +15,9 @@ from mathindex.evaluation.bench import run_suite, summarise_results
 from mathindex.evaluation.external import external_rows
 from mathindex.evaluation.gate import gate_metrics
 from mathindex.evaluation.notes import input_changes, render_notes
-from mathindex.evaluation.suites import Query, Suite
+from mathindex.evaluation.suites import MATHLIBQR_STYLES, Query, Suite
 from mathindex.schemas.manifest import ExternalFigure, Manifest, SuitePin, SuiteSpec
-from mathindex.sources import DEFAULT_SOURCES, PACKAGE_ROOT, load_sources, pin_suite
+from mathindex.sources import DEFAULT_SOURCES, PACKAGE_ROOT, load_sources, load_suite_specs, pin_suite
 from tests.manifests import manifest_json
 
 FIXTURE = "FixtureSearch (made up, a test fixture)"
@@ -183,6 +183,20 @@ def test_the_sample_carries_a_test_fixture_whose_notes_show_the_row():
     assert f"- On latex, {FIXTURE} does better (95.00 vs our 80.00 ndcg@10): <https://example.org/fixture-search>" in notes
     assert f"On natural, {FIXTURE}" not in notes
     assert f"- lean: precision@1 is not a metric this suite computes; {FIXTURE} not compared" in notes
+
+
+def test_the_mathlibqr_file_names_only_its_styles_and_our_metrics():
+    """The committed MathlibQR figures (bench/suites/mathlibqr-dev.external.yaml, named by the
+    benchmark sources file): every key a MathlibQR style or the whole suite, every metric one the
+    suite computes, every figure with its source."""
+    [spec] = load_suite_specs(PACKAGE_ROOT / "bench" / "sources" / "mathlib.yaml")
+    assert Path(spec.external) == PACKAGE_ROOT / "bench" / "suites" / "mathlibqr-dev.external.yaml"
+    figures = pin_suite(spec).external.figures
+    assert set(figures) <= {*MATHLIBQR_STYLES, "all", "fair"}
+    every = [f for fs in figures.values() for f in fs]
+    assert {f.metric for f in every} <= {"ndcg@10", "recall@10"}
+    assert {f.system.split(" (")[0].removesuffix(" v1") for f in every} == {"LeanSearch v2", "Lean Finder", "LeanExplore"}
+    assert all(f.url.startswith("https://") and f.note for f in every)
 
 
 def test_the_notes_say_when_a_suite_s_external_figures_changed_since_the_baseline_release():
