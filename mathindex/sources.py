@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from mathindex.corpusfiles import CorpusRoot, digest, list_files, max_bytes_for
 from mathindex.errors import SourceError
-from mathindex.schemas.manifest import CorpusPin, SourcesFile, SourceSpec, SuitePin, SuiteSpec
+from mathindex.schemas.manifest import CorpusPin, ExternalFile, ExternalPin, SourcesFile, SourceSpec, SuitePin, SuiteSpec
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCES = PACKAGE_ROOT / "data" / "sources.yaml"
@@ -54,12 +54,47 @@ def read_sources_file(path: Path) -> SourcesFile:
 def load_sources(path: Path) -> tuple[list[Source], list[SuiteSpec]]:
     """Sources and suites of a sources file; paths resolve relative to the file."""
     parsed = read_sources_file(path)
-    base = path.parent
-    sources = [_resolve(spec, base) for spec in parsed.sources]
-    suites = [s.model_copy(update={"path": str((base / s.path).resolve())}) for s in parsed.suites]
+    return [_resolve(spec, path.parent) for spec in parsed.sources], _suites(parsed, path.parent)
+
+
+def load_suite_specs(path: Path) -> list[SuiteSpec]:
+    """The suites of a sources file alone (its corpora, which may be absent here, are not resolved)."""
+    return _suites(read_sources_file(path), path.parent)
+
+
+def _suites(parsed: SourcesFile, base: Path) -> list[SuiteSpec]:
+    """The suite entries with their paths resolved and checked; an external figures file is read
+    and checked too (`read_external`), so a bad one stops the build before any work."""
+    suites = [s.model_copy(update={"path": str((base / s.path).resolve()),
+                                   "external": str((base / s.external).resolve()) if s.external else None})
+              for s in parsed.suites]  # fmt: skip
     for s in suites:
         check_allowed(f"suite {s.name!r}", s.path)
-    return sources, suites
+        if s.external:
+            read_external(s)
+    return suites
+
+
+def read_external(spec: SuiteSpec) -> tuple[ExternalFile, bytes]:
+    """The external figures file a suite entry names (`ExternalFile`, YAML) and its bytes; a
+    SourceError of one line naming the suite, the file and the first problem when it cannot be used."""
+    path = Path(spec.external or "")
+    entry = f"suite {spec.name!r}: external figures {path}"
+    check_allowed(entry, path)
+    try:
+        data = path.read_bytes()
+        parsed = ExternalFile.model_validate(yaml.safe_load(data.decode("utf-8")))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SourceError(f"{entry}: cannot read it: {exc.strerror if isinstance(exc, OSError) else exc}") from None
+    except yaml.YAMLError as exc:
+        raise SourceError(f"{entry}: not YAML: {' '.join(str(exc).split())[:200]}") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "the file"
+        raise SourceError(f"{entry}: {where}: {first['msg']}") from None
+    if parsed.suite is not None and parsed.suite != spec.name:
+        raise SourceError(f"{entry}: the file is about suite {parsed.suite!r}, not {spec.name!r}")
+    return parsed, data
 
 
 def check_allowed(entry: str, path: Path | str, given: str | None = None) -> None:
@@ -109,12 +144,17 @@ def _resolve(spec: SourceSpec, base: Path) -> Source:
 
 
 def pin_suite(spec: SuiteSpec) -> SuitePin:
-    """A suite pinned by the sha256 of its file (None when the file cannot be read)."""
+    """A suite pinned by the sha256 of its file (None when the file cannot be read), with its
+    external figures when the entry names a file of them (`read_external`: a bad one raises)."""
     try:
         digest = hashlib.sha256(Path(spec.path).read_bytes()).hexdigest()
     except OSError:
         digest = None
-    return SuitePin(name=spec.name, path=spec.path, sha256=digest)
+    external = None
+    if spec.external:
+        parsed, data = read_external(spec)
+        external = ExternalPin(path=spec.external, sha256=hashlib.sha256(data).hexdigest(), figures=parsed.figures)
+    return SuitePin(name=spec.name, path=spec.path, sha256=digest, external=external)
 
 
 def input_files(source: Source) -> list[tuple[str, Path]]:

@@ -70,7 +70,13 @@ def test_manifest_pins_inputs_and_hashes_files(first):
     assert set(m["files"]) >= {f"{t}.parquet" for t in TABLES}
     assert m["gate"]["passed"] is True and m["published"] is True
     suite = Path(__file__).resolve().parent.parent / "data" / "sample" / "queries.json"
-    assert m["bench"]["suites"] == [{"name": "sample", "path": str(suite), "sha256": hashlib.sha256(suite.read_bytes()).hexdigest()}]
+    external = suite.with_name("queries.external.yaml")  # the sample's test fixture of external figures
+    [pin] = m["bench"]["suites"]
+    assert pin.pop("external")["sha256"] == hashlib.sha256(external.read_bytes()).hexdigest()
+    assert pin == {"name": "sample", "path": str(suite), "sha256": hashlib.sha256(suite.read_bytes()).hexdigest()}
+    notes = (first / "release-notes.md").read_text()  # the external baseline row, reported and not gated
+    assert "### Beside other tools (published figures; reported, not gated)" in notes
+    assert "- On latex, FixtureSearch (made up, a test fixture) does better (95.00 vs our " in notes
 
 
 def test_notes_and_metrics_are_artifacts_of_the_flow_run(first_state, first):
@@ -362,6 +368,7 @@ def test_reembed_writes_a_new_release_with_before_and_after(first, root, small_m
     assert "| style | queries | ndcg@10 before | ndcg@10 after | change |" in notes
     assert any(line.startswith(f"| natural | {natural_before['queries']} | {natural_before['ndcg@10']:.2f} | ")
                for line in notes.splitlines())
+    assert "FixtureSearch (made up, a test fixture) does better" in notes  # the external figures carried over
     # the old index refuses the new model, the new one opens with it
     from mathindex.embed import IndexMismatchError, SentenceTransformerEmbedder, VectorIndex
 

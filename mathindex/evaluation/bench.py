@@ -14,16 +14,11 @@ SearchFn = Callable[[str, int], Sequence[str]]  # query, k -> ranked hit names
 def run_suite(search: SearchFn, suite: Suite) -> tuple[dict, list[dict]]:
     """Scores every query; returns (summary, bench_results rows). The summary holds the headline
     metrics over all queries, per style, and over the `fair` subset when it differs."""
-    runs, rows = [], []
-    by_style: dict[str, list] = defaultdict(list)
-    fair = []
+    scored, rows = [], []
     for q in suite.queries:
         ranked = list(search(q.text, suite.k))
         gold = set(q.gold)
-        runs.append((ranked, gold))
-        by_style[q.style].append((ranked, gold))
-        if q.fair:
-            fair.append((ranked, gold))
+        scored.append((q.style, q.fair, ranked, gold))
         rows.append(
             {
                 "suite": suite.name,
@@ -35,14 +30,33 @@ def run_suite(search: SearchFn, suite: Suite) -> tuple[dict, list[dict]]:
                 "top": ranked[: suite.k],
             }
         )
+    return summarise(scored, suite.headline), rows
+
+
+def summarise(scored: Sequence[tuple[str, bool, Sequence[str], set[str]]], names: Sequence[str]) -> dict:
+    """A suite's summary from (style, fair, ranked, gold) per query: the metrics `names` over all
+    queries, per style, and over the fair subset when it differs."""
+    runs = [(ranked, gold) for _, _, ranked, gold in scored]
+    by_style: dict[str, list] = defaultdict(list)
+    for style, _, ranked, gold in scored:
+        by_style[style].append((ranked, gold))
+    fair = [(ranked, gold) for _, is_fair, ranked, gold in scored if is_fair]
     summary = {
         "queries": len(runs),
-        "metrics": mean_metrics(runs, suite.headline),
-        "by_style": {s: {"queries": len(r), **mean_metrics(r, suite.headline)} for s, r in sorted(by_style.items())},
+        "metrics": mean_metrics(runs, names),
+        "by_style": {s: {"queries": len(r), **mean_metrics(r, names)} for s, r in sorted(by_style.items())},
     }
     if len(fair) != len(runs) and fair:
-        summary["fair"] = {"queries": len(fair), **mean_metrics(fair, suite.headline)}
-    return summary, rows
+        summary["fair"] = {"queries": len(fair), **mean_metrics(fair, names)}
+    return summary
+
+
+def summarise_results(rows: Sequence[dict], suite: Suite) -> dict:
+    """The summary `run_suite` gave, again from a release's `bench_results` rows of `suite` (their
+    top k, which is all the search was asked for, and gold; the fair flag from the suite file)."""
+    fair = {q.id: q.fair for q in suite.queries}
+    return summarise([(r["style"], fair.get(r["query_id"], True), r["top"], set(r["gold"])) for r in rows
+                      if r["suite"] == suite.name], suite.headline)  # fmt: skip
 
 
 def headline(suites: dict[str, dict]) -> dict[str, float]:

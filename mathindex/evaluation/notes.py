@@ -1,7 +1,8 @@
 """Release notes: Markdown a maintainer can act on. Against the baseline release (the one gated
 against; for reembed, the source release): what inputs changed, each headline metric and each
-suite's per-style metrics before and after, the queries that fell and rose most with their ranks,
-and the row count of each table before and after. Then the inputs, stages and indexes as tables.
+suite's per-style metrics before and after (and beside other tools' published figures, when the
+suite has them: reported, never gated), the queries that fell and rose most with their ranks, and
+the row count of each table before and after. Then the inputs, stages and indexes as tables.
 
 `render_notes` reads the new release's manifest and the baseline's `Baseline`, both typed
 (`schemas.manifest.Manifest`), so both sides are compared in the same shape.
@@ -9,11 +10,13 @@ and the row count of each table before and after. Then the inputs, stages and in
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mathindex.evaluation.external import ExternalRow, external_rows
 from mathindex.evaluation.gate import GateReport
-from mathindex.schemas.manifest import Manifest, PremisesEntry, SuitePin
+from mathindex.schemas.manifest import ExternalFigure, Manifest, PremisesEntry, SuitePin
 
 MOVES_SHOWN = 10  # queries listed as fell most and rose most
 _QUERY_CHARS = 90
@@ -55,10 +58,13 @@ def render_notes(manifest: Manifest, suites: dict[str, dict], gate: GateReport, 
     lines = _header(manifest, gate, changed, title)
     lines += _changes_section(manifest, before, manifest.bench.baseline)
     lines += _headline_section(gate, plots)
+    externals = {p.name: p.external for p in manifest.bench.suites if p.external is not None}
     for name, s in sorted(suites.items()):
         note = " (the suite changed since the baseline release)" if name in changed else ""
         lines += ["", f"## Suite `{name}`: {s.get('queries', 0)} queries, by query style{note}", ""]
         lines += _style_table(s, (before.suites or {}).get(name) if before else None)
+        if name in externals and "metrics" in s:
+            lines += ["", *external_section(s, externals[name].figures)]
     if "styles" in plots:
         lines += ["", "![each suite's metrics per query style, before and after](bench/styles.svg)",
                   "", "(also as [PNG](bench/styles.png))"]  # fmt: skip
@@ -122,6 +128,7 @@ def input_changes(now: Manifest, before: Manifest) -> list[str]:
     out += [f"suite `{n}`: added" for n in sorted(new_s - old_s)] + [f"suite `{n}`: dropped" for n in sorted(old_s - new_s)]
     changed = suite_changes(now.bench.suites, before.bench.suites)
     out += [f"suite `{n}`: {what}" for n, what in sorted(changed.items())]
+    out += [f"suite `{n}`: {what}" for n, what in external_changes(now.bench.suites, before.bench.suites)]
     a, b = _model(before), _model(now)
     if a != b:
         out.append(f"embedding model: {a} -> {b}")
@@ -209,6 +216,22 @@ def suite_changes(current: list[SuitePin], before: list[SuitePin] | None) -> dic
     return out
 
 
+def external_changes(current: list[SuitePin], before: list[SuitePin]) -> list[tuple[str, str]]:
+    """(suite, what) for the suites both ran whose external figures were added, dropped or changed
+    (their file's sha256): the notes' external row then compares with other figures."""
+    old = {p.name: p.external for p in before}
+    out = []
+    for pin in sorted(current, key=lambda p: p.name):
+        if pin.name not in old:
+            continue
+        a, b = old[pin.name], pin.external
+        if (a is None) != (b is None):
+            out.append((pin.name, f"external figures {'added' if a is None else 'dropped'}"))
+        elif a is not None and b is not None and a.sha256 != b.sha256:
+            out.append((pin.name, f"external figures changed (sha256 {a.sha256[:12]}… -> {b.sha256[:12]}…)"))
+    return out
+
+
 def style_rows(s: dict, before: dict | None) -> list[tuple[str, int, dict, dict]]:
     """(label, queries, metrics after, metrics before) for all queries, each query style and the
     fair subset of a suite that ran; the before metrics are empty where the baseline has none."""
@@ -235,6 +258,55 @@ def _style_table(s: dict, before: dict | None) -> list[str]:
         cells = " | ".join(f"{_fmt(b.get(x))} | {_fmt(m[x])} | {_delta(None if b.get(x) is None else m[x] - b[x])}" for x in names)
         out.append(f"| {label} | {n} | {cells} |")
     return out
+
+
+def external_section(s: dict, figures: dict[str, list[ExternalFigure]]) -> list[str]:
+    """A suite's results beside other tools' published figures (`external.external_rows`): a row per
+    style and metric (ours, the best other tool, the difference, the others given), a line with the
+    source where theirs is higher, where each best figure comes from, and what could not be compared.
+    Reported, never gated."""
+    rows, skipped = external_rows(s, figures)
+    out = ["### Beside other tools (published figures; reported, not gated)", "",
+           "Each row: the best published figure of another tool on that query style, beside ours. Their figures "
+           "come from their own runs, query sets and corpora (each source's note says which), so the comparison "
+           "is approximate."]  # fmt: skip
+    if rows:
+        out += ["", "| style | queries | metric | ours | best other tool | theirs | difference | others |",
+                "|---|---:|---|---:|---|---:|---:|---|"]  # fmt: skip
+        out += [f"| {_safe(r.style)} | {r.queries} | {r.metric} | {_fmt(r.ours)} | {_link(r.best)} | {_fmt(r.best.value)} "
+                f"| {_delta(r.difference)} | {', '.join(f'{_safe(o.system)} {_fmt(o.value)}' for o in r.others) or '—'} |"
+                for r in rows]  # fmt: skip
+    behind = [r for r in rows if r.difference < 0]
+    if behind:
+        out += [""] + [f"- On {_where(r.style)}, {_safe(r.best.system)} does better ({_fmt(r.best.value)} vs our "
+                       f"{_fmt(r.ours)} {r.metric}): <{r.best.url}>" for r in behind]  # fmt: skip
+    if rows:
+        out += ["", "Where each best figure comes from:", ""] + [_source_line(r) for r in rows]
+    if skipped:
+        out += ["", "Not compared:", ""] + [f"- {_safe(x)}" for x in skipped]
+    return out
+
+
+def _where(style: str) -> str:
+    return {"all": "all queries", "fair subset": "the fair subset"}.get(style) or _safe(style)
+
+
+def _source_line(r: ExternalRow) -> str:
+    f = r.best
+    note = f": {_safe(f.note)}" if f.note.strip() else ""
+    via = f" (read in <{f.via}>)" if f.via else ""
+    return f"- {_safe(r.style)}, {r.metric}, {_safe(f.system)} {_fmt(f.value)}{note}; <{f.url}>{via}"
+
+
+def _safe(text: object) -> str:
+    """Text from a file or a query, safe in Markdown (a table cell or a list item): one line, HTML
+    escaped, pipes and brackets escaped."""
+    text = html.escape(" ".join(str(text).split()), quote=False)
+    return text.replace("|", "\\|").replace("[", "\\[").replace("]", "\\]")
+
+
+def _link(f: ExternalFigure) -> str:
+    return f"[{_safe(f.system)}]({f.url})"  # the URL's characters are checked by the schema
 
 
 def _reciprocal(rank: int | None) -> float:

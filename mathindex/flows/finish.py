@@ -89,7 +89,7 @@ class ReleaseParts:
     stages: dict[str, str]
     row_counts: dict[str, int]
     errors: pa.Table
-    suites: list[dict]  # SuitePin dumps: name, path, sha256
+    suites: list[dict]  # SuitePin dumps: name, path, sha256 (and external, when the suite has external figures)
     formal_index: dict | None = None  # flows that build no formal index (reembed) leave it out
     premises: dict | None = None  # mathindex.premises figures; reembed carries its source's
 

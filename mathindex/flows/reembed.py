@@ -49,7 +49,7 @@ def _reembed(source: Path, model: str, root: Path, no_gate: bool, precision: str
     embedding_model = pin_model(model, root)
     embed_precision = resolve_precision(precision, root, release=source)
     pins = list(before.corpora)
-    suites = [SuiteSpec(name=s.name, path=s.path) for s in before.bench.suites]
+    suites = [SuiteSpec(name=s.name, path=s.path, external=s.external.path if s.external else None) for s in before.bench.suites]
     suite_pins = [pin_suite(s).model_dump() for s in suites]  # pinned anew: the notes say when one changed
     release_id = new_release_id(pins, root)
     with StageProgress(STAGES, desc="reembed") as progress, building(root, release_id) as staging:

@@ -10,6 +10,7 @@ from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandle
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_URL = r"^https?://[^\s<>\"'`()|\[\]]+$"  # no character that would end a Markdown link or table cell
 
 
 LENIENT = "keys of another version"  # the validation context under which `Manifest.from_json` reads
@@ -86,20 +87,71 @@ class SourceSpec(_Strict):
 
 
 class SuiteSpec(_Strict):
-    """A benchmark query set: the project's own JSON format or MathlibQR's."""
+    """A benchmark query set: the project's own JSON format or MathlibQR's; `external` a file of
+    other tools' published figures on it (`ExternalFile`), relative to the sources file."""
 
     name: str
     path: str
+    external: str | None = None
+
+
+class ExternalFigure(_Recorded):
+    """Another tool's published figure on one query style of a suite, reported beside ours in the
+    release notes and never gated: `value` in points (0-100, as our metrics), `metric` one of ours
+    by name (`ndcg@10`), `url` the source, `note` where in it (table, section) and on which queries,
+    `via` where the figure was read when that is not the source itself (a quotation of it)."""
+
+    system: str = Field(min_length=1)
+    metric: str = Field(pattern=r"^[a-z][a-z0-9_]*@[0-9]+$")
+    value: float = Field(ge=0, le=100)
+    url: str = Field(pattern=_URL)
+    note: str = ""
+    via: str | None = Field(default=None, pattern=_URL)
+
+
+class ExternalFile(_Strict):
+    """A suite's external figures file (YAML): `suite`, the suite it is about (checked against the
+    entry that names the file), and `figures`, query style (or `all`, `fair`) -> published figures."""
+
+    suite: str | None = None
+    figures: dict[str, list[ExternalFigure]] = Field(min_length=1)
+
+    @field_validator("figures")
+    @classmethod
+    def _styles_named(cls, v: dict[str, list[ExternalFigure]]) -> dict[str, list[ExternalFigure]]:
+        for style, figures in v.items():
+            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", style):
+                raise ValueError(f"style {style!r} is not a query style name")
+            if not figures:
+                raise ValueError(f"style {style!r} lists no figure")
+        return v
+
+
+class ExternalPin(_Recorded):
+    """A suite's external figures as the release read them: the file, its sha256, its figures."""
+
+    path: str
+    sha256: str
+    figures: dict[str, list[ExternalFigure]]
 
 
 class SuitePin(_Recorded):
     """A suite as it was read (`bench.suites` of the manifest): the sha256 of its file, None when
     it could not be read (the suite then fails the gate). A different sha256 than the baseline
-    release's means a changed query or gold set, not a search regression."""
+    release's means a changed query or gold set, not a search regression. `external`: other
+    tools' published figures on it (reported in the notes, never gated)."""
 
     name: str
     path: str
     sha256: str | None = None  # also absent in releases from before suites were pinned
+    external: ExternalPin | None = None  # written only when the suite has external figures
+
+    @model_serializer(mode="wrap")
+    def _external_when_given(self, handler: SerializerFunctionWrapHandler) -> dict:
+        out = handler(self)
+        if out.get("external", ...) is None:
+            del out["external"]
+        return out
 
 
 class SourcesFile(_Strict):
