@@ -239,6 +239,16 @@ def test_a_dead_endpoint_is_given_up_after_a_run_of_failures(chat, tmp_path, cap
     assert sum("did not answer 8 requests in a row" in r.getMessage() for r in caplog.records) == 1
 
 
+def test_past_its_budget_a_run_asks_no_more(chat, tmp_path, caplog):
+    decls, deps = demo_corpus(tmp_path / "lean")
+    spent = HttpInformaliser(base_url=chat.url, model="m", budget_s=1e-9)
+    with caplog.at_level(logging.WARNING, logger="mathindex.informal"):
+        table, report = informalise_reported(decls, spent, tmp_path, deps)
+    assert chat.requests == 0 and report.fell_back == 5
+    assert set(table.column("reason").to_pylist()) == {"not asked: the budget of 1e-09 s was spent"}
+    assert sum("budget" in r.getMessage() for r in caplog.records if r.name.endswith("http")) == 1
+
+
 def test_some_answers_and_some_fallbacks_are_counted_apart(chat, tmp_path):
     decls, deps = demo_corpus(tmp_path / "lean")
     chat.fail = {"Demo.even_two"}

@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import random
+import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -127,7 +128,7 @@ class HttpInformaliser:
                 timeout=(self.connect_timeout_s, self.read_timeout_s),
             )
         except (requests.ConnectionError, requests.Timeout) as exc:
-            raise TransientHttpError(f"{type(exc).__name__}: {exc}") from exc
+            raise TransientHttpError(short_error(exc)) from exc
         if resp.status_code == 429 or resp.status_code >= 500:
             err = TransientHttpError(f"HTTP {resp.status_code}")
             err.retry_after = resp.headers.get("Retry-After")  # type: ignore[attr-defined]
@@ -193,7 +194,7 @@ class HttpInformaliser:
                 if attempt < self.retries and self.closed() is None:
                     time.sleep(self._delay(attempt, exc))
                     continue
-                reason = f"gave up after {attempt + 1} attempts: {reason}"
+                reason = f"gave up after {attempt + 1} attempt{'s' if attempt else ''}: {reason}"
             except MalformedAnswer as exc:
                 reason = f"malformed answer: {exc}"
             else:
@@ -208,6 +209,13 @@ class HttpInformaliser:
             return [self.render(item) for item in items]
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             return list(pool.map(self.render, items))
+
+
+def short_error(exc: Exception) -> str:
+    """`Kind: what the OS said` (`ConnectionError: [Errno 111] Connection refused`), not urllib3's
+    whole retry story; the first 200 characters of the message when the OS said nothing."""
+    said = re.search(r"\[Errno -?\d+\][^'\")]*", str(exc))
+    return f"{type(exc).__name__}: {said.group(0).strip() if said else ' '.join(str(exc).split())[:200]}"
 
 
 def endpoint_host(base_url: str) -> str:
