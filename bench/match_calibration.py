@@ -52,7 +52,7 @@ def nonsense(n: int, seed: int) -> list[tuple[str, str]]:
     makers = (("letters", lambda: " ".join(letters() for _ in range(rng.randint(1, 4)))),
               ("pseudo-words", lambda: " ".join(pseudo() for _ in range(rng.randint(1, 5)))),
               ("tag", lambda: "0" + "".join(rng.choice(string.digits + "XYZQ") for _ in range(3))),
-              ("lean-name", lambda: ".".join([pseudo().capitalize(), pseudo() + "_" + pseudo()])))
+              ("dotted-name", lambda: ".".join([pseudo().capitalize(), pseudo() + "_" + pseudo()])))
     out = {text: "hostile" for text in HOSTILE[:n]}
     for i in range(100 * n):
         if len(out) >= n:

@@ -14,16 +14,20 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import get_args
 
 import yaml
 from pydantic import ValidationError
 
 from mathindex.corpusfiles import CorpusRoot, digest, list_files, max_bytes_for
 from mathindex.errors import SourceError
-from mathindex.schemas.manifest import CorpusPin, ExternalFile, ExternalPin, SourcesFile, SourceSpec, SuitePin, SuiteSpec
+from mathindex.schemas.manifest import (CorpusPin, ExternalFile, ExternalPin, InformaliserSpec, SourcesFile,
+                                        SourceSpec, SuitePin, SuiteSpec)
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCES = PACKAGE_ROOT / "data" / "sources.yaml"
+PROMPTS_DIR = PACKAGE_ROOT / "data" / "prompts"  # an informaliser's `prompt: NAME` is PROMPTS_DIR/NAME.md
+INFORMALISERS: tuple[str, ...] = get_args(InformaliserSpec.model_fields["backend"].annotation)  # rules, http
 INPUT_SUFFIXES = {"lean": (".lean",), "latex": (".tex", ".xml")}
 SYSTEM_DIRS = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin",
                "/sys", "/usr", "/var")
@@ -95,6 +99,26 @@ def read_external(spec: SuiteSpec) -> tuple[ExternalFile, bytes]:
     if parsed.suite is not None and parsed.suite != spec.name:
         raise SourceError(f"{entry}: the file is about suite {parsed.suite!r}, not {spec.name!r}")
     return parsed, data
+
+
+def load_informaliser(path: Path | None, backend: str | None = None) -> InformaliserSpec:
+    """The informaliser of a release: the sources file's `informaliser:` section (the rules when
+    there is no file, or no section), its backend replaced by `backend` (the `--informaliser`
+    option) when given. SourceError when the `http` backend lacks an endpoint or a model."""
+    spec = read_sources_file(path).informaliser if path is not None else InformaliserSpec()
+    if backend is not None:
+        if backend not in INFORMALISERS:
+            raise SourceError(f"informaliser {backend!r}: not one of {', '.join(INFORMALISERS)}")
+        spec = spec.model_copy(update={"backend": backend})
+    lacking = spec.missing()
+    if lacking:
+        where = f"the informaliser section of {path}" if path is not None else \
+            "the informaliser section of a sources file (--sources, instead of --lean/--latex)"
+        raise SourceError(f"the http informaliser needs {lacking}: give them in {where} "
+                          "(informaliser: {backend: http, endpoint: URL, model: NAME})")
+    if spec.backend == "http" and not (PROMPTS_DIR / f"{spec.prompt}.md").is_file():
+        raise SourceError(f"informaliser prompt {spec.prompt!r}: no file {PROMPTS_DIR / spec.prompt}.md")
+    return spec
 
 
 def check_allowed(entry: str, path: Path | str, given: str | None = None) -> None:

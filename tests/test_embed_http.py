@@ -175,8 +175,9 @@ def test_informalise_records_fallbacks_and_caches_only_ok(server, tmp_path):
     })
     first = informalise(decls, backend(server), tmp_path)
     assert first.column("status").to_pylist() == ["fallback", "ok"]  # sorted by name within a level
-    assert first.column("backend").to_pylist() == ["http", "http"]
-    assert first.column("prompt_version")[0].as_py().startswith("informalise-v1@")
+    assert first.column("backend").to_pylist() == ["rules", "http"]  # a fallback row is the rules'
+    assert first.column("prompt_version").to_pylist()[0] == "rules-v1"
+    assert first.column("prompt_version")[1].as_py().startswith("informalise-v1@")
     informalise(decls, backend(server), tmp_path)
     assert server.hits["OkCached"] == 1  # from the cache the second time
     assert server.hits["Malformed2"] == 2  # fallbacks are not cached: tried again

@@ -106,6 +106,8 @@ _SECTIONS = {
                  "declarations": 2, "seconds": 0.8,
                  "carried": {"measured_build": "0123", "changed_files": 1, "changed_declarations": 1, "declarations": 2,
                              "share": 0.5, "carried": ["weights", "figures"]}},
+    "informaliser": {"backend": "http", "model": "qwen", "prompt_version": "informalise-v1@0123456789ab",
+                     "endpoint": "127.0.0.1:8080", "rendered": 3, "cached": 1, "fell_back": 0, "empty": 0},
     "bench": {"baseline": "release R0", "headline": {"s/m": 50.0}, "suites": [{"name": "s", "path": "s.json", "sha256": None}]},
     "gate": {"checks": [{"baseline": 50.0, "current": 50.0, "delta": 0.0, "metric": "s/m", "note": "", "ok": True}],
              "gated": True, "passed": True, "problems": [], "summary": "gate passed", "tolerance": 2.0},
@@ -124,8 +126,8 @@ def test_manifests_are_typed_and_keep_keys_of_another_version(tmp_path):
     assert manifest.unknown == {"written_by_a_later_version": {"x": 1}}
     write_manifest(release, manifest)
     again = json.loads((release / "manifest.json").read_text())
-    assert again == {k: v for k, v in _manifest().items()} | {"formal_index": {}, "premises": {}, "sizes": {},
-                                                              "previous_release": None}  # fmt: skip
+    assert again == {k: v for k, v in _manifest().items()} | {"formal_index": {}, "premises": {}, "informaliser": {},
+                                                              "sizes": {}, "previous_release": None}  # fmt: skip
     (release / "manifest.json").write_text(json.dumps({**_manifest(), "published": "maybe"}))
     with pytest.raises(IntegrityError, match="does not validate"):
         read_manifest(release)
@@ -146,6 +148,7 @@ def test_every_section_is_typed_and_written_back_byte_for_byte(tmp_path):
     assert m.vector_index.recall_by_ef_search == {16: 1.0, 128: 1} and m.formula_index.weights["canonical"] == 10
     assert m.premises.model.linear_ranker == {"mrr@32": 40.0} and m.premises.carried.share == 0.5
     assert m.gate.checks[0].ok and m.bench.suites[0].sha256 is None and m.formal_index.keys == 3
+    assert m.informaliser.endpoint == "127.0.0.1:8080" and m.informaliser.no_answer is None
     write_manifest(release, m)
     assert (release / "manifest.json").read_bytes() == written  # same keys, same values (1 stays 1, 1.0 stays 1.0)
     # a key of another version inside a section is kept on read, dropped on write, refused when building one

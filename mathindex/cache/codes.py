@@ -91,9 +91,15 @@ ONNX = CodeSet(
 # agree (embed.onnx MIN_COSINE). Keying it on code would re-embed a whole corpus (hours) for an
 # edit that cannot change a vector beyond that tolerance.
 EMBEDDINGS = None
+# The model's informal renderings (`informal.informalise.InformalCache`, remote) have none either: an
+# answer is the model's, keyed by the type hash, the model's name and the prompt file's version
+# (`informal.http.load_prompt`); keying it on code would ask an endpoint again for every statement
+# of a corpus (hours of a served model) after any edit of the schemas or the rules.
+INFORMAL_MODEL = None
 
 CACHES: dict[str, CodeSet | None] = {
     "tokens": TOKENS, "stages/informalise": INFORMAL, "stages/embedding_texts": EMBEDDING_TEXTS,
     "informal": INFORMAL, "formulas": FORMULAS, "formula-features": FORMULA_FEATURES, "lean": LEAN,
     "formal": FORMAL, "premises": PREMISES, "bench": BENCH, "onnx": ONNX, "embeddings": EMBEDDINGS,
+    "informal-model": INFORMAL_MODEL,
 }

@@ -18,6 +18,7 @@ class CacheLayout:
     FORMULAS = "formulas"  # formula.parse_cache: parse rows, by (source, text)
     FORMULA_FEATURES = "formula-features"  # formula.formula_index: per-tree features, by the tree
     INFORMAL = "informal"  # informal.informalise.InformalCache: renderings, by statement and context
+    INFORMAL_MODEL = "informal-model"  # the same for a model's renderings (no code digest: they are the model's)
     EMBEDDINGS = "embeddings"  # embed.embedder.EmbeddingCache: vectors, by model and text sha256
     LEAN = "lean"  # lean.extract: per-file rows and whole-tree tables, by file contents
     FORMAL = "formal"  # formal.formal_index: statement facts, by statement text
@@ -43,6 +44,10 @@ class CacheLayout:
 
     def informal(self, code: str) -> Path:
         return self.root / self.INFORMAL / code
+
+    def informal_model(self) -> Path:
+        """A model's renderings (HTTP informaliser), keyed by type hash, model and prompt version."""
+        return self.root / self.INFORMAL_MODEL
 
     def embeddings(self, entry: str) -> Path:
         """The shards of one embedder (`entry`: `embed.models.entry_name(name, revision)`)."""

@@ -40,8 +40,10 @@ class StageCache:
         return h.hexdigest()[:32]
 
     def run(self, stage: str, code: CodeSet, fn: Callable[[], pa.Table], tables: dict[str, pa.Table | None],
-            params: dict | None = None, schema: pa.Schema | None = None) -> tuple[pa.Table, bool]:
-        """(the stage's table, whether it came from the cache); `schema`: what an entry must have."""
+            params: dict | None = None, schema: pa.Schema | None = None,
+            keep: Callable[[pa.Table], bool] | None = None) -> tuple[pa.Table, bool]:
+        """(the stage's table, whether it came from the cache); `schema`: what an entry must have;
+        `keep`: whether a computed table may be stored (a table holding stand-ins is computed again)."""
         if self.layout is None:
             return fn(), False
         path = self.layout.stage(stage) / f"{self.key(stage, code, tables, params)}.parquet"
@@ -51,6 +53,7 @@ class StageCache:
                 touch(path)  # the newest entries are the ones kept
                 return table, True
         out = fn()
-        write_parquet(path, out)
-        keep_newest(path.parent, KEEP, "*.parquet")
+        if keep is None or keep(out):
+            write_parquet(path, out)
+            keep_newest(path.parent, KEEP, "*.parquet")
         return out, False

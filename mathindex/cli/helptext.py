@@ -39,6 +39,14 @@ than fp32, and the release says so in a warning. int8 is the model's ONNX Runtim
 quantisation (about twice fp32's texts/s, slightly lower recall). Both are other model names
 (`<name>+bf16`, `<name>+onnx-int8`), so nothing is reused from fp32 vectors.
 
+--informaliser http asks the OpenAI-compatible chat-completions endpoint (a llama.cpp or vLLM
+server, say) and model named in the sources file's informaliser section, in dependency order,
+each prompt showing the renderings of the constants its statement uses. Answers are cached by
+type hash, model and prompt in ROOT/cache/, so an unchanged statement is never asked again. What
+the endpoint does not answer (refused, timed out, 5xx after retries, malformed) gets the rules
+rendering and is asked again next time; the build neither waits past its timeouts nor fails for
+it. The notes and the manifest say which informaliser ran and what it did. See docs/operations.md.
+
 A run first removes what interrupted runs left under ROOT/releases/ (staging directories, a release
 without its manifest) and logs each removal. Caches that outlive releases live in ROOT/cache/, so
 a rebuild with few changes recomputes little.

@@ -101,6 +101,10 @@ EXAMPLES = {  # one per subcommand, shown by `mathindex VERB --help`
 }
 NO_GATE_HELP = "publish without the gate (the notes and the manifest say: not gated); a release with no suite needs it"
 PRECISION_CHOICES = ("fp32", "bf16", "int8")  # embed.embedder.PRECISIONS (not imported here: the CLI starts without torch)
+INFORMALISER_CHOICES = ("rules", "http")  # schemas.manifest.InformaliserSpec.backend (not imported: pydantic)
+INFORMALISER_HELP = ("how Lean statements are rendered into English: rules (the rule templates) or http (the "
+                     "OpenAI-compatible endpoint and model of the sources file's informaliser section; what it does "
+                     "not answer gets the rules rendering); without it: the sources file's backend, else rules")
 PRECISION_HELP = ("how texts are embedded: fp32 (the model as trained), bf16 (torch autocast on the CPU's bf16 units, "
                   "about 1.9x fp32's texts/s) or int8 (ONNX Runtime, about 2x); bf16 and int8 are other model names")
 
@@ -125,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "or a model directory (installed into ROOT/models); without it: the last published release's model")
     r.add_argument("--no-gate", action="store_true", help=NO_GATE_HELP)
     r.add_argument("--precision", choices=PRECISION_CHOICES, help=PRECISION_HELP + "; without it: the last published release's")
+    r.add_argument("--informaliser", choices=INFORMALISER_CHOICES, help=INFORMALISER_HELP)
     r.add_argument("--wait", type=_seconds, default=0.0, metavar="SECONDS", help=WAIT_HELP)
 
     e = sub.add_parser("extract", help="run one extraction stage alone")

@@ -13,7 +13,7 @@ from mathindex.evaluation.gate import NOT_GATED, MetricCheck
 from mathindex.flows.finish import ReleaseOutcome
 from mathindex.flows.logs import quiet_flow_errors
 from mathindex.flows.reembed import reembed_flow
-from mathindex.flows.release import release_flow, resolve_inputs
+from mathindex.flows.release import release_flow, resolve_informaliser, resolve_inputs
 from mathindex.flows.server import tie_temporary_server
 from mathindex.store.lock import root_lock
 
@@ -23,8 +23,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def release(args: argparse.Namespace) -> int:
+    sources = str(args.sources) if args.sources else None
     try:  # bad inputs fail here, in a second, before Prefect starts
-        resolve_inputs(str(args.sources) if args.sources else None, args.lean, args.latex, args.suite)
+        resolve_inputs(sources, args.lean, args.latex, args.suite)
+        resolve_informaliser(sources, args.lean, args.latex, args.informaliser)
     except ValueError as exc:
         raise UsageError(f"mathindex release: {' '.join(str(exc).split())}") from None
     check_model("release", args.model, args.out)
@@ -36,10 +38,10 @@ def release(args: argparse.Namespace) -> int:
         flow = release_flow.with_options(task_runner=runner)
     elif args.dask_address:
         raise UsageError("mathindex release: --dask-address needs --runner dask")
-    state = _run_locked(args.out, args.wait, flow, out=str(args.out), sources_file=str(args.sources) if args.sources else None,
+    state = _run_locked(args.out, args.wait, flow, out=str(args.out), sources_file=sources,
                         lean=[str(d) for d in args.lean], latex=[str(d) for d in args.latex],
                         suites=[str(s) for s in args.suite], model=args.model, no_gate=args.no_gate,
-                        precision=args.precision)
+                        precision=args.precision, informaliser=args.informaliser)
     return _report_release(_outcome_of(state))
 
 

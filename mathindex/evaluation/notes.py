@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from mathindex.evaluation.external import ExternalRow, external_rows
 from mathindex.evaluation.gate import GateReport
-from mathindex.schemas.manifest import ExternalFigure, Manifest, PremisesEntry, SuitePin
+from mathindex.schemas.manifest import ExternalFigure, InformaliserEntry, Manifest, PremisesEntry, SuitePin
 
 MOVES_SHOWN = 10  # queries listed as fell most and rose most
 _QUERY_CHARS = 90
@@ -110,7 +110,8 @@ def _changes_section(manifest: Manifest, before: Baseline | None, baseline_from:
 def input_changes(now: Manifest, before: Manifest) -> list[str]:
     """What differs between two manifests' inputs: corpus pins (content sha256, commit, file
     count; corpora added or dropped), suites (sha256; added or dropped), the embedding model (name,
-    revision, the root-relative reference) and the code version. Empty: the same inputs."""
+    revision, the root-relative reference), the informaliser (backend, model, prompt version; when
+    both record one) and the code version. Empty: the same inputs."""
     out = []
     old = {c.name: c for c in before.corpora}
     new = {c.name: c for c in now.corpora}
@@ -132,9 +133,18 @@ def input_changes(now: Manifest, before: Manifest) -> list[str]:
     a, b = _model(before), _model(now)
     if a != b:
         out.append(f"embedding model: {a} -> {b}")
+    a, b = _informaliser(before), _informaliser(now)
+    if a != b and None not in (a, b):
+        out.append(f"informaliser: {a} -> {b}")
     if before.code_version != now.code_version:
         out.append(f"code version: {before.code_version} -> {now.code_version}")
     return out
+
+
+def _informaliser(manifest: Manifest) -> str | None:
+    """`backend model (prompt version)` of a manifest's informaliser; None when it records none."""
+    e = manifest.informaliser
+    return None if e is None else _cell(f"{e.backend} {e.model} ({e.prompt_version})")
 
 
 def _short(v) -> str:
@@ -371,7 +381,26 @@ def _inputs_section(manifest: Manifest) -> list[str]:
         lines += ["", "| suite | sha256 |", "|---|---|"]
         lines += [f"| {p.name} | {p.sha256 or 'unreadable'} |" for p in sorted(pins, key=lambda p: p.name)]
     lines += ["", f"Embedding model: {_model(manifest)}. Code version: {manifest.code_version}."]
+    if manifest.informaliser is not None:
+        lines += ["", informaliser_line(manifest.informaliser)]
     return lines
+
+
+def informaliser_line(entry: InformaliserEntry) -> str:
+    """Which informaliser rendered the Lean statements into English, and what it did: rendered now,
+    from the cache, fell back to the rules (its endpoint did not answer)."""
+    who = f"{entry.backend}, model {_cell(entry.model)}"
+    if entry.endpoint:
+        who += f" at {_cell(entry.endpoint)}"
+    counts = [f"{entry.rendered:,} rendered now", f"{entry.cached:,} from the cache"]
+    if entry.endpoint or entry.fell_back:
+        counts.append(f"{entry.fell_back:,} fell back to the rules")
+    if entry.empty:
+        counts.append(f"{entry.empty:,} empty")
+    line = f"Informaliser: {who}, prompt {_cell(entry.prompt_version)}: {', '.join(counts)}."
+    if entry.no_answer:
+        line += f" No request to the endpoint succeeded ({_cell(entry.no_answer)}): those have the rules rendering."
+    return line
 
 
 def _tables_section(after: dict[str, int], before: dict[str, int] | None) -> list[str]:

@@ -92,6 +92,7 @@ class ReleaseParts:
     suites: list[dict]  # SuitePin dumps: name, path, sha256 (and external, when the suite has external figures)
     formal_index: dict | None = None  # flows that build no formal index (reembed) leave it out
     premises: dict | None = None  # mathindex.premises figures; reembed carries its source's
+    informaliser: dict | None = None  # informal.informalise.InformalReport figures; reembed carries its source's
 
 
 def finish_release(root: Path, staging: Path, parts: ReleaseParts, metrics: dict, verdict: GateReport,
@@ -128,7 +129,8 @@ def assemble_manifest(parts: ReleaseParts, metrics: dict, verdict: GateReport, b
     return Manifest(
         release_id=parts.release_id, code_version=__version__, corpora=parts.pins, embedder=parts.embedder,
         vector_index=parts.vector_index, formula_index=parts.formula_index, formal_index=parts.formal_index or {},
-        premises=parts.premises or {}, stages=parts.stages, row_counts=parts.row_counts, files={},
+        premises=parts.premises or {}, informaliser=parts.informaliser, stages=parts.stages,
+        row_counts=parts.row_counts, files={},
         bench={"headline": metrics["headline"], "baseline": baseline_from, "suites": parts.suites},
         gate=verdict.to_dict(), published=verdict.passed, previous_release=previous,
     )  # fmt: skip

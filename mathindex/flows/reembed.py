@@ -71,6 +71,7 @@ def _reembed(source: Path, model: str, root: Path, no_gate: bool, precision: str
                 formula_index=_figures(before.formula_index), lexical_index={"copied_from": before.release_id},
                 formal_index=_figures(before.formal_index),
                 premises=_figures(before.premises),  # copied with premises/: fitted with the source's embedder
+                informaliser=_figures(before.informaliser),  # the informalisations are copied
                 stages={**before.stages, "reembed": f"from {before.release_id} with {embedding_model.label}"},
                 row_counts=row_counts, errors=read_table(staging, "errors"), suites=suite_pins,
             )  # fmt: skip

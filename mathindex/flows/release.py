@@ -18,7 +18,8 @@ from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, final_state, fi
 from mathindex.flows.progress import StageProgress
 from mathindex.schemas.common import ERRORS, concat
 from mathindex.schemas.manifest import SuiteSpec
-from mathindex.sources import DEFAULT_SOURCES, check_allowed, load_sources, pin_source, pin_suite, sources_from_dirs
+from mathindex.sources import (DEFAULT_SOURCES, check_allowed, load_informaliser, load_sources, pin_source, pin_suite,
+                               sources_from_dirs)
 from mathindex.store.layout import ReleaseLayout, RootLayout, check_output_root
 from mathindex.store.releases import building, published_release, unique_release_id
 from mathindex.tasks.bench import baseline_metrics, gate_release, run_benchmarks
@@ -26,7 +27,7 @@ from mathindex.tasks.embed import build_embedding_texts, embed_and_index
 from mathindex.tasks.extract import extract_latex, extract_lean, merge_extractions
 from mathindex.tasks.formal import formal_index
 from mathindex.tasks.formulas import build_formula_index, collect_formulas, parse_formulas
-from mathindex.tasks.informalise import informalise_declarations
+from mathindex.tasks.informalise import informalise_declarations, timeout_s
 from mathindex.tasks.premises import premise_index
 from mathindex.tasks.search_index import lexical_index, nodes_table
 from mathindex.tasks.store import database_started, write_database, write_tables
@@ -46,6 +47,7 @@ def release_flow(
     model: str | None = None,
     no_gate: bool = False,
     precision: str | None = None,
+    informaliser: str | None = None,
 ) -> ReleaseOutcome | State:
     """A ReleaseOutcome when the gate passed, else a Failed state carrying it (`finish.final_state`).
     A release with no benchmark suite fails the gate; `no_gate` publishes it ungated all the same
@@ -54,13 +56,15 @@ def release_flow(
     else the bundled one; `default` is the bundled model; `name@rev16` or a bare `name` is an entry
     of `out/models/`; anything else a model directory, installed into `out/models/` first. The
     manifest records the model relative to the root (`embed.models.pin_model`). `precision`: fp32 or
-    int8 (`embed.embedder.PRECISIONS`); None follows the last published release. Holds the lock on
-    `out` for the whole run (`finish.locked_root`)."""
+    int8 (`embed.embedder.PRECISIONS`); None follows the last published release. `informaliser`:
+    rules or http, over the sources file's `informaliser:` section (`sources.load_informaliser`;
+    None: the file's, else rules). Holds the lock on `out` for the whole run (`finish.locked_root`)."""
     root = check_output_root(out)  # before any build work: a deployment made without MATHINDEX_OUT stops here
     cache = RootLayout(root).cache
     with locked_root(root), StageProgress(STAGES, desc="release") as progress:
         with progress.stage("pin"):
             sources, suite_specs = resolve_inputs(sources_file, lean or [], latex or [], suites or [])
+            informal_spec = resolve_informaliser(sources_file, lean or [], latex or [], informaliser)
             pins = [pin_source(s) for s in sources]
             suite_pins = [pin_suite(s).model_dump() for s in suite_specs]
             embedding_model = pin_model(model, root)
@@ -72,7 +76,9 @@ def release_flow(
                 latex_runs = [extract_latex.submit(s) for s in sources if s.spec.kind == "latex"]
                 ex = merge_extractions([f.result() for f in lean_runs], [f.result() for f in latex_runs])
             with progress.stage("informalise"):
-                informal = informalise_declarations(ex.declarations, ex.dependencies, cache)
+                informalised = informalise_declarations.with_options(timeout_seconds=timeout_s(informal_spec))(
+                    ex.declarations, ex.dependencies, cache, informal_spec)
+                informal = informalised.table
             with progress.stage("embed"):
                 texts = build_embedding_texts(ex.declarations, informal, ex.statements, ex.descriptions, cache)
                 vector = embed_and_index(texts, embedding_model, staging, cache, published_release(root),
@@ -115,7 +121,7 @@ def release_flow(
                     vector_index=vector.manifest_entry(), formula_index=formula_built.manifest_entry(),
                     lexical_index=lexical.manifest_entry(), formal_index=formal_built.manifest_entry(),
                     stages=stage_report(ex, trees, errors, progress.seconds), row_counts=row_counts, errors=errors,
-                    suites=suite_pins, premises=premises.manifest_entry(),
+                    suites=suite_pins, premises=premises.manifest_entry(), informaliser=informalised.report.figures(),
                 )  # fmt: skip
                 outcome = finish_release(root, staging, parts, metrics, verdict, baseline_from, before=published_release(root))
     publish_artifacts(outcome)
@@ -134,6 +140,13 @@ def resolve_inputs(sources_file: str | None, lean: list[str], latex: list[str], 
     for spec in extra:
         check_allowed(f"suite {spec.name!r}", spec.path)
     return sources, specs + extra
+
+
+def resolve_informaliser(sources_file: str | None, lean: list[str], latex: list[str], backend: str | None):
+    """The release's informaliser settings: the sources file's (none with `--lean/--latex`
+    directories: the rules), its backend replaced by `backend` when given (`sources.load_informaliser`)."""
+    path = None if lean or latex else Path(sources_file) if sources_file else DEFAULT_SOURCES
+    return load_informaliser(path, backend)
 
 
 def new_release_id(pins: list, root: Path) -> str:

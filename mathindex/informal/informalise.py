@@ -1,16 +1,20 @@
 """Informalisation: one English text per Lean declaration, produced in dependency order.
 
-A declaration's rendering may reuse the informal text of the constants it depends on, so the
+A declaration's rendering may reuse the informal text of the constants its statement uses, so the
 declarations are processed level by level (dependencies first). Results are cached on disk by
-(statement hash, backend, model, prompt version, context hash), a cache that outlives a release.
+(statement hash, backend, model, prompt version, context hash), a cache that outlives a release:
+the rules' by this code's digest, a model's (an informaliser with an `endpoint`) by the type hash
+alone, written as answers arrive so that a killed run asks again only what it had not stored.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from itertools import groupby
 from pathlib import Path
 from typing import Protocol
 
@@ -28,6 +32,9 @@ from mathindex.schemas.lean import ROLE_STATEMENT
 log = logging.getLogger(__name__)
 
 MAX_CONTEXT = 5  # dependencies whose text is shown to a declaration's rendering
+FLUSH_ROWS = 256  # a remote informaliser's answers are stored every this many (a killed run keeps them)
+MAX_SHARDS = 64  # shards of the model cache before they are merged into one
+NOT_ASKED = "not asked: "  # how a fallback's reason starts when the endpoint was given up before asking
 
 
 @dataclass(frozen=True)
@@ -44,7 +51,8 @@ class InformalInput:
 
 @dataclass(frozen=True)
 class Rendering:
-    """A backend's answer for one declaration: `status` ok | fallback | empty, `reason` when not ok."""
+    """A backend's answer for one declaration: `status` ok | fallback | empty, `reason` when not ok.
+    A `fallback` text is the rules' rendering, made because the backend could not answer."""
 
     text: str
     status: str = "ok"
@@ -52,11 +60,13 @@ class Rendering:
 
 
 class Informaliser(Protocol):
-    """A backend that turns declarations into English; `render_many` keeps the input order."""
+    """A backend that turns declarations into English; `render_many` keeps the input order.
+    `endpoint`: the host it asks (None: it renders here, with this code)."""
 
     backend: str
     model: str
     prompt_version: str
+    endpoint: str | None
 
     def render_many(self, items: Sequence[InformalInput]) -> list[Rendering]: ...
 
@@ -67,6 +77,7 @@ class RuleInformaliser:
     backend = "rules"
     model = RULES_VERSION
     prompt_version = RULES_VERSION
+    endpoint = None
 
     def render(self, item: InformalInput) -> Rendering:
         text = render_rules(item.full_name, item.kind, item.signature, item.type, item.docstring, item.context)
@@ -84,6 +95,17 @@ def sha256_hex(*parts: str) -> str:
 def statement_sha256(full_name: str, kind: str, signature: str, type_: str, docstring: str) -> str:
     """The hash of a declaration's own statement (name, kind, signature, type, docstring)."""
     return sha256_hex(full_name, kind, signature, type_, docstring)
+
+
+def flat(text: str) -> str:
+    """`text` with every run of whitespace one space, trimmed: the statement as a model is shown it."""
+    return " ".join(text.split())
+
+
+def type_hash(item: InformalInput) -> str:
+    """The hash a model's rendering is cached by: the statement (name, kind, signature, type,
+    docstring) with its whitespace normalised (`flat`), so a reflowed docstring is not asked again."""
+    return sha256_hex(*(flat(v) for v in (item.full_name, item.kind, item.signature, item.type, item.docstring)))
 
 
 def statement_edges(dependencies: pa.Table | None) -> list[tuple[str, str]]:
@@ -146,15 +168,18 @@ def dependency_levels(names: list[str], dependencies: pa.Table | None) -> list[i
 
 
 class InformalCache:
-    """Informal texts (ok renderings only), one row per key, as `cache.ShardStore` shards in
-    `CacheLayout.informal(<digest>)` under a root's cache directory: the digest is the code's that
-    renders (`cache.codes.INFORMAL`); a key covers the statement, the informaliser's backend, model
-    and prompt version, and the context shown."""
+    """Informal texts (ok renderings only), one row per key, as `cache.ShardStore` shards under a
+    root's cache directory: the rules' in `CacheLayout.informal(<digest>)` (the digest is the code's
+    that renders, `cache.codes.INFORMAL`), a model's in `CacheLayout.informal_model()` (`remote`: a
+    model's answer depends on the model and the prompt, not on this code). A key covers the
+    statement hash, the backend, model and prompt version, and the context shown."""
 
     SCHEMA = pa.schema([("key", pa.string()), ("text", pa.string())])
 
-    def __init__(self, root: Path | None, backend: str, model: str, prompt_version: str):
-        self.store = ShardStore(None if root is None else CacheLayout(root).informal(INFORMAL.digest()), self.SCHEMA)
+    def __init__(self, root: Path | None, backend: str, model: str, prompt_version: str, remote: bool = False):
+        layout = None if root is None else CacheLayout(root)
+        folder = None if layout is None else layout.informal_model() if remote else layout.informal(INFORMAL.digest())
+        self.store = ShardStore(folder, self.SCHEMA, max_shards=MAX_SHARDS if remote else None)
         self.scope = (backend, model, prompt_version)
         rows = self.store.load()
         self._map: dict[str, str] = dict(zip(rows["key"].to_list(), rows["text"].to_list()))
@@ -178,6 +203,35 @@ class InformalCache:
         self._new = []
 
 
+@dataclass(frozen=True)
+class InformalReport:
+    """Which informaliser ran and what it did: renderings it made now (`rendered`), read from the
+    cache, that fell back to the rules (its endpoint did not answer), empty; `no_answer` says why
+    when an endpoint was asked and never answered."""
+
+    backend: str
+    model: str
+    prompt_version: str
+    endpoint: str | None = None
+    rendered: int = 0
+    cached: int = 0
+    fell_back: int = 0
+    empty: int = 0
+    no_answer: str | None = None
+
+    def figures(self) -> dict:
+        """The manifest's `informaliser` section (`schemas.manifest.InformaliserEntry`)."""
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    @classmethod
+    def of_table(cls, informaliser: Informaliser, table: pa.Table) -> "InformalReport":
+        """The report of a table read back whole (`cache.stages.StageCache`): every row from the cache."""
+        status = Counter(table.column("status").to_pylist())
+        return cls(informaliser.backend, informaliser.model, informaliser.prompt_version, informaliser.endpoint,
+                   cached=table.num_rows - status["fallback"] - status["empty"], fell_back=status["fallback"],
+                   empty=status["empty"])
+
+
 def _column(table: pa.Table, name: str) -> list[str]:
     if name not in table.column_names:
         return [""] * table.num_rows
@@ -187,73 +241,138 @@ def _column(table: pa.Table, name: str) -> list[str]:
     return ["" if v is None else str(v) for v in col.to_pylist()]
 
 
+@dataclass
+class _Statements:
+    """The declarations' columns as `informalise` reads them, their levels and statement edges."""
+
+    names: list[str]
+    decl_ids: list[str]
+    kinds: list[str]
+    sigs: list[str]
+    types: list[str]
+    docs: list[str]
+    levels: list[int]
+    deps_of: dict[str, list[str]]
+
+    @classmethod
+    def of(cls, declarations: pa.Table, dependencies: pa.Table | None) -> "_Statements":
+        names = _column(declarations, "full_name")
+        # `variable` binders in scope that the statement uses, when the extractor provides them
+        sigs = [f"{v} {s}" if v.strip() else s
+                for v, s in zip(_column(declarations, "variables"), _column(declarations, "signature"))]
+        deps_of: dict[str, list[str]] = {}
+        known = set(names)
+        for src, dst in statement_edges(dependencies):
+            if dst in known and dst != src:
+                deps_of.setdefault(src, []).append(dst)
+        return cls(names, _column(declarations, "decl_id"), _column(declarations, "kind"), sigs,
+                   _column(declarations, "type"), _column(declarations, "docstring"),
+                   dependency_levels(names, dependencies), deps_of)
+
+    def by_level(self) -> list[list[int]]:
+        """Row indices level by level, each level sorted by (name, decl_id)."""
+        order = sorted(range(len(self.names)), key=lambda i: (self.levels[i], self.names[i], self.decl_ids[i]))
+        return [list(g) for _, g in groupby(order, key=lambda i: self.levels[i])]
+
+
 def informalise(
     declarations: pa.Table, informaliser: Informaliser, cache_dir: Path | None,
     dependencies: pa.Table | None = None,
 ) -> pa.Table:
-    """INFORMALISATIONS for `declarations`, rendered in dependency order and cached in `cache_dir`.
+    """INFORMALISATIONS for `declarations`, rendered in dependency order and cached in `cache_dir`
+    (`informalise_reported` without its report)."""
+    return informalise_reported(declarations, informaliser, cache_dir, dependencies)[0]
 
-    Rows come out sorted by (order, full_name, decl_id); `order` is the dependency rank.
-    Declarations repeated under one full_name are rendered once each but only the first is context.
+
+def informalise_reported(
+    declarations: pa.Table, informaliser: Informaliser, cache_dir: Path | None,
+    dependencies: pa.Table | None = None,
+) -> tuple[pa.Table, InformalReport]:
+    """INFORMALISATIONS for `declarations`, rendered level by level in dependency order and cached in
+    `cache_dir`, with the report of what the informaliser did.
+
+    Rows come out sorted by (order, full_name, decl_id); `order` is the dependency rank. A
+    declaration is shown the glosses of up to MAX_CONTEXT constants its statement uses, from the
+    levels below. Declarations repeated under one full_name are rendered once each but only the
+    first is context. A fallback row is the rules' (backend, model, prompt version) and is not cached.
     """
-    names = _column(declarations, "full_name")
-    decl_ids = _column(declarations, "decl_id")
-    kinds, sigs = _column(declarations, "kind"), _column(declarations, "signature")
-    # `variable` binders in scope that the statement uses, when the extractor provides them
-    sigs = [f"{v} {s}" if v.strip() else s for v, s in zip(_column(declarations, "variables"), sigs)]
-    types, docs = _column(declarations, "type"), _column(declarations, "docstring")
-    levels = dependency_levels(names, dependencies)
-    deps_of: dict[str, list[str]] = {}
-    known = set(names)
-    for src, dst in statement_edges(dependencies):
-        if dst in known and dst != src:
-            deps_of.setdefault(src, []).append(dst)
-    glossed = {n for targets in deps_of.values() for n in targets}  # only these are ever another's context
-    order = sorted(range(len(names)), key=lambda i: (levels[i], names[i], decl_ids[i]))
-    cache = InformalCache(cache_dir, informaliser.backend, informaliser.model, informaliser.prompt_version)
+    st = _Statements.of(declarations, dependencies)
+    remote = informaliser.endpoint is not None
+    glossed = {n for targets in st.deps_of.values() for n in targets}  # only these are ever another's context
+    cache = InformalCache(cache_dir, informaliser.backend, informaliser.model, informaliser.prompt_version, remote)
+    rules = RuleInformaliser()
     gloss: dict[str, str] = {}
     cols: dict[str, list] = {f.name: [] for f in INFORMALISATIONS}
-    start = 0
-    hits = 0
-    while start < len(order):
-        stop = start
-        while stop < len(order) and levels[order[stop]] == levels[order[start]]:
-            stop += 1
-        level_idx = order[start:stop]
-        inputs, keys, hashes, todo = [], [], [], []
+    counts: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+    for level_idx in st.by_level():
+        inputs, keys, hashes = [], [], []
         for i in level_idx:
-            ctx_names = sorted(set(deps_of.get(names[i], ())))[:MAX_CONTEXT]
+            ctx_names = sorted(set(st.deps_of.get(st.names[i], ())))[:MAX_CONTEXT]
             context = tuple((n, gloss[n]) for n in ctx_names if n in gloss)
-            h = statement_sha256(names[i], kinds[i], sigs[i], types[i], docs[i])
-            item = InformalInput(names[i], kinds[i], sigs[i], types[i], docs[i], context)
+            item = InformalInput(st.names[i], st.kinds[i], st.sigs[i], st.types[i], st.docs[i], context)
+            h = statement_sha256(item.full_name, item.kind, item.signature, item.type, item.docstring)
             inputs.append(item)
             hashes.append(h)
-            keys.append(cache.key(h, context))
-        results: list[Rendering | None] = []
-        for pos, key in enumerate(keys):
-            cached = cache.get(key)
-            results.append(Rendering(cached) if cached is not None else None)
-            if cached is None:
-                todo.append(pos)
-        hits += len(level_idx) - len(todo)
-        for pos, res in zip(todo, informaliser.render_many([inputs[p] for p in todo])):
-            results[pos] = res
-            if res.status == "ok":
-                cache.put(keys[pos], res.text)
+            keys.append(cache.key(type_hash(item) if remote else h, context))
+        results = _render_level(informaliser, cache, inputs, keys, remote, counts)
         for pos, i in enumerate(level_idx):
-            res = results[pos] or Rendering("", "empty", "no rendering")
-            if names[i] in glossed and names[i] not in gloss:
-                gloss[names[i]] = first_sentence(docs[i]) if docs[i].strip() else first_sentence(res.text)
+            res = results[pos]
+            if st.names[i] in glossed and st.names[i] not in gloss:
+                gloss[st.names[i]] = first_sentence(st.docs[i]) if st.docs[i].strip() else first_sentence(res.text)
+            who = rules if res.status == "fallback" else informaliser
+            counts[res.status] += 1
+            if res.status == "fallback":
+                reasons[res.reason or ""] += 1
             row = {
-                "decl_id": decl_ids[i], "full_name": names[i], "text": res.text,
-                "backend": informaliser.backend, "model": informaliser.model,
-                "prompt_version": informaliser.prompt_version, "statement_sha256": hashes[pos],
+                "decl_id": st.decl_ids[i], "full_name": st.names[i], "text": res.text, "backend": who.backend,
+                "model": who.model, "prompt_version": who.prompt_version, "statement_sha256": hashes[pos],
                 "status": res.status, "reason": res.reason,
                 "context": [n for n, _ in inputs[pos].context], "order": len(cols["order"]),
             }
             for key, value in row.items():
                 cols[key].append(value)
-        start = stop
     cache.flush()
-    log.info("informalised %d declarations (%d from cache)", len(cols["order"]), hits)
-    return pa.table(cols, schema=INFORMALISATIONS)
+    report = _report(informaliser, counts, reasons)
+    log.info("informalised %d declarations with %s (%d made now, %d from cache, %d fell back to the rules)",
+             len(cols["order"]), informaliser.backend, report.rendered, report.cached, report.fell_back)
+    return pa.table(cols, schema=INFORMALISATIONS), report
+
+
+def _render_level(informaliser: Informaliser, cache: InformalCache, inputs: list[InformalInput], keys: list[str],
+                  remote: bool, counts: Counter[str]) -> list[Rendering]:
+    """One level's renderings, from the cache or the informaliser (asked in chunks of FLUSH_ROWS
+    when remote, each chunk's answers stored before the next is asked); ok answers are cached."""
+    results: list[Rendering | None] = [None] * len(inputs)
+    todo = []
+    for pos, key in enumerate(keys):
+        cached = cache.get(key)
+        if cached is None:
+            todo.append(pos)
+        else:
+            results[pos] = Rendering(cached)
+            counts["cached"] += 1
+    step = FLUSH_ROWS if remote else max(1, len(todo))
+    for start in range(0, len(todo), step):
+        chunk = todo[start:start + step]
+        for pos, res in zip(chunk, informaliser.render_many([inputs[p] for p in chunk])):
+            results[pos] = res
+            if res.status == "ok":
+                cache.put(keys[pos], res.text)
+                counts["rendered"] += 1
+        if remote:
+            cache.flush()
+    return [r or Rendering("", "empty", "no rendering") for r in results]
+
+
+def _report(informaliser: Informaliser, counts: Counter[str], reasons: Counter[str]) -> InformalReport:
+    """The report of one run; when an endpoint was asked and no request succeeded, says so once."""
+    no_answer = None
+    if informaliser.endpoint is not None and counts["fallback"] and not counts["rendered"]:
+        asked = [r for r, _ in reasons.most_common() if not r.startswith(NOT_ASKED)]
+        no_answer = (asked or [r for r, _ in reasons.most_common()])[0] or "no answer"
+        log.warning("informaliser: no request to %s succeeded (%s); all %d declarations asked got the rules rendering",
+                    informaliser.endpoint, no_answer, counts["fallback"])
+    return InformalReport(informaliser.backend, informaliser.model, informaliser.prompt_version, informaliser.endpoint,
+                          rendered=counts["rendered"], cached=counts["cached"], fell_back=counts["fallback"],
+                          empty=counts["empty"], no_answer=no_answer)

@@ -154,11 +154,39 @@ class SuitePin(_Recorded):
         return out
 
 
+class InformaliserSpec(_Strict):
+    """The `informaliser:` section of a sources file: which backend renders Lean statements into
+    English (`informal.informalise`). `http` asks an OpenAI-compatible chat-completions endpoint
+    (`endpoint`: its base URL, up to `/v1`); the API key is read from the environment variable that
+    `api_key_env` names, never written here. Seconds throughout; `budget_s` bounds the time spent
+    asking (what is left gets the rules rendering and is asked again by the next release)."""
+
+    backend: Literal["rules", "http"] = "rules"
+    endpoint: str | None = Field(None, pattern=r"^https?://[^\s/?#@]+(/[^\s?#]*)?$")
+    model: str | None = Field(None, min_length=1, max_length=200)
+    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    timeout_s: float = Field(60.0, gt=0, le=600)
+    connect_timeout_s: float = Field(5.0, gt=0, le=60)
+    retries: int = Field(3, ge=0, le=10)
+    concurrency: int = Field(4, ge=1, le=64)
+    max_tokens: int = Field(400, ge=16, le=4096)
+    prompt: str = Field("informalise-v1", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # data/prompts/<prompt>.md
+    budget_s: float = Field(3 * 3600.0, gt=0, le=20 * 3600.0)
+
+    def missing(self) -> str | None:
+        """What the `http` backend lacks to run (an endpoint, a model); None when nothing."""
+        if self.backend != "http":
+            return None
+        lacking = [words for key, words in (("endpoint", "an endpoint"), ("model", "a model")) if not getattr(self, key)]
+        return " and ".join(lacking) or None
+
+
 class SourcesFile(_Strict):
-    """The sources file (`data/sources.yaml`): corpora and suites of a release."""
+    """The sources file (`data/sources.yaml`): corpora and suites of a release, and its informaliser."""
 
     sources: list[SourceSpec]
     suites: list[SuiteSpec] = []
+    informaliser: InformaliserSpec = InformaliserSpec()
 
 
 class CorpusPin(_Recorded):
@@ -327,6 +355,22 @@ class PremisesEntry(_Figures):
     carried: PremiseCarry | None = None
 
 
+class InformaliserEntry(_Figures):
+    """`informaliser`: which backend rendered the informalisations (`informal.informalise.InformalReport`):
+    its model and prompt version, the endpoint's host (never its path or a key), and how many
+    renderings the backend made now, came from the cache, fell back to the rules, or are empty."""
+
+    backend: str
+    model: str
+    prompt_version: str
+    endpoint: str | None = None
+    rendered: int = 0
+    cached: int = 0
+    fell_back: int = 0
+    empty: int = 0
+    no_answer: str | None = None  # why no request succeeded, when none did
+
+
 class BenchEntry(_Figures):
     """`bench`: the headline metrics (points), what the gate compared with (`release <id>` or the
     committed baselines), each suite's pin."""
@@ -376,6 +420,7 @@ class Manifest(_Recorded):
     formula_index: FormulaIndexEntry
     formal_index: FormalIndexEntry | None = None  # `{}` in the file: built before mathindex.formal, or reembed's copy of such
     premises: PremisesEntry | None = None  # `{}` in the file: built before mathindex.premises
+    informaliser: InformaliserEntry | None = None  # `{}` in the file: built before the informaliser was recorded
     stages: dict[str, str]
     row_counts: dict[str, int]
     files: dict[str, str]  # relative path -> sha256
@@ -385,9 +430,9 @@ class Manifest(_Recorded):
     published: bool
     previous_release: str | None = None
 
-    _sections_may_be_empty = field_validator("formal_index", "premises", mode="before")(_empty_is_none)
+    _sections_may_be_empty = field_validator("formal_index", "premises", "informaliser", mode="before")(_empty_is_none)
 
-    @field_serializer("formal_index", "premises")
+    @field_serializer("formal_index", "premises", "informaliser")
     def _none_is_empty(self, v: BaseModel | None) -> dict:
         return {} if v is None else v.model_dump(mode="json")
 
