@@ -53,6 +53,12 @@ VERBS = {  # subcommand -> its module in mathindex.cli, each with run(args) -> e
     "mcp": "serve",
 }
 
+# what the long-running servers run under, set before the interpreter starts (`main` re-runs the command
+# with it): glibc's malloc for Python's small objects too. With pymalloc's arenas, each hot swap left
+# 50-100 MB more resident (whole Mathlib, 3 swaps in 8 minutes under load: RSS +15.6 %); glibc's heap,
+# which the swap's malloc_trim hands back, +5.7 % (bench/serve_stress.py soak, docs/results/serving.md)
+SERVER_ENV = {"serve": {"PYTHONMALLOC": "malloc"}, "mcp": {"PYTHONMALLOC": "malloc"}}
+
 # the extra each verb needs beyond the base dependencies (pyproject.toml), named when a library is missing
 EXTRAS = {"serve": "serve", "mcp": "serve", "release": "build", "reembed": "build", "bench": "build", "warm": "build",
           "train-embedder": "build"}
@@ -64,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault(k, v)
     try:
         args = build_parser().parse_args(argv)
+        if argv is None:  # a real command line (not a call from Python): it may run again, as itself
+            _rerun_with(SERVER_ENV.get(args.command, {}))
         code = _verb(args.command).run(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers, not at interpreter exit
         return code
@@ -85,6 +93,15 @@ def main(argv: list[str] | None = None) -> int:
         msg = " ".join(str(exc).split()) or type(exc).__name__
         print(f"mathindex: error: {msg}", file=sys.stderr)
         return code
+
+
+def _rerun_with(env: dict[str, str]) -> None:
+    """Replaces this process (same pid, stdio and arguments) by `python -m mathindex …` with `env`
+    set, when a variable of it is unset (one the interpreter reads only at start); a value the
+    user set is kept."""
+    missing = {k: v for k, v in env.items() if k not in os.environ}
+    if missing:
+        os.execve(sys.executable, [sys.executable, "-m", "mathindex", *sys.argv[1:]], {**os.environ, **missing})
 
 
 def _verb(command: str):
