@@ -50,6 +50,7 @@ VERBS = {  # subcommand -> its module in mathindex.cli, each with run(args) -> e
     "train-embedder": "train",
     "serve": "serve",
     "mcp": "serve",
+    "prune": "prune",
 }
 
 

@@ -39,7 +39,7 @@ def release(args: argparse.Namespace) -> int:
     state = _run_locked(args.out, args.wait, flow, out=str(args.out), sources_file=str(args.sources) if args.sources else None,
                         lean=[str(d) for d in args.lean], latex=[str(d) for d in args.latex],
                         suites=[str(s) for s in args.suite], model=args.model, no_gate=args.no_gate,
-                        precision=args.precision)
+                        precision=args.precision, keep=args.keep)
     return _report_release(_outcome_of(state))
 
 

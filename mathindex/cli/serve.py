@@ -7,7 +7,9 @@ import argparse
 import contextlib
 import functools
 import logging
+import signal
 import sys
+from collections.abc import Iterator
 
 from mathindex.cli.exits import EXIT_OK, UsageError
 from mathindex.serve.app import configure_runtime, serve as serve_http
@@ -17,7 +19,23 @@ from mathindex.serve.swap import NoRelease, ReleaseHolder
 
 
 def run(args: argparse.Namespace) -> int:
-    return mcp(args) if args.command == "mcp" else serve(args)
+    with sigterm_unwinds():
+        return mcp(args) if args.command == "mcp" else serve(args)
+
+
+@contextlib.contextmanager
+def sigterm_unwinds() -> Iterator[None]:
+    """SIGTERM raises SystemExit (exit 143) in the main thread, so that `finally` blocks run and the
+    holder removes its served marker (`store.serving`). uvicorn captures SIGTERM while it serves and
+    raises it again once it has shut down; without this, that second SIGTERM killed the process."""
+    def _exit(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, _exit)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def serve(args: argparse.Namespace) -> int:
