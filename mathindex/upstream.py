@@ -217,7 +217,7 @@ def layout(source: str | Path, spec: SourceSpec, out: Path) -> Layout:
     elif out.exists() and held is None:
         raise LayoutError(f"{out} exists and was not laid out from a pinned commit (no COMMIT file); remove it first")
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging-", dir=out.parent))
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
     try:
         size = extract(git_dir, spec.commit, wanted, staging)
         up = spec.upstream

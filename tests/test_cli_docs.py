@@ -18,9 +18,9 @@ from mathindex.cli.parser import build_parser
 REPO = Path(__file__).resolve().parents[1]
 CLI_MD = REPO / "docs" / "cli.md"
 README = REPO / "README.md"
-FRONT_PAGES = [README, REPO / "docs" / "serving.md", REPO / "docs" / "operations.md"]
-NO_INTERNAL_NOTES = [README, CLI_MD, REPO / "bench" / "README.md", REPO / "docs" / "serving.md",
-                     REPO / "docs" / "operations.md"]
+FRONT_PAGES = [README] + [REPO / "docs" / f"{page}.md" for page in ("serving", "deployment", "mathlib")]
+NO_INTERNAL_NOTES = [README, CLI_MD, REPO / "bench" / "README.md"] + [
+    REPO / "docs" / f"{page}.md" for page in ("serving", "operations", "deployment", "mathlib", "mcp")]
 INTERNAL = re.compile(r"\bissue\s*#?\d+|\bsessions?\b|\bload \d", re.IGNORECASE)
 
 

@@ -1,4 +1,4 @@
-"""The operator's walkthrough, as docs/operations.md "Running unattended (Prefect deployments)" tells it:
+"""The operator's walkthrough, as docs/deployment.md "Step by step" tells it:
 a Prefect server on 127.0.0.1 (a free port, its own PREFECT_HOME), a process work pool, `prefect
 deploy --all` from prefect.yaml (refused first without MATHINDEX_OUT), a worker, the nightly
 deployment triggered by hand, and the release that comes out checked: published, every file
@@ -136,6 +136,8 @@ def test_operator_walkthrough(operator):
     nightly = httpx.get(f"{op.api}/deployments/name/release/nightly-release", timeout=30).json()
     assert nightly["parameters"]["out"] == str(op.root)
     assert [s["schedule"]["cron"] for s in nightly["schedules"]] == ["0 2 * * *"]
+    limit = nightly["global_concurrency_limit"]  # one run at a time, a second one queued (tests/test_deployment_ops.py)
+    assert (limit["limit"], nightly["concurrency_options"]["collision_strategy"]) == (1, "ENQUEUE")
 
     worker = op.start("worker", "worker", "start", "--pool", "mathindex")
     run = op.run("deployment", "run", "release/nightly-release", "--watch", "--watch-timeout", str(int(op.left(1200))),

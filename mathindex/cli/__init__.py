@@ -51,6 +51,7 @@ VERBS = {  # subcommand -> its module in mathindex.cli, each with run(args) -> e
     "train-embedder": "train",
     "serve": "serve",
     "mcp": "serve",
+    "prune": "prune",
 }
 
 # what the long-running servers run under, set before the interpreter starts (`main` re-runs the command

@@ -109,6 +109,13 @@ REPOSITORY is a local clone, a git directory or a bare mirror (checked for the c
 fetched), or a URL (only the pinned commit is fetched, into build/corpora/<name>.git, kept for the
 next run). Refuses, with one line and exit 2, a directory that is not a checkout of the upstream, a
 checkout without the pinned commit, and a URL that cannot be fetched.""",
+    "prune": """\
+Removes old releases of ROOT, keeping the N newest. It never removes the published release, a
+release a running `mathindex serve` or `mcp` holds (each server keeps a marker under ROOT/serving/),
+or the release a kept release was gated against. It takes the root's lock (exit 5 while a build
+runs, or waits with --wait), also clears what dead runs left (staging folders, releases without a
+manifest), and removes each release by renaming it into releases/.trash/ first, so a crash never
+leaves half a release that looks whole. --dry-run lists each release: kept (and why) or would go.""",
     "verify": """\
 Checks every file of RELEASE against its manifest's sha256 (--quick: sizes only). Prints the bad
 files one per line and exits 4, else exits 0.""",

@@ -68,6 +68,16 @@ def _seconds(value: str) -> float:
     return seconds
 
 
+def _at_least_one(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"not a whole number of at least 1: {value}")
+    return number
+
+
 def _out_root(value: str) -> Path:
     """A release root that a release can be written to (`store.check_output_root`: not empty, a
     writable directory or one that can be created there), checked as the arguments are read."""
@@ -98,6 +108,7 @@ EXAMPLES = {  # one per subcommand, shown by `mathindex VERB --help`
     "train-embedder": "mathindex train-embedder build/releases/ID --out build/models --steps 500",
     "serve": "mathindex serve build --port 8000",
     "mcp": "mathindex mcp build --base-url http://127.0.0.1:8000",
+    "prune": "mathindex prune build --keep 5 --dry-run              # what would go, and why the others stay",
 }
 NO_GATE_HELP = "publish without the gate (the notes and the manifest say: not gated); a release with no suite needs it"
 PRECISION_CHOICES = ("fp32", "bf16", "int8")  # embed.embedder.PRECISIONS (not imported here: the CLI starts without torch)
@@ -131,6 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--precision", choices=PRECISION_CHOICES, help=PRECISION_HELP + "; without it: the last published release's")
     r.add_argument("--informaliser", choices=INFORMALISER_CHOICES, help=INFORMALISER_HELP)
     r.add_argument("--wait", type=_seconds, default=0.0, metavar="SECONDS", help=WAIT_HELP)
+    r.add_argument("--keep", type=_at_least_one, metavar="N", help="after publishing, prune ROOT to its N newest "
+                   "releases as `mathindex prune --keep N` does (default: prune nothing)")
 
     e = sub.add_parser("extract", help="run one extraction stage alone")
     e.add_argument("kind", choices=["lean", "latex"], help="which extractor: Lean 4 sources, or LaTeX/XML")
@@ -231,6 +244,15 @@ def build_parser() -> argparse.ArgumentParser:
     mc.add_argument("root", type=_existing_dir, help="release root (releases/, published.json)")
     mc.add_argument("--release", help="serve this release id of ROOT (pinned: no hot swap)")
     mc.add_argument("--base-url", help=BASE_URL_HELP)
+
+    pr = sub.add_parser("prune", help="remove old releases of ROOT, keeping the N newest, the published one, the ones "
+                        "being served and those a kept release was gated against")
+    pr.add_argument("root", type=_existing_dir, help="release root (releases/, published.json)")
+    pr.add_argument("--keep", required=True, type=_at_least_one, metavar="N", help="the newest N releases stay (so do the published release, the ones a "
+                    "running `serve` or `mcp` holds, and the release each kept one was gated against)")
+    pr.add_argument("--dry-run", action="store_true", help="list what would be removed and why each other release stays; "
+                    "remove nothing")
+    pr.add_argument("--wait", type=_seconds, default=0.0, metavar="SECONDS", help=WAIT_HELP)
     for name, parser in sub.choices.items():
         parser.description = DESCRIPTIONS.get(name, parser.description)
         parser.epilog = f"example:\n  {EXAMPLES[name]}"

@@ -41,7 +41,7 @@ def release(args: argparse.Namespace) -> int:
     state = _run_locked(args.out, args.wait, flow, out=str(args.out), sources_file=sources,
                         lean=[str(d) for d in args.lean], latex=[str(d) for d in args.latex],
                         suites=[str(s) for s in args.suite], model=args.model, no_gate=args.no_gate,
-                        precision=args.precision, informaliser=args.informaliser)
+                        precision=args.precision, informaliser=args.informaliser, keep=args.keep)
     return _report_release(_outcome_of(state))
 
 

@@ -8,7 +8,9 @@ import contextlib
 import functools
 import logging
 import os
+import signal
 import sys
+from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 from mathindex.cli.exits import EXIT_OK, UsageError
@@ -19,7 +21,23 @@ from mathindex.serve.swap import NoRelease, ReleaseHolder
 
 
 def run(args: argparse.Namespace) -> int:
-    return mcp(args) if args.command == "mcp" else serve(args)
+    with sigterm_unwinds():
+        return mcp(args) if args.command == "mcp" else serve(args)
+
+
+@contextlib.contextmanager
+def sigterm_unwinds() -> Iterator[None]:
+    """SIGTERM raises SystemExit (exit 143) in the main thread, so that `finally` blocks run and the
+    holder removes its served marker (`store.serving`). uvicorn captures SIGTERM while it serves and
+    raises it again once it has shut down; without this, that second SIGTERM killed the process."""
+    def _exit(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, _exit)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def serve(args: argparse.Namespace) -> int:

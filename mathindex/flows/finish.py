@@ -1,5 +1,5 @@
 """What every release-writing flow shares: the root's lock and the leftovers cleaned under it; the
-tail: gate, notes, manifest (last), publication."""
+tail: gate, notes, manifest (last), publication, and the prune after it."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from mathindex.schemas.manifest import CorpusPin, Manifest
 from mathindex.store.integrity import file_hashes, file_sizes, read_manifest, write_json
 from mathindex.store.layout import ReleaseLayout
 from mathindex.store.lock import clean_leftovers, root_lock
+from mathindex.store.prune import prune
 from mathindex.store.releases import finalise, publish, published_releases
 from mathindex.store.tables import read_table
 
@@ -120,6 +121,26 @@ def finish_release(root: Path, staging: Path, parts: ReleaseParts, metrics: dict
     if verdict.passed:
         publish(root, parts.release_id)
     return ReleaseOutcome(release_dir=final, passed=verdict.passed, gate=verdict.to_dict(), message=verdict.summary())
+
+
+def prune_after_publish(root: Path, keep: int | None, outcome: ReleaseOutcome) -> list[str]:
+    """With `keep`, and only once the release was published: ROOT pruned to its `keep` newest
+    releases (`store.prune`, under the lock the run holds), one log line per release removed. A
+    prune that fails is logged as an error and leaves the run's verdict alone: the release is
+    published. The lines logged, for the caller."""
+    if keep is None or not outcome.passed:
+        return []
+    logger = get_run_logger()
+    try:
+        plan = prune(root, keep)
+    except Exception as exc:  # noqa: BLE001 - any failure: the published release stands, the error is logged
+        line = f"prune --keep {keep} failed after publishing {outcome.release_dir.name}: {' '.join(str(exc).split())}"
+        logger.error(line)
+        return [line]
+    lines = [f"pruned release {v.release_id} (keep {keep})" for v in plan.removed]
+    for line in lines:
+        logger.info(line)
+    return lines
 
 
 def assemble_manifest(parts: ReleaseParts, metrics: dict, verdict: GateReport, baseline_from: str) -> Manifest:

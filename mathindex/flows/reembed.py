@@ -37,7 +37,7 @@ def reembed_flow(release: str, model: str, out: str, no_gate: bool = False,
     `no_gate` publishes it ungated, as `release_flow` does (a release with no suite needs it).
     `model` as `release_flow` takes it, resolved against `out`: `default`, an entry of
     `out/models/` (`name@rev16` or a bare `name`), or a model directory (installed there first).
-    `precision` fp32 or int8; None keeps the source release's.
+    `precision` fp32, bf16 or int8 (`embed.base.PRECISIONS`); None keeps the source release's.
     Holds the lock on `out` for the whole run (`finish.locked_root`)."""
     source, root = Path(release).resolve(), check_output_root(out)  # before any work, as release_flow
     with locked_root(root):

@@ -14,13 +14,15 @@ from prefect.states import State
 
 from mathindex import __version__
 from mathindex.embed.models import pin_model, resolve_precision
-from mathindex.flows.finish import ReleaseOutcome, ReleaseParts, final_state, finish_release, locked_root, publish_artifacts
+from mathindex.flows.finish import (ReleaseOutcome, ReleaseParts, final_state, finish_release, locked_root,
+                                    prune_after_publish, publish_artifacts)
 from mathindex.flows.progress import StageProgress
 from mathindex.schemas.common import ERRORS, concat
 from mathindex.schemas.manifest import SuiteSpec
 from mathindex.sources import (DEFAULT_SOURCES, check_allowed, load_informaliser, load_sources, pin_source, pin_suite,
                                sources_from_dirs)
 from mathindex.store.layout import ReleaseLayout, RootLayout, check_output_root
+from mathindex.store.prune import check_keep
 from mathindex.store.releases import building, published_release, unique_release_id
 from mathindex.tasks.bench import baseline_metrics, gate_release, run_benchmarks
 from mathindex.tasks.embed import build_embedding_texts, embed_and_index
@@ -48,6 +50,7 @@ def release_flow(
     no_gate: bool = False,
     precision: str | None = None,
     informaliser: str | None = None,
+    keep: int | None = None,
 ) -> ReleaseOutcome | State:
     """A ReleaseOutcome when the gate passed, else a Failed state carrying it (`finish.final_state`).
     A release with no benchmark suite fails the gate; `no_gate` publishes it ungated all the same
@@ -55,11 +58,15 @@ def release_flow(
     `model`: None (the nightly's default) is the model of the last published release under `out`,
     else the bundled one; `default` is the bundled model; `name@rev16` or a bare `name` is an entry
     of `out/models/`; anything else a model directory, installed into `out/models/` first. The
-    manifest records the model relative to the root (`embed.models.pin_model`). `precision`: fp32 or
-    int8 (`embed.embedder.PRECISIONS`); None follows the last published release. `informaliser`:
+    manifest records the model relative to the root (`embed.models.pin_model`). `precision`: fp32,
+    bf16 or int8 (`embed.base.PRECISIONS`); None follows the last published release. `informaliser`:
     rules or http, over the sources file's `informaliser:` section (`sources.load_informaliser`;
-    None: the file's, else rules). Holds the lock on `out` for the whole run (`finish.locked_root`)."""
+    None: the file's, else rules). `keep`: once published, prune `out` to its `keep` newest releases
+    (`store.prune`; None prunes nothing). Holds the lock on `out` for the whole run
+    (`finish.locked_root`)."""
     root = check_output_root(out)  # before any build work: a deployment made without MATHINDEX_OUT stops here
+    if keep is not None:
+        check_keep(keep)
     cache = RootLayout(root).cache
     with locked_root(root), StageProgress(STAGES, desc="release") as progress:
         with progress.stage("pin"):
@@ -124,6 +131,7 @@ def release_flow(
                     suites=suite_pins, premises=premises.manifest_entry(), informaliser=informalised.report.figures(),
                 )  # fmt: skip
                 outcome = finish_release(root, staging, parts, metrics, verdict, baseline_from, before=published_release(root))
+                prune_after_publish(root, keep, outcome)
     publish_artifacts(outcome)
     return final_state(outcome)
 

@@ -4,7 +4,8 @@
 and finishes on that release even when a new one is switched in meanwhile. A watcher thread polls
 `ROOT/published.json`; a newly named release is opened (and verified) on that thread, off the
 request path, and switched in only once it opened; one that fails is logged and refused, and the
-server goes on with the release it has."""
+server goes on with the release it has. What the holder serves (and, during a swap, the release it
+leaves) is marked under the root (`store.serving`), so that `mathindex prune` keeps it."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from mathindex.serve.release import ReleaseRefused, ServedRelease
 from mathindex.store import releases as store
 from mathindex.store.integrity import IntegrityError
 from mathindex.store.layout import MANIFEST, PUBLISHED, RootLayout
+from mathindex.store.serving import ServedMarker
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +65,13 @@ class ReleaseHolder:
         self.pinned = release_id is not None
         self._opener = opener
         rid = release_id or published_id(self.root)
-        self._current: ServedRelease = opener(release_path(self.root, rid))
+        self._marker = ServedMarker(self.root)
+        self._marker.hold([rid])  # before opening it: a prune from now on keeps it
+        try:
+            self._current: ServedRelease = opener(release_path(self.root, rid))
+        except BaseException:
+            self._marker.clear()
+            raise
         self.swaps = 0
         self.refused: list[Refusal] = []
         self._seen = rid  # the last id published.json named (opened or refused)
@@ -95,6 +103,7 @@ class ReleaseHolder:
             return False
         self._seen = rid
         log.info("release %s published; opening it beside %s", rid, self._current.release_id)
+        self._marker.hold([self._current.release_id, rid])
         try:
             new = self._opener(release_path(self.root, rid))
             lost = set(new.unavailable) - set(self._current.unavailable)
@@ -105,6 +114,7 @@ class ReleaseHolder:
             reason = " ".join(str(exc).split()) or type(exc).__name__
             log.error("refused release %s (still serving %s): %s", rid, self._current.release_id, reason)
             self.refused = (self.refused + [Refusal(release_id=rid, reason=reason, at=time.time())])[-MAX_REFUSALS:]
+            self._marker.hold([self._current.release_id])
             return False
         old, self._current = self._current, new  # the switch: one reference assignment
         self.swaps += 1
@@ -127,15 +137,18 @@ class ReleaseHolder:
                     trim_at = time.monotonic() + TRIM_AFTER_S
                 elif trim_at is not None and time.monotonic() >= trim_at:
                     trim_at = None
+                    self._marker.hold([self._current.release_id])  # requests on the old release are done
                     _return_freed_memory()
             except Exception:
                 log.exception("release watcher: poll failed")
 
     def stop(self) -> None:
+        """Stops the watcher and removes this holder's served marker."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=30)
             self._thread = None
+        self._marker.clear()
 
 
 def _return_freed_memory() -> None:

@@ -69,6 +69,8 @@ class RootLayout:
     CACHE = "cache"
     MODELS = "models"
     STAGING = ".staging-"  # releases/.staging-<id>/ while a run builds <id>
+    SERVING = "serving"  # serving/<host>-<pid>.json: what a running server holds open (store/serving.py)
+    TRASH = ".trash"  # releases/.trash/<id>/: a pruned release, renamed there, then removed (store/prune.py)
 
     def __init__(self, root: Path | str):
         self.root = Path(root)
@@ -79,6 +81,8 @@ class RootLayout:
     cache = property(lambda self: self.root / self.CACHE)
     caches = property(lambda self: CacheLayout(self.root / self.CACHE))  # what lies under `cache`: cache/layout.py
     models = property(lambda self: self.root / self.MODELS)
+    serving = property(lambda self: self.root / self.SERVING)
+    trash = property(lambda self: self.releases / self.TRASH)  # beside the releases: one file system, one rename
 
     def release(self, release_id: str) -> ReleaseLayout:
         return ReleaseLayout(self.releases / release_id)

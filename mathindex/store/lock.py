@@ -80,27 +80,36 @@ def _holder(fd: int) -> str:
     return f"pid {text}"
 
 
-def clean_leftovers(root: Path) -> list[str]:
-    """Removes what interrupted runs left under ROOT/releases: staging directories, and release
-    directories without their manifest (a kill between the rename and the manifest), plus a
-    half-written published.json.tmp. Only under the root's lock, when no live run owns any of
-    them. Returns one line per removal, for the run's log."""
-    root = Path(root)
-    removed = []
-    releases = RootLayout(root).releases
-    for path in sorted(releases.iterdir()) if releases.is_dir() else []:
+def leftovers(root: Path) -> list[tuple[Path, str]]:
+    """What interrupted runs left under the root, each with why it is one: staging directories,
+    release directories without their manifest (a kill between the rename and the manifest), a
+    half-written published.json.tmp, and what an interrupted prune left in releases/.trash. Only
+    leftovers when no live run owns them: ask under the root's lock."""
+    layout = RootLayout(root)
+    found = []
+    for path in sorted(layout.releases.iterdir()) if layout.releases.is_dir() else []:
         if not path.is_dir() or path.is_symlink():
             continue
         if path.name.startswith(STAGING):
-            why = "an interrupted run's staging directory"
+            found.append((path, "an interrupted run's staging directory"))
         elif RELEASE_ID.match(path.name) and not (path / MANIFEST).exists():
-            why = f"an interrupted run's release, renamed but without its {MANIFEST}"
-        else:
-            continue
-        shutil.rmtree(path)
-        removed.append(f"removed {path} ({why})")
-    tmp = root / f"{PUBLISHED}.tmp"
+            found.append((path, f"an interrupted run's release, renamed but without its {MANIFEST}"))
+    tmp = Path(root) / f"{PUBLISHED}.tmp"
     if tmp.is_file():
-        tmp.unlink()
-        removed.append(f"removed {tmp} (an interrupted write of {PUBLISHED})")
+        found.append((tmp, f"an interrupted write of {PUBLISHED}"))
+    for path in sorted(layout.trash.iterdir()) if layout.trash.is_dir() and not layout.trash.is_symlink() else []:
+        found.append((path, "a pruned release an interrupted prune did not finish removing"))
+    return found
+
+
+def clean_leftovers(root: Path) -> list[str]:
+    """Removes the `leftovers` of interrupted runs; only under the root's lock. Returns one line
+    per removal, for the run's log."""
+    removed = []
+    for path, why in leftovers(root):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+        removed.append(f"removed {path} ({why})")
     return removed
