@@ -64,7 +64,8 @@ FORMAL = CodeSet(
 # The search engine and what it opens: the premise stage and the benchmarks run queries through it.
 _ENGINE = ("mathindex.search", "mathindex.channel", "mathindex.embed", "mathindex.formal", "mathindex.formula", "mathindex.store",
            "mathindex.evaluation.metrics", "mathindex.latex.macros", "mathindex.latex.texscan",
-           "mathindex.corpusfiles", "mathindex.errors", "mathindex.names", "mathindex.textfold", "mathindex.workers", *_LEAN_TEXT,
+           "mathindex.corpusfiles", "mathindex.errors", "mathindex.limits", "mathindex.names", "mathindex.textfold",
+           "mathindex.workers", *_LEAN_TEXT,
            "mathindex.lean.descriptions", _SCHEMAS)
 # premises.build (through tasks.premises; the ranker reads the formal index and the embedding
 # channel it is given): the premise stage's files
