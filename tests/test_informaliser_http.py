@@ -159,7 +159,7 @@ def test_http_renders_in_dependency_order_and_caches_by_type_hash(chat, tmp_path
     assert got["Demo.even_double"]["context"] == ["Demo.Double", "Demo.Even"]
     assert got["Demo.even_double"]["text"].startswith(
         "In words: Demo.even_double (test-model). Building on - Demo.Double")
-    assert out.report.figures() == {
+    assert out.report.model_dump(exclude_none=True) == {
         "backend": "http", "model": "test-model", "prompt_version": got["Demo.Even"]["prompt_version"],
         "endpoint": endpoint_host(chat.url), "rendered": 5, "cached": 0, "fell_back": 0, "empty": 0}
     assert endpoint_host(chat.url).startswith("127.0.0.1:")

@@ -93,7 +93,7 @@ class ReleaseParts:
     suites: list[dict]  # SuitePin dumps: name, path, sha256 (and external, when the suite has external figures)
     formal_index: dict | None = None  # flows that build no formal index (reembed) leave it out
     premises: dict | None = None  # mathindex.premises figures; reembed carries its source's
-    informaliser: dict | None = None  # informal.informalise.InformalReport figures; reembed carries its source's
+    informaliser: dict | None = None  # the informalise stage's report (schemas.manifest.InformaliserEntry); reembed carries its source's
 
 
 def finish_release(root: Path, staging: Path, parts: ReleaseParts, metrics: dict, verdict: GateReport,

@@ -128,7 +128,7 @@ def release_flow(
                     vector_index=vector.manifest_entry(), formula_index=formula_built.manifest_entry(),
                     lexical_index=lexical.manifest_entry(), formal_index=formal_built.manifest_entry(),
                     stages=stage_report(ex, trees, errors, progress.seconds), row_counts=row_counts, errors=errors,
-                    suites=suite_pins, premises=premises.manifest_entry(), informaliser=informalised.report.figures(),
+                    suites=suite_pins, premises=premises.manifest_entry(), informaliser=informalised.report.model_dump(exclude_none=True),
                 )  # fmt: skip
                 outcome = finish_release(root, staging, parts, metrics, verdict, baseline_from, before=published_release(root))
                 prune_after_publish(root, keep, outcome)

@@ -8,12 +8,11 @@
 from mathindex.informal.informalise import (
     InformalInput,
     Informaliser,
-    InformalReport,
     Rendering,
     RuleInformaliser,
     informalise,
     informalise_reported,
 )
 
-__all__ = ["InformalInput", "Informaliser", "InformalReport", "Rendering", "RuleInformaliser", "informalise",
+__all__ = ["InformalInput", "Informaliser", "Rendering", "RuleInformaliser", "informalise",
            "informalise_reported"]

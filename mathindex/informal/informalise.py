@@ -13,7 +13,7 @@ import hashlib
 import logging
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
 from typing import Protocol
@@ -28,6 +28,7 @@ from mathindex.cache.codes import INFORMAL
 from mathindex.informal.rules import RULES_VERSION, first_sentence, render_rules
 from mathindex.schemas.embed import INFORMALISATIONS
 from mathindex.schemas.lean import ROLE_STATEMENT
+from mathindex.schemas.manifest import InformaliserEntry
 
 log = logging.getLogger(__name__)
 
@@ -203,33 +204,13 @@ class InformalCache:
         self._new = []
 
 
-@dataclass(frozen=True)
-class InformalReport:
-    """Which informaliser ran and what it did: renderings it made now (`rendered`), read from the
-    cache, that fell back to the rules (its endpoint did not answer), empty; `no_answer` says why
-    when an endpoint was asked and never answered."""
-
-    backend: str
-    model: str
-    prompt_version: str
-    endpoint: str | None = None
-    rendered: int = 0
-    cached: int = 0
-    fell_back: int = 0
-    empty: int = 0
-    no_answer: str | None = None
-
-    def figures(self) -> dict:
-        """The manifest's `informaliser` section (`schemas.manifest.InformaliserEntry`)."""
-        return {k: v for k, v in asdict(self).items() if v is not None}
-
-    @classmethod
-    def of_table(cls, informaliser: Informaliser, table: pa.Table) -> "InformalReport":
-        """The report of a table read back whole (`cache.stages.StageCache`): every row from the cache."""
-        status = Counter(table.column("status").to_pylist())
-        return cls(informaliser.backend, informaliser.model, informaliser.prompt_version, informaliser.endpoint,
-                   cached=table.num_rows - status["fallback"] - status["empty"], fell_back=status["fallback"],
-                   empty=status["empty"])
+def report_of_table(informaliser: Informaliser, table: pa.Table) -> InformaliserEntry:
+    """The report of a table read back whole (`cache.stages.StageCache`): every row from the cache."""
+    status = Counter(table.column("status").to_pylist())
+    return InformaliserEntry(backend=informaliser.backend, model=informaliser.model,
+                             prompt_version=informaliser.prompt_version, endpoint=informaliser.endpoint,
+                             rendered=0, cached=table.num_rows - status["fallback"] - status["empty"],
+                             fell_back=status["fallback"], empty=status["empty"])
 
 
 def _column(table: pa.Table, name: str) -> list[str]:
@@ -287,7 +268,7 @@ def informalise(
 def informalise_reported(
     declarations: pa.Table, informaliser: Informaliser, cache_dir: Path | None,
     dependencies: pa.Table | None = None,
-) -> tuple[pa.Table, InformalReport]:
+) -> tuple[pa.Table, InformaliserEntry]:
     """INFORMALISATIONS for `declarations`, rendered level by level in dependency order and cached in
     `cache_dir`, with the report of what the informaliser did.
 
@@ -365,7 +346,7 @@ def _render_level(informaliser: Informaliser, cache: InformalCache, inputs: list
     return [r or Rendering("", "empty", "no rendering") for r in results]
 
 
-def _report(informaliser: Informaliser, counts: Counter[str], reasons: Counter[str]) -> InformalReport:
+def _report(informaliser: Informaliser, counts: Counter[str], reasons: Counter[str]) -> InformaliserEntry:
     """The report of one run; when an endpoint was asked and no request succeeded, says so once."""
     no_answer = None
     if informaliser.endpoint is not None and counts["fallback"] and not counts["rendered"]:
@@ -373,6 +354,7 @@ def _report(informaliser: Informaliser, counts: Counter[str], reasons: Counter[s
         no_answer = (asked or [r for r, _ in reasons.most_common()])[0] or "no answer"
         log.warning("informaliser: no request to %s succeeded (%s); all %d declarations asked got the rules rendering",
                     informaliser.endpoint, no_answer, counts["fallback"])
-    return InformalReport(informaliser.backend, informaliser.model, informaliser.prompt_version, informaliser.endpoint,
-                          rendered=counts["rendered"], cached=counts["cached"], fell_back=counts["fallback"],
-                          empty=counts["empty"], no_answer=no_answer)
+    return InformaliserEntry(backend=informaliser.backend, model=informaliser.model,
+                             prompt_version=informaliser.prompt_version, endpoint=informaliser.endpoint,
+                             rendered=counts["rendered"], cached=counts["cached"], fell_back=counts["fallback"],
+                             empty=counts["empty"], no_answer=no_answer)

@@ -356,7 +356,7 @@ class PremisesEntry(_Figures):
 
 
 class InformaliserEntry(_Figures):
-    """`informaliser`: which backend rendered the informalisations (`informal.informalise.InformalReport`):
+    """`informaliser`: which backend rendered the informalisations (the informalise stage's report):
     its model and prompt version, the endpoint's host (never its path or a key), and how many
     renderings the backend made now, came from the cache, fell back to the rules, or are empty."""
 

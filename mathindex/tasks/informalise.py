@@ -10,10 +10,11 @@ import pyarrow.compute as pc
 
 from mathindex.cache.codes import INFORMAL
 from mathindex.cache.stages import StageCache
-from mathindex.informal import Informaliser, InformalReport, RuleInformaliser, informalise_reported
+from mathindex.informal import Informaliser, RuleInformaliser, informalise_reported
+from mathindex.informal.informalise import report_of_table
 from mathindex.informal.http import HttpInformaliser
 from mathindex.schemas.embed import INFORMALISATIONS
-from mathindex.schemas.manifest import InformaliserSpec
+from mathindex.schemas.manifest import InformaliserEntry, InformaliserSpec
 from mathindex.tasks import HOUR_S, stage
 
 
@@ -22,7 +23,7 @@ class Informalised:
     """The informalisations table and the report of the informaliser that made it."""
 
     table: pa.Table
-    report: InformalReport
+    report: InformaliserEntry
 
 
 def informaliser_for(spec: InformaliserSpec) -> Informaliser:
@@ -48,7 +49,7 @@ def informalise_declarations(declarations: pa.Table, dependencies: pa.Table, cac
     again), else each rendering from the per-statement cache (`informal.informalise.InformalCache`)
     or the informaliser. Run with `timeout_s(spec)` as its timeout."""
     informaliser = informaliser_for(spec or InformaliserSpec())
-    made: list[InformalReport] = []
+    made: list[InformaliserEntry] = []
 
     def compute() -> pa.Table:
         table, report = informalise_reported(declarations, informaliser, cache_dir, dependencies=dependencies)
@@ -59,4 +60,4 @@ def informalise_declarations(declarations: pa.Table, dependencies: pa.Table, cac
         "informalise", INFORMAL, compute, {"declarations": declarations, "dependencies": dependencies},
         {"backend": informaliser.backend, "model": informaliser.model, "prompt": informaliser.prompt_version},
         schema=INFORMALISATIONS, keep=_no_fallback)
-    return Informalised(table, made[0] if made else InformalReport.of_table(informaliser, table))
+    return Informalised(table, made[0] if made else report_of_table(informaliser, table))
