@@ -67,12 +67,20 @@ class Channel(ABC):
     """One query channel over one index of a release."""
 
     name: ClassVar[str]
+    needs: ClassVar[tuple[str, ...]] = ()  # the channels (by name) whose open ones `open` reads in `context.opened`
 
     @classmethod
     @abstractmethod
     def open(cls, context: ChannelContext) -> Channel | None:
         """The channel over `context.release`; None when the release has none of its index and that
         is no fault (a release built before it); an error when its files fail to open."""
+
+    @classmethod
+    def runs(cls, query: Query) -> bool:
+        """Whether the channel runs for `query` (else `hits` is None): every query unless a channel
+        says otherwise. Asked before the channel opens, so that an engine opening channels as queries
+        need them (`SearchEngine(lazy=True)`) never opens one that would not run."""
+        return True
 
     @abstractmethod
     def hits(self, query: Query, k: int) -> Hits | None:

@@ -15,9 +15,11 @@ from mathindex.serve.responses import Node
 
 def served(release: Path, args: argparse.Namespace, *, premises: bool = False) -> ServedRelease:
     """`release` opened for a few queries: every file at its recorded size (every sha256 with
-    --verify), not warmed, no answer cache; the premise ranker only for `premises`."""
+    --verify), not warmed, no answer cache, each channel opened at the first query that runs it
+    (`lazy`: a prose query never opens the formula or formal index); the premise ranker only for
+    `premises`."""
     return ServedRelease(release, verify="full" if getattr(args, "verify", False) else "quick", cache_size=0,
-                         warm=False, premises=premises)
+                         warm=False, premises=premises, lazy=True)
 
 
 def usage(verb: str, exc: BadInput) -> UsageError:

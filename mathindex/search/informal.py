@@ -56,6 +56,7 @@ class InformalReranker(Channel):
     `weights.INFORMAL_DEPTH` fused candidates."""
 
     name = "informal"
+    needs = ("embedding",)
 
     def __init__(self, texts: Path, encode: Callable[[list[str]], np.ndarray], cache_size: int = CACHE_SIZE,
                  store=None, shared: dict[str, str] | None = None):
@@ -90,9 +91,14 @@ class InformalReranker(Channel):
                        lambda texts: encode_on_one_thread(embedder, texts), store=store, shared=context.shared)
         return reranker if len(reranker) else None
 
+    @classmethod
+    def runs(cls, query: Query) -> bool:
+        """Prose queries with a vector (the embedding channel's, which runs before) only."""
+        return bool(settings.INFORMAL_DEPTH) and query.vector is not None and query.kind == "words"
+
     def hits(self, query: Query, k: int) -> Hits | None:
-        """Prose queries with a vector only; re-ranks the head, so `k` is not read."""
-        if not settings.INFORMAL_DEPTH or query.vector is None or query.kind != "words":
+        """Re-ranks the head, so `k` is not read."""
+        if not self.runs(query):
             return None
         return self.rerank(query.vector[0], query.head(settings.INFORMAL_DEPTH))
 
