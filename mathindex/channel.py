@@ -27,15 +27,16 @@ Hits = list[tuple[str, float]]
 class ChannelContext:
     """What the engine lends each channel as it opens: the release, its `nodes` name column and
     one str object per name (`shared`: the channels' lists hold those, not a copy of every name,
-    about 25 MB on whole Mathlib), the release root, the query model (a manifest's reference or a
-    path; None: the bundled one), whether the embedder only encodes queries (a server), a symbol
+    about 25 MB on whole Mathlib; None in a one-query engine, `lazy`, where sharing cost 0.5 s of
+    CPU), the release root, the query model (a manifest's reference or a path; None: the bundled
+    one), whether the embedder only encodes queries (a server), a symbol
     map file to use instead of the release's own, whether helper processes start as the channel
     opens (`preload`: the formula channel's SymPy worker; else at the first query that needs one),
     and the channels opened before this one."""
 
     release: Path
     names: list[str]
-    shared: dict[str, str]
+    shared: dict[str, str] | None
     root: Path
     model: str | Path | None = None
     queries_only: bool = False

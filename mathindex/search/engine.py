@@ -119,8 +119,9 @@ class SearchEngine:
             model = self.manifest.vector_index.model  # None: the bundled default
         # the root the release is in now (a moved or copied root finds its model); one str object per
         # name, shared by the channels' lists (needed while opening only)
-        self._context = ChannelContext(self.release, names, dict(zip(names, names)), release_root(self.release), model,
-                                       queries_only, symbols, preload)
+        shared = None if lazy else dict(zip(names, names))  # a long-lived engine's channels share name objects
+        self._context = ChannelContext(self.release, names, shared, release_root(self.release), model, queries_only,
+                                       symbols, preload)
         self._deferred = {}
         for attribute, kind in CHANNELS:
             if kind.name in given:
