@@ -119,6 +119,8 @@ def test_a_lazy_engine_opens_only_the_channels_a_query_runs(root):
     engine.search("Nat.Prime", 3)
     assert engine.formal is not None
     assert engine.channel("formula") is not None and engine.formula is not None  # asked by name: opened
+    first = SearchEngine(_release(root), queries_only=True, preload=False, lazy=True)
+    assert first.channel("informal") is not None and first.vector is not None  # the channel its open reads first
 
 
 def test_premises_json_keeps_its_shape(root, capsys):

@@ -118,8 +118,9 @@ class SearchEngine:
         if model is None and self.manifest is not None:
             model = self.manifest.vector_index.model  # None: the bundled default
         # the root the release is in now (a moved or copied root finds its model); one str object per
-        # name, shared by the channels' lists (needed while opening only)
-        shared = None if lazy else dict(zip(names, names))  # a long-lived engine's channels share name objects
+        # name, shared by a long-lived engine's channels' lists (the context is kept while channels
+        # are left to open: a dict of every name is 25 MB on whole Mathlib)
+        shared = None if lazy else dict(zip(names, names))
         self._context = ChannelContext(self.release, names, shared, release_root(self.release), model, queries_only,
                                        symbols, preload)
         self._deferred = {}
@@ -130,6 +131,7 @@ class SearchEngine:
                 self._deferred[attribute] = kind
             else:
                 self._opened(attribute, kind, self._try(kind.name, lambda: kind.open(self._context)))
+        self._context = self._context if self._deferred else None
         self.macros = release_macros(self.release)
 
     def _opened(self, attribute: str, kind: type[Channel], channel: Channel | None) -> None:
@@ -140,11 +142,13 @@ class SearchEngine:
     def channel(self, attribute: str) -> Channel | None:
         """The channel held as `attribute` (CHANNELS), opened now if a lazy engine has not yet (after
         the channels its open reads, `Channel.needs`); None when it is not open (`unavailable` says why)."""
-        kind = self._deferred.pop(attribute, None)
+        kind = self._deferred.get(attribute)
         if kind is not None:
             for need in kind.needs:
                 self.channel(next(a for a, k in CHANNELS if k.name == need))
+            del self._deferred[attribute]
             self._opened(attribute, kind, self._try(kind.name, lambda: kind.open(self._context)))
+            self._context = self._context if self._deferred else None
         return getattr(self, attribute)
 
     def _refuse_if_damaged(self, exc: Exception) -> None:
