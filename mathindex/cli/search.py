@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from mathindex.cli.exits import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError
-from mathindex.cli.query import node_fields, node_place, served, usage
+from mathindex.cli.query import node_fields, node_place, one_query, served, usage
 from mathindex.cli.release_arg import resolved_release
 from mathindex.formal.query import FormalQueryError, UnknownConstant
 from mathindex.formal.search import FormalIndex, looks_like_loogle
@@ -40,9 +40,10 @@ def run(args: argparse.Namespace) -> int:
         return _batch(release, args)
     if args.formal:
         return _formal_search(release, query, k, args)
-    opened = served(release, args)
-    opened.ready_for(query)
-    answer = opened.search(query, k)
+    with one_query():
+        opened = served(release, args)
+        opened.ready_for(query)
+        answer = opened.search(query, k)
     formal = opened.engine.channel("formal") if looks_like_loogle(query) else None  # else no notes
     if formal is not None:
         for note in formal.index.query_notes(query):
