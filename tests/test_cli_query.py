@@ -77,17 +77,50 @@ def test_a_query_never_imports_torch_sentence_transformers_or_prefect(root, argv
     assert heavy == [], heavy
 
 
-def test_search_json_is_the_servers_answer(root, capsys):
+@pytest.fixture(scope="module")
+def server(root):
+    """The sample release as `mathindex serve` opens it: every channel open before the first query."""
     from mathindex.serve.release import ServedRelease
 
-    assert main(["search", str(root), "lattice join meet", "--json", "--k", "5"]) == 0
+    opened = ServedRelease(_release(root), warm=False, cache_size=0)
+    yield opened
+    opened.close()
+
+
+# one query of each kind (search/kinds.py): prose, formula (TeX and bare), Lean (a name, backticks,
+# Loogle syntax, a dotted constant in prose), an identifier (a tag, a nickname) and nonsense
+KIND_QUERIES = ["lattice join meet", "$\\sum_{d \\mid n} \\varphi(d) = n$", "a + b = b + a", "Nat.Prime",
+                "`Nat.Prime.two_le`", "⊢ _ + _ = _ + _", "primes and Nat.Prime.two_le", "0BCD",
+                "fundamental groupoid", "zxqv florbish wumpus"]
+
+
+@pytest.mark.parametrize("query", KIND_QUERIES)
+def test_search_json_is_the_servers_answer(root, server, query, capsys):
+    """The CLI opens each channel only when its query runs it (`lazy`); its answer is the one of the
+    server, which opened every channel first."""
+    assert main(["search", str(root), query, "--json", "--k", "5"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"query", "match", "notice", "hits", "unavailable"} and out["query"] == "lattice join meet"
+    assert set(out) == {"query", "match", "notice", "hits", "unavailable"} and out["query"] == query
     for i, h in enumerate(out["hits"], 1):
         assert list(h) == ["rank", "name", "score", "channels", "kind", "title", "file", "line"] and h["rank"] == i
-    served = ServedRelease(_release(root), warm=False, cache_size=0).search("lattice join meet", 5)
+    served = server.search(query, 5)
     assert [(h["name"], h["score"], h["channels"]) for h in out["hits"]] == [(h.name, h.score, h.channels) for h in served.hits]
-    assert (out["match"], out["notice"]) == (served.match, served.notice)
+    assert (out["match"], out["notice"], out["unavailable"]) == (served.match, served.notice, served.unavailable)
+
+
+def test_a_lazy_engine_opens_only_the_channels_a_query_runs(root):
+    from mathindex.search.engine import SearchEngine
+
+    engine = SearchEngine(_release(root), queries_only=True, preload=False, lazy=True)
+    assert engine.lexical is None and engine.formal is None  # nothing opened yet
+    engine.search("lattice join meet", 3)
+    assert engine.lexical is not None and engine.vector is not None and engine.informal is not None
+    assert engine.formula is None and engine.formal is None  # a prose query runs neither
+    engine.search("Nat.Prime", 3)
+    assert engine.formal is not None
+    assert engine.channel("formula") is not None and engine.formula is not None  # asked by name: opened
+    first = SearchEngine(_release(root), queries_only=True, preload=False, lazy=True)
+    assert first.channel("informal") is not None and first.vector is not None  # the channel its open reads first
 
 
 def test_premises_json_keeps_its_shape(root, capsys):

@@ -79,6 +79,21 @@ def test_named_rows_keep_each_names_best_as_best_per_name_does():
     assert NamedRows(np.zeros(0, dtype=np.int64), []).best(np.asarray([1]), np.asarray([1.0]), 5) == []
 
 
+def test_named_rows_order_names_as_python_does():
+    """Names are ranked in Arrow by their UTF-8 bytes: the order `sorted` gives str, non-ASCII too,
+    whether they come as a list or an Arrow column."""
+    import numpy as np
+    import pyarrow as pa
+
+    from mathindex.channel import NamedRows
+
+    names = ["b", "ℝ.x", "Z", "a_b", "é", "a.b", "𝔽", "a", "\u00ff", "ǅ", "b", "a"]
+    for given in (names, pa.chunked_array([pa.array(names[:5]), pa.array(names[5:])])):
+        rows = NamedRows(np.arange(len(names)), given)
+        assert rows.names == sorted(set(names))
+        assert [rows.names[i] for i in rows.name] == names  # ids 0.. in order: each id's own name
+
+
 def test_channel_ranks_are_fused_scores_ranks_read_on_demand():
     """`ChannelRanks` (what `rank` reads a hit's channels from) holds fused_scores' ranks: every
     name's, a name listed twice at its last rank, none for a name in no list; `setdefault` adds a

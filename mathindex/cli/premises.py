@@ -8,7 +8,7 @@ import json
 import sys
 
 from mathindex.cli.exits import EXIT_OK, UsageError
-from mathindex.cli.query import node_fields, node_place, served, usage
+from mathindex.cli.query import node_fields, node_place, one_query, served, usage
 from mathindex.cli.release_arg import resolved_release
 from mathindex.limits import BadInput, checked_k, checked_place, checked_text
 from mathindex.premises import GoalError
@@ -28,7 +28,8 @@ def run(args: argparse.Namespace) -> int:
         file, line = checked_place(args.file, args.line)
         check_goal(goal, context)  # before the release is opened: a typo costs no load
         check_premise_index(release)
-        answer = served(release, args, premises=True).premises(goal, context, k, file=file, line=line)
+        with one_query():
+            answer = served(release, args, premises=True).premises(goal, context, k, file=file, line=line)
     except BadInput as exc:
         raise usage("premises", exc) from None
     except (GoalError, FileNotFoundError) as exc:

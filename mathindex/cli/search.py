@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import BinaryIO
 
 from mathindex.cli.exits import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError
-from mathindex.cli.query import node_fields, node_place, served, usage
+from mathindex.cli.query import node_fields, node_place, one_query, served, usage
 from mathindex.cli.release_arg import resolved_release
 from mathindex.formal.query import FormalQueryError, UnknownConstant
-from mathindex.formal.search import FormalIndex
+from mathindex.formal.search import FormalIndex, looks_like_loogle
 from mathindex.limits import BadInput, checked_k, checked_text
 from mathindex.search.confidence import MEANING
 from mathindex.serve.release import ServedRelease
@@ -40,11 +40,13 @@ def run(args: argparse.Namespace) -> int:
         return _batch(release, args)
     if args.formal:
         return _formal_search(release, query, k, args)
-    opened = served(release, args)
-    opened.ready_for(query)
-    answer = opened.search(query, k)
-    if opened.engine.formal is not None:
-        for note in opened.engine.formal.index.query_notes(query):
+    with one_query():
+        opened = served(release, args)
+        opened.ready_for(query)
+        answer = opened.search(query, k)
+    formal = opened.engine.channel("formal") if looks_like_loogle(query) else None  # else no notes
+    if formal is not None:
+        for note in formal.index.query_notes(query):
             print(f"(formal: {note})", file=sys.stderr)
     return _print_fused(answer, args.json)
 
@@ -156,7 +158,7 @@ def _batch(release: Path, args: argparse.Namespace) -> int:
 
 def _batch_formal(release: Path, args: argparse.Namespace, opened: ServedRelease | None) -> FormalIndex:
     """The formal index of a batch: the opened engine's, else opened alone."""
-    channel = opened.engine.formal if opened is not None else None
+    channel = opened.engine.channel("formal") if opened is not None else None
     return channel.index if channel is not None else _formal_index(release, args.verify)
 
 

@@ -15,7 +15,6 @@ from mathindex.embed.embedder import SentenceTransformerEmbedder, onnx_dir_for, 
 from mathindex.embed.models import reference_path
 from mathindex.embed.queries import OnnxQueryEmbedder
 from mathindex.embed.vector_index import SIDECAR_FILE, VectorIndex
-from mathindex.names import shared_names
 from mathindex.channel import Channel, ChannelContext, Hits, Query
 from mathindex.channel import NamedRows
 from mathindex.store.layout import ReleaseLayout
@@ -35,7 +34,7 @@ class VectorChannel(Channel):
         """`texts`: the `embedding_texts` rows (`text_id`, `name`) the index's ids name; `shared`: the
         engine's name objects (name -> itself), so that the rows' names are those."""
         self.embedder, self.index = embedder, index
-        self.rows = NamedRows(texts.column("text_id").to_numpy(), shared_names(texts.column("name").to_pylist(), shared))
+        self.rows = NamedRows(texts.column("text_id").to_numpy(), texts.column("name"), shared)
 
     @classmethod
     def open(cls, context: ChannelContext) -> VectorChannel:

@@ -26,9 +26,13 @@ class FormalChannel(Channel):
             return None
         return cls(context.release, context.shared)
 
-    def hits(self, query: Query, k: int) -> Hits | None:
+    @classmethod
+    def runs(cls, query: Query) -> bool:
         """Lean-looking queries only (`kinds.query_kind`)."""
-        return self.search(query.text, k) if query.kind == "lean" else None
+        return query.kind == "lean"
+
+    def hits(self, query: Query, k: int) -> Hits | None:
+        return self.search(query.text, k) if self.runs(query) else None
 
     def search(self, query: str, k: int) -> Hits:
         return self.index.soft(query, k)

@@ -52,9 +52,13 @@ class FormulaChannel(Channel):
     def open(cls, context: ChannelContext) -> FormulaChannel:
         return cls(context.release, context.names, context.preload)
 
-    def hits(self, query: Query, k: int) -> Hits | None:
+    @classmethod
+    def runs(cls, query: Query) -> bool:
         """Formula-like queries only (`query.formula`)."""
-        return self.search(query.text, k) if query.formula else None
+        return query.formula
+
+    def hits(self, query: Query, k: int) -> Hits | None:
+        return self.search(query.text, k) if self.runs(query) else None
 
     def search(self, query: str, k: int) -> Hits:
         """The best k names of the first k * 3 member formulas of the best groups (the index's

@@ -68,10 +68,11 @@ class SearchEngine:
 
     macros = None  # the LaTeX corpora's macros queries are expanded with (`latexquery.release_macros`), if any
     lexical = vector = formula = formal = informal = None  # the channels (CHANNELS); None: not open
+    _deferred: dict[str, type[Channel]] = {}  # a lazy engine's channels not opened yet, by attribute
 
     def __init__(self, release: Path, weights: dict[str, float] | None = None, model: str | None = None,
                  prior: str = PRIOR, verify: str = "quick", symbols: Path | None = None, queries_only: bool = False,
-                 channels: Mapping[str, Channel] | None = None, preload: bool = True):
+                 channels: Mapping[str, Channel] | None = None, preload: bool = True, lazy: bool = False):
         """`model`: a model reference as a manifest records it (`models/<name>@<rev16>`, relative to
         the release root) or an absolute path; None: the release's own (its manifest's
         `vector_index.model`, resolved against the root the release is in now). `prior`: the
@@ -84,7 +85,10 @@ class SearchEngine:
         `queries_only` (a server): the embedder only encodes queries and renderings, so it runs
         without torch where the model's checked ONNX exports allow (embed/queries.py). `channels`:
         channels open already, by name (the release flow's embedding channel), taken as they are.
-        `preload`: start the channels' helper processes as they open (ChannelContext.preload)."""
+        `preload`: start the channels' helper processes as they open (ChannelContext.preload).
+        `lazy` (a one-query CLI): each channel opens when first asked (`channel`, or a query it runs
+        on: `Channel.runs`), so a prose query never opens the formula or formal index; the answers
+        are the same, and `unavailable` lists a channel that fails to open once it has been asked."""
         if verify not in VERIFY_MODES:
             raise ValueError(f"verify must be one of {', '.join(VERIFY_MODES)}, not {verify!r}")
         self.release = Path(release)
@@ -96,32 +100,56 @@ class SearchEngine:
         self.weights = weights or {}  # overrides of weights.WEIGHTS_BY_KIND, for every kind
         self.unavailable: dict[str, str] = {}
         try:
-            self._open(model, prior, queries_only, symbols, channels or {}, preload)
+            self._open(model, prior, queries_only, symbols, channels or {}, preload, lazy)
         except Exception as exc:
             self._refuse_if_damaged(exc)
             raise
 
     def _open(self, model: str | None, prior: str, queries_only: bool, symbols: Path | None,
-              given: Mapping[str, Channel], preload: bool = True) -> None:
-        """The nodes, the prior, the resolver and the parent sets, then each channel of CHANNELS."""
+              given: Mapping[str, Channel], preload: bool = True, lazy: bool = False) -> None:
+        """The nodes, the prior, the resolver and the parent sets, then each channel of CHANNELS
+        (with `lazy`, those not `given` are left to `channel`)."""
         nodes = ReleaseLayout(self.release).table("nodes")
         self.nodes = pq.read_table(nodes, columns=["name", "aliases", "kind", "title", "file", "line"])
         self.node_names = names = self.nodes.column("name").to_pylist()  # row-aligned with `nodes`
         self.prior = read_prior(nodes, prior, names)
-        self.resolver = IdentifierResolver(names, self.nodes.column("aliases").to_pylist())
+        self.resolver = IdentifierResolver(names, self.nodes.column("aliases"), lazy=lazy)
         self.known, self.fields = parent_sets(self.nodes, names)
         if model is None and self.manifest is not None:
             model = self.manifest.vector_index.model  # None: the bundled default
         # the root the release is in now (a moved or copied root finds its model); one str object per
-        # name, shared by the channels' lists (needed while opening only)
-        context = ChannelContext(self.release, names, dict(zip(names, names)), release_root(self.release), model,
-                                 queries_only, symbols, preload)
+        # name, shared by a long-lived engine's channels' lists (the context is kept while channels
+        # are left to open: a dict of every name is 25 MB on whole Mathlib)
+        shared = None if lazy else dict(zip(names, names))
+        self._context = ChannelContext(self.release, names, shared, release_root(self.release), model, queries_only,
+                                       symbols, preload)
+        self._deferred = {}
         for attribute, kind in CHANNELS:
-            channel = given[kind.name] if kind.name in given else self._try(kind.name, lambda: kind.open(context))
-            setattr(self, attribute, channel)
-            if channel is not None:
-                context.opened[kind.name] = channel
+            if kind.name in given:
+                self._opened(attribute, kind, given[kind.name])
+            elif lazy:
+                self._deferred[attribute] = kind
+            else:
+                self._opened(attribute, kind, self._try(kind.name, lambda: kind.open(self._context)))
+        self._context = self._context if self._deferred else None
         self.macros = release_macros(self.release)
+
+    def _opened(self, attribute: str, kind: type[Channel], channel: Channel | None) -> None:
+        setattr(self, attribute, channel)
+        if channel is not None:
+            self._context.opened[kind.name] = channel
+
+    def channel(self, attribute: str) -> Channel | None:
+        """The channel held as `attribute` (CHANNELS), opened now if a lazy engine has not yet (after
+        the channels its open reads, `Channel.needs`); None when it is not open (`unavailable` says why)."""
+        kind = self._deferred.get(attribute)
+        if kind is not None:
+            for need in kind.needs:
+                self.channel(next(a for a, k in CHANNELS if k.name == need))
+            del self._deferred[attribute]
+            self._opened(attribute, kind, self._try(kind.name, lambda: kind.open(self._context)))
+            self._context = self._context if self._deferred else None
+        return getattr(self, attribute)
 
     def _refuse_if_damaged(self, exc: Exception) -> None:
         """IntegrityError (from `exc`) when opening failed in a release whose files differ from its
@@ -156,7 +184,7 @@ class SearchEngine:
         asked = Query(query, query_kind(query), latex, runs_formula_channel(query),
                       head=lambda depth: [h.name for h in self.rank(query, results, self.resolver.resolve(query), depth).hits])
         for attribute, kind in CHANNELS:
-            channel = getattr(self, attribute)
+            channel = self.channel(attribute) if attribute not in self._deferred or kind.runs(asked) else None
             hits = channel.hits(asked, settings.CANDIDATES) if channel is not None else None
             if hits is not None:
                 results[kind.name] = hits

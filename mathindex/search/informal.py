@@ -56,14 +56,19 @@ class InformalReranker(Channel):
     `weights.INFORMAL_DEPTH` fused candidates."""
 
     name = "informal"
+    needs = ("embedding",)
 
     def __init__(self, texts: Path, encode: Callable[[list[str]], np.ndarray], cache_size: int = CACHE_SIZE,
                  store=None, shared: dict[str, str] | None = None):
         """`store`: an EmbeddingCache of the same embedder as `encode`, or None (the LRU only).
         `shared`: name -> the str object to key a name with (the engine's), if any."""
-        table = rendering_texts(pl.scan_parquet(texts))
+        table = rendering_rows(pl.scan_parquet(texts))
         self.row = dict(zip(shared_names(table.get_column("name").to_list(), shared), range(table.height)))
-        self.texts = table.get_column("text").to_arrow()  # one Arrow string array, not 300 k Python strings
+        # one Arrow string array, not 300 k Python strings; each rendering's glosses are cut as it is
+        # asked for (`texts`): cutting all 300 k of whole Mathlib was 0.35 s of a CLI search's CPU
+        self._raw = table.get_column("text").to_arrow()
+        self._glossed = table.get_column("glossed").to_numpy()
+        self._text: dict[int, str] = {}  # row -> its text, once asked (a polars cut of 30 costs 0.15-0.5 ms)
         self.encode = encode
         self.cache_size = cache_size
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -90,9 +95,14 @@ class InformalReranker(Channel):
                        lambda texts: encode_on_one_thread(embedder, texts), store=store, shared=context.shared)
         return reranker if len(reranker) else None
 
+    @classmethod
+    def runs(cls, query: Query) -> bool:
+        """Prose queries with a vector (the embedding channel's, which runs before) only."""
+        return bool(settings.INFORMAL_DEPTH) and query.vector is not None and query.kind == "words"
+
     def hits(self, query: Query, k: int) -> Hits | None:
-        """Prose queries with a vector only; re-ranks the head, so `k` is not read."""
-        if not settings.INFORMAL_DEPTH or query.vector is None or query.kind != "words":
+        """Re-ranks the head, so `k` is not read."""
+        if not self.runs(query):
             return None
         return self.rerank(query.vector[0], query.head(settings.INFORMAL_DEPTH))
 
@@ -102,8 +112,21 @@ class InformalReranker(Channel):
     def text(self, name: str) -> str | None:
         """The text the channel embeds for `name` (an informal rendering without its glosses, else
         a LaTeX statement's body), None when it has neither."""
-        i = self.row.get(name)
-        return None if i is None else self.texts[i].as_py()
+        return self.texts([name])[0] if name in self.row else None
+
+    def texts(self, names: list[str]) -> list[str]:
+        """`text` of each of `names` (each must have one), the glosses of those not asked before cut
+        in one pass."""
+        rows = [self.row[n] for n in names]
+        new = [i for i in dict.fromkeys(rows) if i not in self._text]
+        if new:
+            raw = [self._raw[i].as_py() for i in new]
+            cut = [j for j, i in enumerate(new) if self._glossed[i]]
+            if cut:
+                for j, text in zip(cut, without_glosses(pl.Series([raw[j] for j in cut], dtype=pl.String)).to_list()):
+                    raw[j] = text
+            self._text.update(zip(new, raw))  # the same texts whichever thread writes them
+        return [self._text[i] for i in rows]
 
     def vectors(self, names: list[str]) -> np.ndarray:
         """Unit vectors of the renderings of `names` (each must have one), from the cache or embedded now."""
@@ -114,7 +137,7 @@ class InformalReranker(Channel):
         if todo and self._reader is not None:
             todo = self._from_store(todo, known)
         if todo:
-            new = self.encode([self.text(n) for n in todo])
+            new = self.encode(self.texts(todo))
             known.update(zip(todo, new))
             self.stats["encoded"] += len(todo)
             if self.store is not None:
@@ -127,13 +150,13 @@ class InformalReranker(Channel):
                 self._vectors.popitem(last=False)
         return np.stack([known[n] for n in names])
 
-    def _key(self, name: str) -> bytes:
-        return hashlib.sha256(self.text(name).encode("utf-8")).digest()
+    def _keys(self, names: list[str]) -> list[bytes]:
+        return [hashlib.sha256(t.encode("utf-8")).digest() for t in self.texts(names)]
 
     def _from_store(self, names: list[str], known: dict) -> list[str]:
         """Fills `known` with the store's vectors of `names` (and this process's unwritten ones);
         returns the names it has not."""
-        keys = [self._key(n) for n in names]
+        keys = self._keys(names)
         with self._lock:
             pending = {n: self._pending[k] for n, k in zip(names, keys) if k in self._pending}
         known.update(pending)
@@ -154,8 +177,8 @@ class InformalReranker(Channel):
 
     def _keep(self, names: list[str], vectors: np.ndarray) -> None:
         with self._lock:
-            for n, v in zip(names, vectors):
-                self._pending[self._key(n)] = np.asarray(v, dtype=np.float32)
+            for key, v in zip(self._keys(names), vectors):
+                self._pending[key] = np.asarray(v, dtype=np.float32)
             full = len(self._pending) >= FLUSH_AT
         if full:
             self.flush()
@@ -170,7 +193,8 @@ class InformalReranker(Channel):
         `embedder` (`embed_renderings`), so that no query embeds one. Returns its counts."""
         if self.store is None:
             raise ValueError("the informal channel has no store to warm")
-        texts = self.texts if not limit else self.texts.slice(0, limit)
+        raw = pl.DataFrame({"text": self._raw, "glossed": self._glossed})
+        texts = _cut(raw if not limit else raw.head(limit)).get_column("text").to_arrow()
         counts = embed_renderings(texts, embedder, self.store.root)
         self._reader.refresh()
         return counts
@@ -187,12 +211,28 @@ class InformalReranker(Channel):
 def rendering_texts(texts: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
     """(name, text) of what the channel embeds per node, from an `embedding_texts` table: its
     informal rendering without the glosses, else its LaTeX body; one row per name, sorted by name."""
+    return _cut(rendering_rows(texts)).sort("pref", "name").select("name", "text")
+
+
+def rendering_rows(texts: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
+    """`rendering_texts` with each rendering's glosses still in (`glossed`: the rows whose glosses
+    `without_glosses` cuts) and its facet's preference (`pref`), in no order: sorting 690 k names
+    was a third of the channel's open on whole Mathlib."""
     return (texts.lazy().filter(pl.col("facet").is_in(FACETS))
-            .with_columns(pref=pl.col("facet").replace_strict(FACETS, range(len(FACETS)), return_dtype=pl.Int8),
-                          text=pl.when(pl.col("facet") == FACETS[0]).then(pl.col("text").str.replace(_GLOSSES, ""))
-                          .otherwise(pl.col("text")))
-            .sort("pref", "name").unique("name", keep="first", maintain_order=True)
-            .select("name", "text").collect())
+            .with_columns(pref=pl.col("facet").replace_strict(FACETS, range(len(FACETS)), return_dtype=pl.Int8))
+            .sort("pref", maintain_order=True).unique("name", keep="first", maintain_order=True)
+            .select("name", "text", "pref", glossed=pl.col("facet") == FACETS[0]).collect())
+
+
+def without_glosses(texts: pl.Series) -> pl.Series:
+    """Informal renderings without their glosses (`informal.rules.without_context`, in polars)."""
+    return texts.str.replace(_GLOSSES, "")
+
+
+def _cut(rows: pl.DataFrame) -> pl.DataFrame:
+    """`rows` (text, glossed) with the glossed ones' glosses cut."""
+    return rows.with_columns(text=pl.when(pl.col("glossed")).then(without_glosses(rows.get_column("text")))
+                             .otherwise(pl.col("text")))
 
 
 def embed_renderings(texts: pa.Array | pa.ChunkedArray, embedder, cache_dir: Path) -> dict:

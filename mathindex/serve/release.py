@@ -71,7 +71,7 @@ class ServedRelease:
     """A verified, opened release; every method is safe to call from several threads at once."""
 
     def __init__(self, path: Path, *, verify: bool | str = True, cache_size: int = 1024, warm: bool = True,
-                 premises: bool = True, base_url: str | None = None):
+                 premises: bool = True, base_url: str | None = None, lazy: bool = False):
         """`verify`: "full" (or True) checks every file's sha256 first (ReleaseRefused), "quick" every
         file's size (the engine's IntegrityError, as `mathindex search` without --verify), "none"
         (or False) nothing. `warm`: one query through every channel before the first answer (a
@@ -79,7 +79,8 @@ class ServedRelease:
         `ready_for`). `premises`: open the premise ranker (else `premises` answers 404 and
         `unavailable` names it). `base_url`: where the HTTP server of this root is reached
         (`https://host:port`), for the absolute `url` of each location; None: the relative
-        `source_url` only."""
+        `source_url` only. `lazy` (a one-query CLI): each channel opens at the first query that
+        runs it (SearchEngine's `lazy`): same answers, less to open."""
         path = Path(path)
         self.base_url = base_url.rstrip("/") if base_url else None
         started = time.monotonic()
@@ -93,7 +94,8 @@ class ServedRelease:
         self.manifest = read_manifest(path)
         self.release_id: str = self.manifest.release_id
         # verified above (or the caller said not to); queries encoded without torch where the exports allow
-        self.engine = SearchEngine(path, verify="quick" if mode == "quick" else "none", queries_only=True, preload=warm)
+        self.engine = SearchEngine(path, verify="quick" if mode == "quick" else "none", queries_only=True, preload=warm,
+                                   lazy=lazy)
         for channel, why in self.engine.unavailable.items():  # reported with every answer; swap.py compares
             log.warning("release %s: channel %s unavailable: %s", self.release_id, channel, why)
         _thread_safe_encoding(self.engine)
@@ -146,11 +148,12 @@ class ServedRelease:
         """Loogle mode: the declarations matching every term of `query` (constants, "fragments",
         patterns with `_` and `?x`, `⊢ conclusion`), ranked; BadInput 422 for a query that does not
         parse or names an unknown constant, 404 for a release without a formal index."""
-        if self.engine.formal is None:
+        formal = self.engine.channel("formal")
+        if formal is None:
             raise BadInput(f"release {self.release_id} has no formal index", 404)
         started = time.perf_counter()
         try:
-            res = self.engine.formal.index.loogle(query, k)
+            res = formal.index.loogle(query, k)
         except (FormalQueryError, UnknownConstant) as exc:
             raise BadInput(" ".join(str(exc).split()), 422) from None
         hits = [FormalHit(rank=i, exact_conclusion=h.exact, **dict(node))
@@ -314,8 +317,10 @@ class ServedRelease:
     def ready_for(self, query: str) -> None:
         """What an unwarmed release (`warm=False`) loads before answering `query` as a warmed server
         answers it: the SymPy worker of the formula channel's canonical keys, for a formula query."""
-        formula = self.engine.formula
-        if formula is not None and formula.index.canonical and runs_formula_channel(query):  # no keys: no worker
+        if not runs_formula_channel(query):
+            return
+        formula = self.engine.channel("formula")
+        if formula is not None and formula.index.canonical:  # no keys: no worker
             formula.index.wait_ready(60.0)
 
     def _warm(self) -> None:
@@ -367,7 +372,7 @@ def _thread_safe_encoding(engine) -> None:
     single-threaded pass (its checked ONNX export, else torch). Same tokens, same model, so the
     same vectors as the engine's `encode` (and as `mathindex search` and `bench`) within the
     exports' checked cosine. Never the embedder's process pool."""
-    vector = engine.vector
+    vector = engine.channel("vector")
     if vector is None:
         return
     embedder = vector.embedder
