@@ -1,12 +1,15 @@
 # Entry points (see README.md): `make release`, `make test` (everything, what CI runs) and
 # `make test-fast` (without the `e2e` and `slow` tests, for local work); `make mathlib
 # MATHLIB=<a Mathlib clone, or https://github.com/leanprover-community/mathlib4>` lays out Mathlib at
-# the pinned commit under build/corpora/ and builds its release into $(OUT)/mathlib.
+# the pinned commit, and Batteries and Lean core at the versions it uses (BATTERIES=, LEAN4=: clones
+# or URLs; GitHub by default), under build/corpora/ and builds their release into $(OUT)/mathlib.
 PY      ?= python3.11
 VENV    ?= .venv
 BIN     := $(VENV)/bin
 OUT     ?= build
 MATHLIB_SOURCES := bench/sources/mathlib.yaml
+BATTERIES ?= https://github.com/leanprover-community/batteries
+LEAN4     ?= https://github.com/leanprover/lean4
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
@@ -32,7 +35,9 @@ release: $(VENV)/.installed
 
 mathlib: $(VENV)/.installed
 	@test -n "$(MATHLIB)" || { echo "make mathlib: give MATHLIB=<a Mathlib clone, or https://github.com/leanprover-community/mathlib4>" >&2; exit 2; }
-	$(BIN)/mathindex get-corpus "$(MATHLIB)" --sources $(MATHLIB_SOURCES)
+	$(BIN)/mathindex get-corpus "$(MATHLIB)" --sources $(MATHLIB_SOURCES) --name mathlib
+	$(BIN)/mathindex get-corpus "$(BATTERIES)" --sources $(MATHLIB_SOURCES) --name batteries
+	$(BIN)/mathindex get-corpus "$(LEAN4)" --sources $(MATHLIB_SOURCES) --name lean4
 	$(BIN)/mathindex release --sources $(MATHLIB_SOURCES) --out $(OUT)/mathlib
 
 test: $(VENV)/.installed

@@ -28,7 +28,7 @@ def main() -> int:
     try:
         for spec in upstream_specs(args.sources):
             done = layout(args.git_dir, spec, args.out or source_dir(args.sources, spec))
-            print(f"{spec.name}: {done.files} files of {spec.upstream.repository}@{spec.commit[:12]} "
+            print(f"{spec.name}: {done.files} files of {spec.upstream.repository}@{done.commit[:12]} "
                   f"({spec.upstream.license}) under {done.out}")
     except (LayoutError, OSError) as exc:
         print(f"layout_corpus: {exc}", file=sys.stderr)

@@ -4,7 +4,12 @@ name objects. Low level: it imports nothing of mathindex."""
 from __future__ import annotations
 
 
-LEAN_PREFIX = "lean:"  # a Lean declaration's node id is this and its full name
+# a Lean declaration's node id is this and its full name, whatever library (corpus) declares it:
+# Lean core, Batteries and Mathlib share one name space (a build that imports them all can hold a
+# name once), so `lean:Nat.succ_le_iff` names the same node in a release of one library or of
+# three. A name two corpora both declare (a `private` name, a misread) is one node, built from the
+# first corpus by name; the extract stage records the others as errors rows.
+LEAN_PREFIX = "lean:"
 TEX_PREFIX = "tex:"  # a LaTeX statement's node id is this, its corpus, ":" and its statement id
 
 

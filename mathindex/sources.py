@@ -209,11 +209,16 @@ def pin_source(source: Source) -> CorpusPin:
     sha = hasher.hexdigest()
     if source.spec.sha256 and source.spec.sha256 != sha:
         raise SourceError(f"source {source.spec.name!r}: content sha256 {sha} does not match the pinned {source.spec.sha256}")
-    commit = source.spec.commit
+    commit, upstream = source.spec.commit, source.spec.upstream
     if commit is not None:
         found = _commit_of(source.root)
         if found != commit:
             raise SourceError(f"source {source.spec.name!r}: found commit {found or 'none'}, pinned {commit}")
+    elif upstream is not None and upstream.tag:  # pinned by its release tag: the commit laid out for it
+        commit = _commit_of(source.root)
+        if commit is None:
+            raise SourceError(f"source {source.spec.name!r}: pinned by tag {upstream.tag} but not laid out "
+                              "(no COMMIT file): run `mathindex get-corpus` first")
     return CorpusPin(name=source.spec.name, kind=source.spec.kind, path=str(source.root), sha256=sha, files=len(files), commit=commit)
 
 

@@ -1,6 +1,8 @@
 """Laying out a pinned corpus from its upstream git repository: the files of the pinned commit that
 the sources file's `upstream.files` patterns select, with the licence file, a `COMMIT` file (what
-`sources.pin_source` verifies) and an `UPSTREAM` file, renamed into place whole.
+`sources.pin_source` verifies) and an `UPSTREAM` file, renamed into place whole. A source whose
+`upstream.root` names a folder (Lean core's `src`) has that folder's files laid out at the top, so
+module names start below it; a source pinned by its release `upstream.tag` gets the tag's commit.
 
 The repository is given as a local clone or git directory (checked for the pinned commit; nothing
 is fetched) or as a URL (only that commit is fetched, `--depth 1`, into `<target>.git` beside the
@@ -43,6 +45,7 @@ class Layout:
     bytes: int
     seconds: float
     reused: bool = False
+    commit: str = ""  # the commit laid out (the one the source's tag names, where it has no commit)
 
 
 def pattern_regex(pattern: str) -> re.Pattern:
@@ -66,14 +69,32 @@ def pattern_regex(pattern: str) -> re.Pattern:
 
 
 def upstream_specs(sources_file: Path, name: str | None = None) -> list[SourceSpec]:
-    """The sources of a sources file that carry an upstream repository and a commit (only `name`'s
-    when given); LayoutError when there is none."""
+    """The sources of a sources file that carry an upstream repository and a commit or a release
+    tag (only `name`'s when given); LayoutError when there is none."""
     specs = [s for s in read_sources_file(sources_file).sources
-             if s.upstream is not None and s.commit is not None and name in (None, s.name)]
+             if s.upstream is not None and (s.commit or s.upstream.tag) and name in (None, s.name)]
     if not specs:
         which = f"no source named {name!r}" if name else "no source"
-        raise LayoutError(f"{sources_file} has {which} with an upstream repository and a commit to lay out")
+        raise LayoutError(f"{sources_file} has {which} with an upstream repository and a commit or tag to lay out")
     return specs
+
+
+def upstream_url(spec: SourceSpec) -> str:
+    """The public URL of a source's upstream repository (what `get-corpus` fetches when given none)."""
+    return f"https://github.com/{spec.upstream.repository}"
+
+
+def laid_out_name(spec: SourceSpec, path: str) -> str:
+    """Where a selected repository file lies in the corpus: below `upstream.root` when the source
+    names one (the licence file, anywhere, at the top under its own name), else where it is."""
+    root = spec.upstream.root
+    if root is None:
+        return path
+    if path == spec.upstream.license_file:
+        return PurePosixPath(path).name
+    if not path.startswith(root + "/"):
+        raise LayoutError(f"{spec.upstream.repository}: {path} is selected but lies outside the corpus root {root}/")
+    return path[len(root) + 1:]
 
 
 def source_dir(sources_file: Path, spec: SourceSpec) -> Path:
@@ -113,28 +134,50 @@ def local_git_dir(path: Path) -> Path:
     return Path(out.stdout.strip())
 
 
-def fetched_git_dir(url: str, commit: str, git_dir: Path) -> Path:
-    """`git_dir` (a bare repository, made when missing) holding `commit` fetched from `url` alone
-    (`--depth 1`); a repository that holds it already is not fetched again."""
+def fetched_git_dir(url: str, spec: SourceSpec, git_dir: Path) -> Path:
+    """`git_dir` (a bare repository, made when missing) holding the source's commit (else its
+    release tag, as `refs/tags/TAG`) fetched from `url` alone (`--depth 1`); a repository that holds
+    it already is not fetched again."""
+    commit, tag = spec.commit, spec.upstream.tag
     made = not (git_dir / "HEAD").is_file()
     if made:
         git_dir.mkdir(parents=True, exist_ok=True)
         _git(git_dir, "init", "-q", "--bare")
-    if not _has(git_dir, commit + "^{commit}"):
-        out = _git(git_dir, "fetch", "-q", "--depth", "1", "--no-tags", url, commit, check=False, timeout=GIT_TIMEOUT_S)
+    held = _has(git_dir, commit + "^{commit}") if commit else _has(git_dir, f"refs/tags/{tag}^{{commit}}")
+    if not held:
+        what, ref = (f"commit {commit}", commit) if commit else (f"tag {tag}", f"+refs/tags/{tag}:refs/tags/{tag}")
+        out = _git(git_dir, "fetch", "-q", "--depth", "1", "--no-tags", url, ref, check=False, timeout=GIT_TIMEOUT_S)
         if out.returncode != 0:
             if made:
                 shutil.rmtree(git_dir, ignore_errors=True)
             first = ([ln for ln in out.stderr.splitlines() if ln.strip()] or ["failed"])[0]
-            raise LayoutError(f"could not fetch commit {commit} from {url}: {first.removeprefix('fatal: ')}")
+            raise LayoutError(f"could not fetch {what} from {url}: {first.removeprefix('fatal: ')}")
     return git_dir
 
 
-def selected_files(git_dir: Path, spec: SourceSpec, given: str | None = None) -> list[str]:
-    """The pinned commit's files matching the upstream patterns, sorted. LayoutError when the
-    repository lacks the commit (naming what to do, or, when its HEAD has none of the selected
-    files either, saying it is not the upstream repository), the licence file, or any file."""
-    up, commit, shown = spec.upstream, spec.commit, given or str(git_dir)
+def pinned_commit(git_dir: Path, spec: SourceSpec, given: str | None = None) -> str:
+    """The commit to lay out: the source's `commit`, else the one its release tag names in the
+    repository; LayoutError when the tag is missing there, or names another commit than `commit`."""
+    tag, shown = spec.upstream.tag, given or str(git_dir)
+    if tag is None:
+        return spec.commit
+    out = _git(git_dir, "rev-parse", "--verify", "-q", f"refs/tags/{tag}^{{commit}}", check=False)
+    if out.returncode != 0:
+        if spec.commit:  # the commit decides; the tag is checked where the repository has it
+            return spec.commit
+        raise LayoutError(f"{shown} has no tag {tag} of {spec.upstream.repository}: fetch it "
+                          f"(git -C {shown} fetch {upstream_url(spec)} tag {tag}) or give the URL")
+    found = out.stdout.strip()
+    if spec.commit and found != spec.commit:
+        raise LayoutError(f"tag {tag} of {shown} names commit {found}, not the pinned {spec.commit}")
+    return found
+
+
+def selected_files(git_dir: Path, spec: SourceSpec, commit: str, given: str | None = None) -> list[str]:
+    """`commit`'s files matching the upstream patterns, sorted. LayoutError when the repository
+    lacks the commit (naming what to do, or, when its HEAD has none of the selected files either,
+    saying it is not the upstream repository), the licence file, or any file."""
+    up, shown = spec.upstream, given or str(git_dir)
     regexes = [pattern_regex(p) for p in up.files]
     if not _has(git_dir, commit + "^{commit}"):
         head = _git(git_dir, "ls-tree", "-r", "--name-only", "HEAD", check=False).stdout.splitlines()
@@ -166,9 +209,10 @@ def _safe_member(name: str) -> PurePosixPath | None:
     return None if p.is_absolute() or any(part in ("", ".", "..") for part in p.parts) else p
 
 
-def extract(git_dir: Path, commit: str, wanted: set[str], staging: Path) -> int:
-    """Writes the regular files `wanted` of `commit` under `staging` (streamed from `git archive`
-    of their top-level entries, each name checked); the bytes written."""
+def extract(git_dir: Path, commit: str, wanted: dict[str, str], staging: Path) -> int:
+    """Writes the regular files `wanted` of `commit` (repository path -> path in the corpus) under
+    `staging` (streamed from `git archive` of their top-level entries, each name checked); the bytes
+    written."""
     tops = sorted({w.split("/", 1)[0] for w in wanted})
     proc = subprocess.Popen(["git", "--git-dir", str(git_dir), "archive", "--format=tar", commit, "--", *tops],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -178,7 +222,7 @@ def extract(git_dir: Path, commit: str, wanted: set[str], staging: Path) -> int:
             rel = _safe_member(member.name)
             if rel is None or not member.isfile() or rel.as_posix() not in wanted:
                 continue
-            dest = staging.joinpath(*rel.parts)
+            dest = staging.joinpath(*PurePosixPath(wanted[rel.as_posix()]).parts)
             dest.parent.mkdir(parents=True, exist_ok=True)
             with tar.extractfile(member) as src, dest.open("wb") as fh:
                 shutil.copyfileobj(src, fh)
@@ -187,7 +231,7 @@ def extract(git_dir: Path, commit: str, wanted: set[str], staging: Path) -> int:
     err = proc.stderr.read().decode(errors="replace").strip()
     if proc.wait() != 0:
         raise LayoutError(f"git archive failed in {git_dir}: {(err.splitlines() or ['failed'])[-1]}")
-    if missing := sorted(wanted - written):
+    if missing := sorted(wanted.keys() - written):
         raise LayoutError(f"git archive of {commit[:12]} lacks {len(missing)} selected files, e.g. {missing[0]}")
     return total
 
@@ -203,27 +247,32 @@ def layout(source: str | Path, spec: SourceSpec, out: Path) -> Layout:
     check_target(out)
     src = str(source)
     if URL.match(src):
-        git_dir = fetched_git_dir(src, spec.commit, out.with_name(out.name + ".git"))
+        git_dir = fetched_git_dir(src, spec, out.with_name(out.name + ".git"))
     else:
         git_dir = local_git_dir(Path(src))
-    files = selected_files(git_dir, spec, given=src)  # the repository given is checked even when `out` is laid out
-    wanted = {*files, spec.upstream.license_file}
+    commit = pinned_commit(git_dir, spec, given=src)
+    files = selected_files(git_dir, spec, commit, given=src)  # the repository given is checked even when `out` is laid out
+    wanted = {f: laid_out_name(spec, f) for f in (*files, spec.upstream.license_file)}
+    if len(set(wanted.values())) < len(wanted):
+        raise LayoutError(f"{spec.upstream.repository}: two selected files would both be laid out as one name")
     commit_file = out / "COMMIT"
     held = commit_file.read_text().strip() if commit_file.is_file() else None
-    if held == spec.commit:
-        have = [out / w for w in wanted]
+    if held == commit:
+        have = [out / w for w in wanted.values()]
         if all(p.is_file() for p in have):
-            return Layout(out, len(have), sum(p.stat().st_size for p in have), time.perf_counter() - t0, reused=True)
+            return Layout(out, len(have), sum(p.stat().st_size for p in have), time.perf_counter() - t0, reused=True,
+                          commit=commit)
     elif out.exists() and held is None:
         raise LayoutError(f"{out} exists and was not laid out from a pinned commit (no COMMIT file); remove it first")
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
     try:
-        size = extract(git_dir, spec.commit, wanted, staging)
+        size = extract(git_dir, commit, wanted, staging)
         up = spec.upstream
-        (staging / "UPSTREAM").write_text(f"repository: {up.repository}\ncommit: {spec.commit}\n"
-                                          f"license: {up.license}\nlicense_file: {up.license_file}\n")
-        (staging / "COMMIT").write_text(spec.commit + "\n")
+        extra = "".join(f"{k}: {v}\n" for k, v in (("tag", up.tag), ("root", up.root)) if v)
+        (staging / "UPSTREAM").write_text(f"repository: {up.repository}\ncommit: {commit}\n{extra}"
+                                          f"license: {up.license}\nlicense_file: {laid_out_name(spec, up.license_file)}\n")
+        (staging / "COMMIT").write_text(commit + "\n")
         if out.exists():  # another commit's layout: replaced whole
             old = out.with_name(f".{out.name}.old-{os.getpid()}")
             out.rename(old)
@@ -232,4 +281,4 @@ def layout(source: str | Path, spec: SourceSpec, out: Path) -> Layout:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return Layout(out, len(wanted), size, time.perf_counter() - t0)
+    return Layout(out, len(wanted), size, time.perf_counter() - t0, commit=commit)

@@ -167,7 +167,7 @@ def fake_mathlib(tmp_path: Path) -> tuple[Path, str]:
 def _mathlib_sources(tmp_path: Path, commit: str) -> Path:
     """bench/sources/mathlib.yaml with `commit` pinned and its corpus under tmp_path (same patterns)."""
     doc = yaml.safe_load(MATHLIB_SOURCES.read_text())
-    doc["sources"][0] |= {"commit": commit, "path": "corpora/mathlib4"}
+    doc["sources"] = [doc["sources"][0] | {"commit": commit, "path": "corpora/mathlib4"}]  # Mathlib's entry alone
     doc["suites"] = []
     path = tmp_path / "mathlib.yaml"
     path.write_text(yaml.safe_dump(doc))
@@ -225,7 +225,7 @@ def test_get_corpus_refusals_are_one_line_exit_2(tmp_path: Path, fake_mathlib, m
 def test_mathlib_sources_file_reads_only_the_repository_and_its_build_folder() -> None:
     """bench/sources/mathlib.yaml (what `make mathlib` builds): the pinned commit, the corpus under
     build/, the suite committed beside its licence note, the curated lists the extractor reads."""
-    [spec] = upstream_specs(MATHLIB_SOURCES)
+    [spec] = upstream_specs(MATHLIB_SOURCES, "mathlib")  # Batteries and Lean core: tests/test_lean_libraries.py
     assert spec.commit == PINNED and spec.upstream.repository == "leanprover-community/mathlib4"
     assert source_dir(MATHLIB_SOURCES, spec) == ROOT / "build" / "corpora" / "mathlib4"
     parsed = SourcesFile.model_validate(yaml.safe_load(MATHLIB_SOURCES.read_text()))

@@ -102,13 +102,17 @@ is embedded the first time a query needs it, and kept. The release's embed stage
 the release it builds, so this is needed only for releases built before it did. Resumable; prints
 the counts as JSON.""",
     "get-corpus": """\
-Lays out the pinned corpus of a sources file's source that has an `upstream` block (Mathlib in
-bench/sources/mathlib.yaml) where the file's `path` points (build/corpora/mathlib4): only the files
-the release reads, at the pinned commit, read from git objects, with a COMMIT file written last.
+Lays out the pinned corpora of a sources file's sources that have an `upstream` block (Mathlib,
+Batteries and Lean core in bench/sources/mathlib.yaml) where the file's `path` points
+(build/corpora/<name>): only the files the release reads, at the pinned commit (or the commit the
+source's release tag names), read from git objects, with a COMMIT file written last; a source with
+`upstream.root` (Lean core: src) has that folder laid out at the top, so its modules are `Init.…`.
 REPOSITORY is a local clone, a git directory or a bare mirror (checked for the commit, nothing
 fetched), or a URL (only the pinned commit is fetched, into build/corpora/<name>.git, kept for the
-next run). Refuses, with one line and exit 2, a directory that is not a checkout of the upstream, a
-checkout without the pinned commit, and a URL that cannot be fetched.""",
+next run); with several such sources it needs --name. Without REPOSITORY each source (or --name's)
+is fetched from https://github.com/<its upstream repository>. Refuses, with one line and exit 2, a
+directory that is not a checkout of the upstream, a checkout without the pinned commit, and a URL
+that cannot be fetched.""",
     "prune": """\
 Removes old releases of ROOT, keeping the N newest. It never removes the published release, a
 release a running `mathindex serve` or `mcp` holds (each server keeps a marker under ROOT/serving/),

@@ -103,7 +103,7 @@ EXAMPLES = {  # one per subcommand, shown by `mathindex VERB --help`
     "gate": "mathindex gate --baseline bench/baselines/sample.json --current build/releases/ID/bench/metrics.json",
     "reembed": "mathindex reembed build --model default --out build",
     "verify": "mathindex verify build --quick",
-    "get-corpus": "mathindex get-corpus https://github.com/leanprover-community/mathlib4 --sources bench/sources/mathlib.yaml",
+    "get-corpus": "mathindex get-corpus --sources bench/sources/mathlib.yaml   # Mathlib, Batteries, Lean core from GitHub",
     "warm": "mathindex warm build                                  # every rendering embedded once, before serving",
     "train-embedder": "mathindex train-embedder build/releases/ID --out build/models --steps 500",
     "serve": "mathindex serve build --port 8000",
@@ -203,12 +203,13 @@ def build_parser() -> argparse.ArgumentParser:
     wm.add_argument("release", type=Path, help=RELEASE_HELP)
     wm.add_argument("--limit", type=int, default=0, help="the first N renderings by name only (default: all)")
 
-    gc = sub.add_parser("get-corpus", help="lay out a sources file's pinned corpus (e.g. Mathlib) from a clone or a git URL")
-    gc.add_argument("repository", help="a local clone or git directory of the upstream repository (checked for the "
-                    "pinned commit, nothing fetched), or its URL (only the pinned commit is fetched)")
+    gc = sub.add_parser("get-corpus", help="lay out a sources file's pinned corpora (e.g. Mathlib) from a clone or a git URL")
+    gc.add_argument("repository", nargs="?", help="a local clone or git directory of the upstream repository (checked "
+                    "for the pinned commit, nothing fetched), or its URL (only the pinned commit is fetched); "
+                    "without it, each source is fetched from https://github.com/<its upstream repository>")
     gc.add_argument("--sources", required=True, type=_existing_file,
-                    help="the sources file: its source with an `upstream` names the commit, the files and where they go")
-    gc.add_argument("--name", help="which source of the file (needed when several have an upstream)")
+                    help="the sources file: each source with an `upstream` names the commit, the files and where they go")
+    gc.add_argument("--name", help="which source of the file (needed with REPOSITORY when several have an upstream)")
 
     v = sub.add_parser("verify", help="check a release's files against its manifest; exit 4 naming the bad ones")
     v.add_argument("release", type=_existing_dir, help="a release directory, or a release root (its published release)")

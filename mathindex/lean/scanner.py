@@ -37,6 +37,10 @@ STAGE = "extract_lean"
 _NAME_U = re.compile(NAME.pattern + r"(?:\.\{[^}\n]*\})?")
 _CMD_START = re.compile(r"^(?:@\[|(?![\w'.]+[ \t]*::)[A-Za-z_#])", re.M)  # not a `mk ::` line
 _WS = re.compile(r"\s*")
+_MUTUAL = re.compile(r"^mutual[ \t]*$", re.M)
+_END_LINE = re.compile(r"^end\b", re.M)
+# a line that is not blank: its indentation and, when it opens a command, where that starts
+_INDENTED_LINE = re.compile(r"^([ \t]*)(?=\S)((?:@\[|(?![\w'.]+[ \t]*::)[A-Za-z_#]))?", re.M)
 _MODIFIER = re.compile(
     r"(private|protected|noncomputable|partial|unsafe|nonrec|scoped|local|public|meta)\b(?:\[[^\]\n]*\])?\s*"
 )
@@ -222,6 +226,8 @@ class FileScanner:
         for off, reason in b.problems:
             self.error(off, reason)
         starts = [m.start() for m in _CMD_START.finditer(t)]
+        if "mutual" in t:
+            starts = sorted({*starts, *mutual_member_starts(t)})
         starts.append(len(t))
         recognised = 0
         a = None
@@ -915,6 +921,26 @@ _OTHER_COMMANDS = {
     "register_option", "register_simp_attr", "scoped", "local", "attribute", "noncomputable",
     "lemma", "irreducible_def", "open", "public", "private",
 }
+
+
+def mutual_member_starts(text: str) -> list[int]:
+    """Offsets of the commands of each `mutual` block whose members are indented (as Lean core
+    writes them): every line at the indentation of the block's first line that opens a command.
+    Members at column 0 are command starts already."""
+    out: list[int] = []
+    for m in _MUTUAL.finditer(text):
+        end = _END_LINE.search(text, m.end())
+        stop = end.start() if end else len(text)
+        base = None
+        for s in _INDENTED_LINE.finditer(text, m.end(), stop):
+            indent = len(s.group(1).expandtabs())
+            if base is None:
+                if not s.group(2):  # the block's first line is not a command: nothing to add
+                    break
+                base = indent
+            if indent == base and s.group(2):
+                out.append(s.start(2))
+    return out
 
 
 def _sha(text: str) -> str:

@@ -51,12 +51,19 @@ class _Figures(_Recorded):
 class Upstream(_Strict):
     """Where a laid-out corpus comes from: a public repository, its licence (an SPDX-style name and
     the licence file's path in that repository) and the files laid out (glob patterns, `*` within
-    one directory, `**` across directories). The commit is the source's own `commit`."""
+    one directory, `**` across directories). The commit is the source's own `commit`, or the one
+    its release `tag` names."""
 
     repository: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
     license: str
     license_file: str
     files: list[str] = Field(min_length=1)
+    # the folder of the repository laid out as the corpus root, so that module names start below it
+    # (Lean core's `src`: `src/Init/Data/List/Basic.lean` is laid out as `Init/Data/List/Basic.lean`)
+    root: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$")
+    # a release tag naming the commit where the source cannot name it yet (no `commit`): resolved
+    # when the corpus is laid out; with a `commit` too, the tag must name that commit
+    tag: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 
 class SourceSpec(_Strict):

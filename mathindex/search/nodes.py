@@ -9,7 +9,8 @@ import pyarrow as pa
 
 from mathindex.informal.rules import without_context
 from mathindex.latex.plain import TITLE_CHARS, plain_statement
-from mathindex.names import LEAN_PREFIX, hit_name
+from mathindex.names import LEAN_PREFIX, hit_name, lean_node_id
+from mathindex.schemas.common import ERRORS, error_row
 from mathindex.schemas.search import NODES
 from mathindex.search.prior import reference_signals
 
@@ -82,3 +83,21 @@ def node_documents(texts: pa.Table) -> tuple[list[str], list[str]]:
         docs.setdefault(name, []).append(without_context(text) if facet == "informal" else text)
     names = sorted(docs)
     return names, ["\n".join(docs[n]) for n in names]
+
+
+def names_in_several_corpora(declarations: pa.Table) -> pa.Table:
+    """Error rows for the full names that more than one Lean corpus declares (a Lean node id is the
+    name alone, `names.lean_node_id`, so such a name is one node): one row per declaration of a
+    corpus after the first by name, whose row the node is built from (`build_nodes`)."""
+    d = pl.from_arrow(declarations.select(["full_name", "corpus", "file", "line_start"]))
+    shared = d.group_by("full_name").agg(pl.col("corpus").n_unique().alias("n")).filter(pl.col("n") > 1)
+    if shared.is_empty():
+        return ERRORS.empty_table()
+    d = d.join(shared.select("full_name"), on="full_name").sort(["full_name", "corpus", "file", "line_start"])
+    rows, owner = [], {}
+    for name, corpus, file, line in d.iter_rows():
+        first = owner.setdefault(name, (corpus, file, line))
+        if corpus != first[0]:
+            rows.append(error_row(corpus, file, line, "extract_lean", f"{name} is declared in corpus {first[0]} too "
+                                  f"({first[1]}:{first[2]}); its node {lean_node_id(name)} is built from that one"))
+    return pa.Table.from_pylist(rows, schema=ERRORS)

@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from mathindex.latex import extract_latex_tree
 from mathindex.lean import extract_lean_tree
+from mathindex.search.nodes import names_in_several_corpora
 from mathindex.schemas import latex as latex_schema
 from mathindex.schemas import lean as lean_schema
 from mathindex.schemas.common import ERRORS, concat
@@ -40,13 +41,16 @@ def extract_latex(source: Source):
 
 
 def merge_extractions(lean: list, latex: list) -> Extraction:
-    """One table per kind over all sources (order does not matter: the store sorts)."""
+    """One table per kind over all sources (order does not matter: the store sorts), with an error
+    row for each Lean name that two corpora declare (one node)."""
+    declarations = concat([x.declarations for x in lean], lean_schema.DECLARATIONS)
+    shared = names_in_several_corpora(declarations) if len(lean) > 1 else ERRORS.empty_table()
     return Extraction(
-        declarations=concat([x.declarations for x in lean], lean_schema.DECLARATIONS),
+        declarations=declarations,
         dependencies=concat([x.dependencies for x in lean], lean_schema.DEPENDENCIES),
         descriptions=concat([x.descriptions for x in lean], lean_schema.DESCRIPTIONS),
         statements=concat([x.statements for x in latex], latex_schema.LATEX_STATEMENTS),
         formulas=concat([x.formulas for x in latex], latex_schema.FORMULAS),
         macros=concat([x.macros for x in latex], latex_schema.LATEX_MACROS),
-        errors=concat([x.errors for x in lean + latex], ERRORS),
+        errors=concat([*(x.errors for x in lean + latex), shared], ERRORS),
     )
