@@ -1,7 +1,7 @@
 """A release's extraction tables without the release: no embeddings, no indexes, no benchmarks.
 
 Mining training pairs (`mathindex train-embedder`) and comparing embedders on a candidate pool need
-only the tables (declarations, dependencies, descriptions, informalisations, latex_statements,
+only the tables (declarations, dependencies, descriptions, citations, informalisations, latex_statements,
 embedding_texts, nodes), which take minutes for all of Mathlib where a release's embedding takes hours.
 """
 
@@ -30,11 +30,12 @@ def extraction_tables(lean: list[Path], latex: list[Path], cache_dir: Path | Non
     decls = concat([x.declarations for x in lean_runs], specs["declarations"].schema)
     deps = concat([x.dependencies for x in lean_runs], specs["dependencies"].schema)
     described = concat([x.descriptions for x in lean_runs], specs["descriptions"].schema)
+    cited = concat([x.citations for x in lean_runs], specs["citations"].schema)
     stmts = concat([x.statements for x in latex_runs], specs["latex_statements"].schema)
     informal = informalise(decls, RuleInformaliser(), cache_dir, dependencies=deps)
     return {"declarations": decls, "dependencies": deps, "descriptions": described, "latex_statements": stmts,
             "informalisations": informal, "embedding_texts": embedding_texts(decls, informal, stmts, described),
-            "nodes": build_nodes(decls, stmts, deps),
+            "citations": cited, "nodes": build_nodes(decls, stmts, deps, cited),
             "errors": concat([x.errors for x in lean_runs + latex_runs], ERRORS)}
 
 

@@ -161,6 +161,30 @@ def test_resolve_is_the_identifier_resolver_alone(client):
     assert _ok(client.get("/resolve", params={"id": "no such thing at all"}))["nodes"] == []
 
 
+@pytest.mark.parametrize("typed,first", [
+    ("https://doi.org/10.5555/mathindex.sample.divisors", "MiniMath.Nat.totient"),
+    ("A000010", "MiniMath.Nat.totient"),
+    ("arXiv:2512.99901v2", "MiniMath.mul_left_cancel"),
+    ("wikidata:Q1506253", "MiniMath.Nat.exists_infinite_primes"),
+    ("MR9999901", "MiniMath.Nat.totient"),
+])
+def test_resolve_takes_external_identifiers(client, typed, first):
+    body = _ok(client.get("/resolve", params={"id": typed}))
+    assert body["nodes"][0]["name"] == first and body["notice"] is None
+    assert body["nodes"][0]["location"]["file"].startswith("MiniMath/")
+
+
+def test_an_identifier_the_release_lacks_is_said_never_fuzzed(client):
+    body = _ok(client.get("/resolve", params={"id": "Zbl 9999.00001"}))
+    assert body["nodes"] == [] and body["notice"] == "no zbMATH review Zbl 9999.00001 in this release"
+    search = _ok(client.get("/search", params={"q": "10.5555/mathindex.sample.uncited", "k": 5}))
+    assert search["resolved"] == [] and search["match"] == "none"
+    assert search["notice"] == "no DOI 10.5555/mathindex.sample.uncited in this release"
+    found = _ok(client.get("/search", params={"q": "Q1506253", "k": 5}))
+    assert found["hits"][0]["name"] == "MiniMath.Nat.exists_infinite_primes" and found["hits"][0]["channels"]["identifier"] == 1
+    assert found["match"] == "strong" and found["notice"] is None
+
+
 def test_formula_gives_tree_canonical_form_status_and_mathml(client):
     body = _ok(client.get("/formula", params={"latex": "a^2+b^2"}))
     assert body["parser"] == "grammar" and body["status"] == "ok" and body["canonical"] == "a**2 + b**2"

@@ -49,6 +49,8 @@ async def _session(command, args):
         "unknown_tag": ("search", {"query": "0BCD", "k": 3}),
         "formal": ("formal", {"query": "_ * _ = _ * _", "k": 3}),
         "resolve": ("resolve", {"identifier": "Nat.Prime.two_le"}),
+        "resolve_doi": ("resolve", {"identifier": "https://doi.org/10.5555/mathindex.sample.divisors"}),
+        "resolve_missing": ("resolve", {"identifier": "Q11518"}),
         "formula": ("formula", {"latex": "a^2+b^2"}),
         "declaration": ("declaration", {"name": "MiniMath.Nat.Prime.two_le"}),
         "premises": ("premises", {"goal": "Nat.Prime p → 2 ≤ p", "context": "(p : Nat)", "k": 4}),
@@ -122,6 +124,11 @@ def test_search_and_formal_answer_with_stdio_locations(session):
 
 def test_the_other_tools_answer_from_the_sample_release(session):
     assert [n["name"] for n in session["resolve"].structured_content["nodes"]] == ["MiniMath.Nat.Prime.two_le"]
+    doi = session["resolve_doi"].structured_content
+    assert doi["nodes"][0]["name"] == "MiniMath.Nat.totient" and doi["notice"] is None
+    assert doi["nodes"][0]["location"]["path"] == "MiniMath/NumberTheory/Divisors.lean"
+    missing = session["resolve_missing"].structured_content
+    assert missing["nodes"] == [] and missing["notice"] == "no Wikidata item Q11518 in this release"
     assert session["formula"].structured_content["canonical"] == "a**2 + b**2"
     decl = session["declaration"].structured_content
     assert decl["row"]["kind"] == "theorem" and decl["dependencies"][0]["target"] == "MiniMath.Nat.Prime"

@@ -48,7 +48,8 @@ FORMULA_FEATURES = CodeSet(makers=("mathindex.formula.formula_index",),
 LEAN = CodeSet(
     makers=("mathindex.lean.extract",),
     modules=("mathindex.lean.extract", "mathindex.lean.scanner", "mathindex.lean.finalise",
-             "mathindex.lean.dependencies", "mathindex.lean.descriptions", "mathindex.lean.instances",
+             "mathindex.lean.dependencies", "mathindex.lean.descriptions", "mathindex.lean.citations",
+             "mathindex.lean.instances", "mathindex.bibtex", "mathindex.identifiers", "mathindex.names",
              "mathindex.lean.names", "mathindex.lean.proof_refs", "mathindex.lean.binders", "mathindex.lean.lexer",
              "mathindex.corpusfiles", "mathindex.workers", _SCHEMAS),
 )
@@ -66,7 +67,7 @@ _ENGINE = ("mathindex.search", "mathindex.channel", "mathindex.embed", "mathinde
            "mathindex.evaluation.metrics", "mathindex.latex.macros", "mathindex.latex.texscan",
            "mathindex.corpusfiles", "mathindex.errors", "mathindex.limits", "mathindex.names", "mathindex.textfold",
            "mathindex.workers", *_LEAN_TEXT,
-           "mathindex.lean.descriptions", _SCHEMAS)
+           "mathindex.lean.descriptions", "mathindex.identifiers", _SCHEMAS)
 # premises.build (through tasks.premises; the ranker reads the formal index and the embedding
 # channel it is given): the premise stage's files
 PREMISES = CodeSet(

@@ -23,7 +23,8 @@ def run(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.kind == "lean":
         ex = extract_lean_tree(args.dir, corpus, cache_dir=args.cache)
-        main_table, extra = ex.declarations, {"dependencies": ex.dependencies, "descriptions": ex.descriptions}
+        main_table, extra = ex.declarations, {"dependencies": ex.dependencies, "descriptions": ex.descriptions,
+                                          "citations": ex.citations}
     else:
         ex = extract_latex_tree(args.dir, corpus)
         main_table, extra = ex.statements, {"formulas": ex.formulas}

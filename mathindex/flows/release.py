@@ -97,13 +97,13 @@ def release_flow(
             with progress.stage("formal index"):
                 formal = formal_index(ex.declarations, ex.dependencies, staging, cache)
             with progress.stage("search index"):
-                nodes = nodes_table(ex.declarations, ex.statements, ex.dependencies)
+                nodes = nodes_table(ex.declarations, ex.statements, ex.dependencies, ex.citations)
                 lexical = lexical_index(texts, staging, cache)
             errors = concat([ex.errors, formula_errors], ERRORS)
             with progress.stage("tables"):
                 tables = {
                     "declarations": ex.declarations, "dependencies": ex.dependencies, "descriptions": ex.descriptions,
-                    "latex_statements": ex.statements, "latex_macros": ex.macros, "formulas": formulas, "formula_trees": trees,
+                    "citations": ex.citations, "latex_statements": ex.statements, "latex_macros": ex.macros, "formulas": formulas, "formula_trees": trees,
                     "informalisations": informal, "embedding_texts": texts, "nodes": nodes, "errors": errors,
                     "formal_statements": formal.table,
                 }  # fmt: skip

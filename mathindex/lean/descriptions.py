@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 SOURCE_MODULE_DOC = "module_doc"
 # curated lists under the corpus root: file -> how its entries name declarations
 TITLE_LISTS = ("docs/100.yaml", "docs/1000.yaml")
+# what a title list's keys are (mathindex/identifiers.py kinds): Freek's numbers, Wikidata QIDs
+TITLE_LIST_SCHEMES = {"docs/100.yaml": "freek", "docs/1000.yaml": "wikidata"}
 TOPIC_LISTS = ("docs/undergrad.yaml", "docs/overview.yaml")
 MAX_DESCRIPTION_CHARS = 600
 
@@ -44,6 +46,7 @@ _HEADER = re.compile(r"^\s*#+\s*(.*?)\s*#*\s*$")
 # one or more backticked names (`a`, `b` / `a` and `b` / `a` (`b`)) then `:`, a dash, or a verb
 _NAMED = re.compile(r"^((?:`[^`]+`(?:\s*(?:,|and|or|/|\(|\))\s*)*)+)\s*(?:[:：—–-]+\s*|(?=(?:is|are|states|says|gives|proves|shows)\b))(.+)$")
 _TICKED = re.compile(r"`([^`]+)`")
+_LIST_KEY = re.compile(rb"^([^\s#:][^:\n]*):")  # a title list's entry key, at the start of a line
 _IDENT = re.compile(r"^[^\s`()\[\]{}:,;⟨⟩\"]*[A-Za-z][^\s`()\[\]{}:,;⟨⟩\"]*$")
 
 
@@ -74,6 +77,12 @@ def _names(ticked: str) -> list[str]:
     return out
 
 
+def module_docs(text: str):
+    """(1-based line of its first line, body) of each module doc (`/-! ... -/`) of a Lean file."""
+    for block in _MODULE_DOC.finditer(text):
+        yield text.count("\n", 0, block.start(1)) + 1, block.group(1)
+
+
 def module_doc_descriptions(text: str, file: str) -> list[RawDescription]:
     """Bullet descriptions of every module doc of one Lean file (see the module docstring).
 
@@ -82,8 +91,7 @@ def module_doc_descriptions(text: str, file: str) -> list[RawDescription]:
     one, so that "Sylow theorems: The type of Sylow p-subgroups of G." keeps the topic.
     """
     out: list[RawDescription] = []
-    for block in _MODULE_DOC.finditer(text):
-        first_line = text.count("\n", 0, block.start(1)) + 1
+    for first_line, body in module_docs(text):
         title = ""
         current: list | None = None  # [names, text, line]
 
@@ -93,7 +101,7 @@ def module_doc_descriptions(text: str, file: str) -> list[RawDescription]:
                 full = f"{title}: {desc}" if title and not desc.lower().startswith(title.lower()) else desc
                 out.extend(RawDescription(n, full, SOURCE_MODULE_DOC, file, current[2]) for n in current[0])
 
-        for offset, line in enumerate(block.group(1).split("\n")):
+        for offset, line in enumerate(body.split("\n")):
             header = _HEADER.match(line)
             bullet = _BULLET.match(line)
             if header and not bullet:
@@ -131,23 +139,58 @@ def _leaves(node, path: list[str]):
                 yield from _leaves(value, path)
 
 
+@dataclass(frozen=True)
+class ListEntry:
+    """One entry of a title list (TITLE_LISTS) as written: its key (a Wikidata QID in 1000.yaml,
+    Freek's number in 100.yaml), what the key is (`scheme`: TITLE_LIST_SCHEMES), its title, the
+    declarations it names and the 1-based line of its key."""
+
+    list: str
+    key: str
+    scheme: str
+    title: str
+    decls: tuple[str, ...]
+    line: int | None
+
+
+def _load_yaml(rel: str, data: bytes):
+    """The YAML document of a curated list; None (logged) when it is not readable YAML."""
+    try:
+        return yaml.safe_load(data.decode("utf-8", errors="replace"))
+    except yaml.YAMLError as exc:
+        log.warning("descriptions: %s is not readable YAML (%s); skipped", rel, str(exc).splitlines()[0])
+        return None
+
+
+def list_entries(rel: str, data: bytes) -> list[ListEntry]:
+    """The entries of one title list (TITLE_LISTS) with a `title`; `decls` holds its `decl` or
+    `decls` names that look like names (none: an entry not formalised)."""
+    doc = _load_yaml(rel, data)
+    if rel not in TITLE_LISTS or not isinstance(doc, dict):
+        return []
+    lines: dict[bytes, int] = {}
+    for number, text in enumerate(data.split(b"\n"), 1):
+        if m := _LIST_KEY.match(text):
+            lines.setdefault(m.group(1), number)
+    out = []
+    for key, entry in doc.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("title"), str):
+            continue
+        decls = entry.get("decls") if isinstance(entry.get("decls"), list) else [entry.get("decl")]
+        out.append(ListEntry(rel, str(key), TITLE_LIST_SCHEMES[rel], _clean(entry["title"]),
+                             tuple(d.strip() for d in decls if isinstance(d, str) and _IDENT.match(d.strip())),
+                             lines.get(str(key).encode())))
+    return out
+
+
 def list_descriptions(rel: str, data: bytes) -> list[RawDescription]:
     """Descriptions from one curated YAML list (TITLE_LISTS: `title` + `decl`/`decls` per entry;
     TOPIC_LISTS: a topic path whose leaf is a declaration name). Unreadable YAML: none, logged."""
-    try:
-        doc = yaml.safe_load(data.decode("utf-8", errors="replace"))
-    except yaml.YAMLError as exc:
-        log.warning("descriptions: %s is not readable YAML (%s); skipped", rel, str(exc).splitlines()[0])
-        return []
+    if rel in TITLE_LISTS:
+        return [RawDescription(d, e.title, rel, rel, None) for e in list_entries(rel, data) for d in e.decls]
+    doc = _load_yaml(rel, data)
     out: list[RawDescription] = []
-    if rel in TITLE_LISTS and isinstance(doc, dict):
-        for entry in doc.values():
-            if not isinstance(entry, dict) or not isinstance(entry.get("title"), str):
-                continue
-            decls = entry.get("decls") if isinstance(entry.get("decls"), list) else [entry.get("decl")]
-            out.extend(RawDescription(d.strip(), _clean(entry["title"]), rel, rel, None)
-                       for d in decls if isinstance(d, str) and _IDENT.match(d.strip()))
-    elif rel in TOPIC_LISTS:
+    if rel in TOPIC_LISTS and doc is not None:
         for path, value in _leaves(doc, []):
             if path and _IDENT.match(value.strip()) and "://" not in value:
                 topic = path[-1] if len(path) == 1 else f"{path[-1]} ({', '.join(path[:-1])})"
@@ -155,20 +198,28 @@ def list_descriptions(rel: str, data: bytes) -> list[RawDescription]:
     return out
 
 
-def read_lists(root: Path) -> list[RawDescription]:
-    """The curated lists present under a corpus root (read through corpusfiles: a refused file is
-    skipped with a warning, like any corpus file that cannot be read)."""
+def _list_files(root: Path, rels: tuple[str, ...]):
+    """(rel, bytes) of each curated list present under a corpus root (read through corpusfiles: a
+    refused file is skipped with a warning, like any corpus file that cannot be read)."""
     confined = CorpusRoot.of(root)
-    out: list[RawDescription] = []
-    for rel in TITLE_LISTS + TOPIC_LISTS:
+    for rel in rels:
         path = Path(root) / rel
         if not path.exists():
             continue
         try:
-            out.extend(list_descriptions(rel, read_file(confined, path, max_bytes_for(path))))
+            yield rel, read_file(confined, path, max_bytes_for(path))
         except Refused as exc:
             log.warning("descriptions: %s skipped: %s", rel, exc)
-    return out
+
+
+def read_lists(root: Path) -> list[RawDescription]:
+    """The descriptions of the curated lists present under a corpus root."""
+    return [d for rel, data in _list_files(root, TITLE_LISTS + TOPIC_LISTS) for d in list_descriptions(rel, data)]
+
+
+def read_list_entries(root: Path) -> list[ListEntry]:
+    """The entries of the title lists present under a corpus root, keys and all."""
+    return [e for rel, data in _list_files(root, TITLE_LISTS) for e in list_entries(rel, data)]
 
 
 def resolve(raw: list[RawDescription], declarations: pa.Table) -> pa.Table:
@@ -215,4 +266,5 @@ def description_texts(descriptions: pa.Table) -> dict[str, str]:
     return dict(zip(joined["decl_id"].to_list(), joined["text"].to_list()))
 
 
-__all__ = ["RawDescription", "description_texts", "list_descriptions", "module_doc_descriptions", "read_lists", "resolve"]
+__all__ = ["ListEntry", "RawDescription", "description_texts", "list_descriptions", "list_entries", "module_doc_descriptions", "module_docs",
+           "read_list_entries", "read_lists", "resolve"]

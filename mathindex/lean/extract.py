@@ -20,12 +20,12 @@ from mathindex.cache.layout import CacheLayout
 from mathindex.cache.shards import read_arrow, write_arrow
 from mathindex.cache.codes import LEAN
 from mathindex.cache.shards import damaged
-from mathindex.corpusfiles import MAX_BYTES, CorpusRoot, Refused, digest, list_files, read_file, too_large
-from mathindex.lean import descriptions
+from mathindex.corpusfiles import MAX_BYTES, CorpusRoot, Refused, digest, list_files, max_bytes_for, read_file, too_large
+from mathindex.lean import citations, descriptions
 from mathindex.lean.finalise import finalise
 from mathindex.lean.scanner import STAGE, scan_file
 from mathindex.schemas.common import ERRORS, error_row
-from mathindex.schemas.lean import DECLARATIONS, DEPENDENCIES, DESCRIPTIONS
+from mathindex.schemas.lean import CITATIONS, DECLARATIONS, DEPENDENCIES, DESCRIPTIONS
 from mathindex.workers import mp_context, stop_on_sigterm
 
 log = logging.getLogger(__name__)
@@ -55,6 +55,7 @@ class LeanExtraction:
     dependencies: pa.Table
     errors: pa.Table
     descriptions: pa.Table = field(default_factory=DESCRIPTIONS.empty_table)
+    citations: pa.Table = field(default_factory=CITATIONS.empty_table)
 
 
 def module_name(rel: str) -> str:
@@ -210,32 +211,52 @@ def _tree_key(corpus: str, shas: dict[str, str]) -> str:
     return h.hexdigest()[:24]
 
 
-def extract_descriptions(root: Path, tree: list[tuple[str, Path]], declarations: pa.Table) -> pa.Table:
-    """DESCRIPTIONS of the corpus (lean/descriptions.py): the module docs of every file that has
-    one, and the curated lists under the root, resolved against `declarations`."""
+# files under a Lean corpus root that the corpus-wide pass reads beside the `*.lean` files
+ROOT_FILES = descriptions.TITLE_LISTS + descriptions.TOPIC_LISTS + citations.BIB_FILES
+
+
+def extract_descriptions(root: Path, tree: list[tuple[str, Path]], declarations: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """DESCRIPTIONS and CITATIONS of the corpus (lean/descriptions.py, lean/citations.py): the
+    module docs of every file that has one, the curated lists and the bibliography under the root,
+    resolved against `declarations`."""
     confined = CorpusRoot.of(root)
-    raw = []
+    bib = citations.read_bibliography(Path(root))
+    raw, cited = [], {}
     for rel, path in tree:
         try:
             data = read_file(confined, path, MAX_FILE_BYTES)
         except Refused:  # already an errors row of the per-file pass
             continue
         if b"/-!" in data:
-            raw.extend(descriptions.module_doc_descriptions(data.decode("utf-8", errors="replace"), rel))
+            text = data.decode("utf-8", errors="replace")
+            raw.extend(descriptions.module_doc_descriptions(text, rel))
+            if found := citations.module_doc_mentions(text, bib):
+                cited[rel] = found
     raw.extend(descriptions.read_lists(Path(root)))
-    return descriptions.resolve(raw, declarations)
+    described = descriptions.resolve(raw, declarations)
+    entries = descriptions.read_list_entries(Path(root))
+    return described, citations.citations_table(declarations, described, bib, cited, entries)
 
 
-_FINAL = {"declarations": DECLARATIONS, "dependencies": DEPENDENCIES, "errors": ERRORS, "descriptions": DESCRIPTIONS}
+def root_file_hashes(root: Path) -> dict[str, str]:
+    """The content sha256 of each ROOT_FILES file present (a whole tree's tables depend on them)."""
+    confined = CorpusRoot.of(root)
+    return {rel: digest(confined, Path(root) / rel, max_bytes_for(rel))
+            for rel in ROOT_FILES if (Path(root) / rel).is_file()}
+
+
+_FINAL = {"declarations": DECLARATIONS, "dependencies": DEPENDENCIES, "errors": ERRORS, "descriptions": DESCRIPTIONS,
+          "citations": CITATIONS}
 
 
 def extract_lean_tree(root: Path, corpus: str, cache_dir: Path | None = None) -> LeanExtraction:
-    """Declarations, dependency edges, descriptions and errors of every `*.lean` file under `root`
-    (sorted). With `cache_dir` (a root's cache directory: `CacheLayout.lean`), per-file rows are
+    """Declarations, dependency edges, descriptions, citations and errors of every `*.lean` file
+    under `root` (sorted). With `cache_dir` (a root's cache directory: `CacheLayout.lean`), per-file rows are
     reused by content hash, and a tree whose files all match a previous run reuses that run's tables."""
     hashed = file_hashes(Path(root))
     layout = CacheLayout(cache_dir) if cache_dir else None
-    final_dir = layout.lean_final(_tree_key(corpus, hashed[1])) if layout is not None else None
+    root_files = {f"\0root/{rel}": sha for rel, sha in root_file_hashes(Path(root)).items()}  # apart from the .lean names
+    final_dir = layout.lean_final(_tree_key(corpus, hashed[1] | root_files)) if layout is not None else None
     if final_dir is not None and (final_dir / "done").exists():
         final = {name: read_arrow(final_dir / f"{name}.arrow", schema) for name, schema in _FINAL.items()}
         if all(t is not None for t in final.values()):
@@ -251,16 +272,17 @@ def extract_lean_tree(root: Path, corpus: str, cache_dir: Path | None = None) ->
         errs = pa.concat_tables([errs, more_errs]).sort_by(
             [("file", "ascending"), ("line", "ascending"), ("reason", "ascending")]
         )
-    described = extract_descriptions(Path(root), hashed[0], decls)
+    described, cited = extract_descriptions(Path(root), hashed[0], decls)
     if final_dir is not None:
         for old in layout.lean_finals():
             if old != final_dir and (old / "done").exists():
                 shutil.rmtree(old, ignore_errors=True)
         (final_dir / "done").unlink(missing_ok=True)
-        for name, table in (("declarations", decls), ("dependencies", deps), ("errors", errs), ("descriptions", described)):
+        for name, table in (("declarations", decls), ("dependencies", deps), ("errors", errs), ("descriptions", described),
+                            ("citations", cited)):
             write_arrow(final_dir / f"{name}.arrow", table)
         (final_dir / "done").write_text("ok\n")  # last: the entry is read only once this exists
-    return LeanExtraction(decls, deps, errs, described)
+    return LeanExtraction(decls, deps, errs, described, cited)
 
 
 __all__ = ["LeanExtraction", "extract_lean_tree", "extract_raw", "extract_file", "module_name"]

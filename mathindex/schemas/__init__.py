@@ -28,6 +28,7 @@ def table_specs() -> dict[str, TableSpec]:
         TableSpec("declarations", lean.DECLARATIONS, ("corpus", "file", "line_start", "full_name")),
         TableSpec("dependencies", lean.DEPENDENCIES, ("corpus", "full_name", "target")),
         TableSpec("descriptions", lean.DESCRIPTIONS, ("full_name", "source", "file", "line", "text")),
+        TableSpec("citations", lean.CITATIONS, ("full_name", "via", "file", "line", "key", "kind", "identifier")),
         TableSpec("latex_statements", latex.LATEX_STATEMENTS, ("corpus", "file", "line_start", "statement_id")),
         TableSpec("latex_macros", latex.LATEX_MACROS, ("corpus", "name", "body", "nargs")),
         TableSpec("formulas", latex.FORMULAS, ("corpus", "file", "position", "formula_id")),

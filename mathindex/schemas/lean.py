@@ -1,4 +1,4 @@
-"""Schemas of the Lean extraction tables: `declarations`, `dependencies` and `descriptions`."""
+"""Schemas of the Lean extraction tables: `declarations`, `dependencies`, `descriptions` and `citations`."""
 
 from __future__ import annotations
 
@@ -58,6 +58,24 @@ DESCRIPTIONS = described(
         column("text", pa.string(), "the description (a module doc's is prefixed with its title)", nullable=False),
         column("file", pa.string(), "the file the description is in, relative to the corpus root", nullable=False),
         column("line", pa.int32(), "1-based line of a module doc bullet; null for the curated lists"),
+    ],
+)
+
+CITATIONS = described(
+    "One row per (declaration, citation, external identifier): a docstring or module doc citing a work of the corpus's "
+    "bibliography ([serre1973]) or writing an identifier (an arXiv or DOI URL), and a curated list's entry (a "
+    "Wikidata QID of docs/1000.yaml, a number of docs/100.yaml) naming the declaration (lean/citations.py).",
+    [
+        column("node_id", pa.string(), "the citing declaration's node (lean:<full_name>)", nullable=False),
+        column("full_name", pa.string(), "its full name", nullable=False),
+        column("via", pa.string(), "docstring, module_doc (credited to what the module doc describes) or the list's path",
+               nullable=False),
+        column("key", pa.string(), "the bibliography key cited; null for a list entry or an identifier written out"),
+        column("kind", pa.string(), "wikidata, freek, oeis, arxiv, doi, mr, zbl or zbmath (mathindex/identifiers.py); "
+               "null for a cited work without an identifier"),
+        column("identifier", pa.string(), "the identifier in normal form (Q11518, 2106.01234, 10.1007/..., MR0344216)"),
+        column("file", pa.string(), "where the citation is written, relative to the corpus root", nullable=False),
+        column("line", pa.int32(), "its 1-based line (a docstring's: its declaration's line); null when unknown"),
     ],
 )
 

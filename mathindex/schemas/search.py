@@ -16,7 +16,7 @@ NODES = described(
         column("title", pa.string(), "signature for Lean, title or first line for LaTeX"),
         column("file", pa.string(), "path relative to the corpus root, / separators", nullable=False),
         column("line", pa.int32(), "1-based first line; null when unknown"),
-        column("aliases", pa.list_(pa.string()), "other names that resolve to it: label, tag, short names", nullable=False),
+        column("aliases", pa.list_(pa.string()), "other names that resolve to it: label, tag, short names, external identifiers (doi:10.1007/..., wikidata:Q11518)", nullable=False),
         column("in_degree", pa.int32(), "declarations that reference it (search/prior.py)", nullable=False),
         column("pagerank", pa.float64(), "PageRank over the same references", nullable=False),
     ],

@@ -113,7 +113,7 @@ class SearchEngine:
         self.nodes = pq.read_table(nodes, columns=["name", "aliases", "kind", "title", "file", "line"])
         self.node_names = names = self.nodes.column("name").to_pylist()  # row-aligned with `nodes`
         self.prior = read_prior(nodes, prior, names)
-        self.resolver = IdentifierResolver(names, self.nodes.column("aliases"), lazy=lazy)
+        self.resolver = IdentifierResolver(names, self.nodes.column("aliases"), lazy=lazy, order=self.prior)
         self.known, self.fields = parent_sets(self.nodes, names)
         if model is None and self.manifest is not None:
             model = self.manifest.vector_index.model  # None: the bundled default

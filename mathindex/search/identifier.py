@@ -1,12 +1,15 @@
-"""The identifier resolver: a query that is a name, tag or label resolves before any channel."""
+"""The identifier resolver: a query that is a name, tag, label or external identifier (a Wikidata
+QID, a DOI, an arXiv id, ...: mathindex/identifiers.py) resolves before any channel."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 
 import pyarrow as pa
+
+from mathindex import identifiers
 
 _TAG_QUERY = re.compile(r"^(?:stacks\s+)?(?:tag\s+)?([0-9A-Z]{4})$", re.IGNORECASE)
 _IDENT = re.compile(r"^[^\s]+$")
@@ -33,9 +36,12 @@ class IdentifierResolver:
     `lazy`, each table is made when a query first needs it (0.8 s of CPU for all three on whole
     Mathlib; a query of five words or more needs none)."""
 
-    def __init__(self, names: Sequence[str], aliases: Sequence[list[str]] | pa.ChunkedArray | pa.Array, lazy: bool = False):
-        """`aliases[i]`: the aliases (labels, tags) of `names[i]`, as lists or an Arrow list column."""
-        self._names, self._aliases = names, aliases
+    def __init__(self, names: Sequence[str], aliases: Sequence[list[str]] | pa.ChunkedArray | pa.Array, lazy: bool = False,
+                 order: Mapping[str, float] | None = None):
+        """`aliases[i]`: the aliases (labels, tags, `identifiers.Identifier.alias`) of `names[i]`, as
+        lists or an Arrow list column. `order`: name -> a score (the engine's reference prior) that
+        orders the several nodes one external identifier names, highest first (then by name)."""
+        self._names, self._aliases, self._order = names, aliases, order or {}
         if not lazy:
             _ = self.exact, self.suffix, self.last
 
@@ -61,6 +67,11 @@ class IdentifierResolver:
         m = _TAG_QUERY.match(q)
         if m and m.group(1).upper() in self.exact:
             return sorted(set(_names(self.exact, m.group(1).upper())))
+        external = identifiers.parse(q)
+        if external is not None:  # only the nodes it names, then those it is credited to: never a suffix or a nickname
+            named = set(_names(self.exact, external.alias)) or set(_names(self.exact, q))
+            credited = set(_names(self.exact, external.credited_alias)) - named
+            return [n for group in (named, credited) for n in sorted(group, key=lambda n: (-self._order.get(n, 0.0), n))]
         if _WORDS.match(q) and q not in self.exact:
             return self.nickname(q)
         if not _IDENT.match(q):
@@ -80,12 +91,17 @@ class IdentifierResolver:
 
 
 def unknown_identifier(query: str) -> str | None:
-    """The notice for a query that looks like a Stacks tag, a Lean name or a label (the patterns
-    above), for the caller to give when `resolve` found nothing ("no Stacks tag 0BCD in this
+    """The notice for a query that looks like a Stacks tag, an external identifier
+    (`identifiers.parse`), a Lean name or a label (the patterns above), for the caller to give when
+    `resolve` found nothing ("no Stacks tag 0BCD in this release", "no DOI 10.5555/x in this
     release"); None for any other query."""
     q = query.strip().strip("`").strip()
-    if (m := _TAG_NAMED.match(q)) or _TAG_TYPED.match(q):
-        return f"no Stacks tag {(m.group(1) if m else q).upper()} in this release"
+    if m := _TAG_NAMED.match(q):
+        return f"no Stacks tag {m.group(1).upper()} in this release"
+    if (external := identifiers.parse(q)) is not None:
+        return identifiers.not_found(external)
+    if _TAG_TYPED.match(q):
+        return f"no Stacks tag {q.upper()} in this release"
     if _LABEL.match(q):
         return f"no label {q} in this release"
     if _LEAN_NAME.match(q):

@@ -7,8 +7,10 @@ import re
 import polars as pl
 import pyarrow as pa
 
+from mathindex.identifiers import CREDITED, Identifier
 from mathindex.informal.rules import without_context
 from mathindex.latex.plain import TITLE_CHARS, plain_statement
+from mathindex.lean.descriptions import SOURCE_MODULE_DOC
 from mathindex.names import LEAN_PREFIX, hit_name, lean_node_id
 from mathindex.schemas.common import ERRORS, error_row
 from mathindex.schemas.search import NODES
@@ -18,10 +20,10 @@ _STACKS_ATTR = re.compile(r"^stacks\s+([0-9A-Z]{4})\b")
 
 
 def build_nodes(declarations: pa.Table | None, statements: pa.Table | None,
-                dependencies: pa.Table | None = None) -> pa.Table:
+                dependencies: pa.Table | None = None, citations: pa.Table | None = None) -> pa.Table:
     """One row per node, sorted by node_id; a Lean name declared twice (e.g. `private` in two files)
     keeps its first occurrence by (corpus, file, line). `in_degree` and `pagerank` come from
-    `dependencies`. Declarations are shaped with polars (255 k in Mathlib); LaTeX statements, a few
+    `dependencies`; a node's external identifiers (`citations`) join its aliases as `kind:value`. Declarations are shaped with polars (255 k in Mathlib); LaTeX statements, a few
     thousand per corpus, row by row."""
     parts = []
     if declarations is not None and declarations.num_rows:
@@ -30,9 +32,30 @@ def build_nodes(declarations: pa.Table | None, statements: pa.Table | None,
         parts.append(_statement_nodes(statements))
     nodes = pl.concat(parts, how="vertical") if parts else pl.from_arrow(NODES.empty_table()).drop("in_degree", "pagerank")
     nodes = nodes.unique("node_id", keep="first", maintain_order=True).sort("node_id")
+    cited = identifier_aliases(citations)
+    if cited:
+        extra = pl.Series([cited.get(n, []) for n in nodes.get_column("node_id").to_list()], dtype=pl.List(pl.Utf8))
+        nodes = nodes.with_columns(aliases=pl.concat_list(pl.col("aliases"), extra))
     degree, rank = reference_signals(nodes.get_column("name").to_list(), dependencies)
     nodes = nodes.with_columns(in_degree=pl.Series(degree, dtype=pl.Int64), pagerank=pl.Series(rank, dtype=pl.Float64))
     return nodes.to_arrow().select(NODES.names).cast(NODES)
+
+
+def identifier_aliases(citations: pa.Table | None) -> dict[str, list[str]]:
+    """node_id -> the aliases of its external identifiers, sorted, each once: `Identifier.alias`
+    where its docstring or a curated list names it, `credited_alias` where only its file's module
+    doc cites the work (the resolver ranks those after)."""
+    out: dict[str, set[str]] = {}
+    if citations is None or citations.num_rows == 0:
+        return {}
+    t = citations.select(["node_id", "via", "kind", "identifier"])
+    for node, via, kind, value in zip(*(t.column(c).to_pylist() for c in t.column_names)):
+        if kind and value:
+            found = Identifier(kind, value)
+            out.setdefault(node, set()).add(found.credited_alias if via == SOURCE_MODULE_DOC else found.alias)
+    for node, aliases in out.items():  # a node that carries an identifier itself needs no credit for it
+        aliases -= {a + CREDITED for a in aliases}
+    return {node: sorted(aliases) for node, aliases in out.items()}
 
 
 def _declaration_nodes(declarations: pa.Table) -> pl.DataFrame:

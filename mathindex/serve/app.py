@@ -176,8 +176,11 @@ def create_app(holder: ReleaseHolder, *, threads: int | None = None, budget_s: f
         return _json(await runner.run(lambda: with_title_parts(release.search(q, k), release.is_statement)))
 
     @app.get("/resolve", response_model=ResolveResponse, responses=_ERRORS, tags=["search"])
-    async def resolve(id: str = Query(..., description="a full or dotted-suffix name, a Stacks tag or a label")):
-        """The identifier resolver alone: exact names, aliases, dotted suffixes and nicknames."""
+    async def resolve(id: str = Query(..., description="a full or dotted-suffix name, a Stacks tag, a label, or an "
+                                                       "external identifier: Q11518, A000010, arXiv:2106.01234, "
+                                                       "a DOI or its URL, MR0344216, Zbl 0273.12001")):
+        """The identifier resolver alone: exact names, aliases, external identifiers, dotted suffixes and
+        nicknames; a `notice` when the query looks like an identifier the release lacks."""
         release = holder.current
         return _json(await runner.run(release.resolve, checked_text(id, "id")))
 

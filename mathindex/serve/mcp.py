@@ -28,8 +28,8 @@ INSTRUCTIONS = (
     "Search a mathindex release of Lean 4 declarations (Mathlib) and LaTeX statements. `search` takes "
     "words, LaTeX between $…$, a Lean term between backticks or a declaration name, and says how well its "
     "hits match (`match`: strong, weak or none; a `notice` when the query names an identifier the release "
-    "lacks); `formal` is Loogle-style search over Lean types; `resolve` looks a name, tag or label up "
-    "exactly; `formula` parses one formula; `declaration` gives a declaration's statement, dependencies and "
+    "lacks); `formal` is Loogle-style search over Lean types; `resolve` looks a name, tag, label or "
+    "external identifier (Wikidata QID, arXiv id, DOI, MR, Zbl, OEIS) up exactly; `formula` parses one formula; `declaration` gives a declaration's statement, dependencies and "
     "the declarations that cite it; `premises` suggests declarations a proof of a Lean goal is likely to use."
 )
 LOCATION_KEYS = ("location", "defined_at")  # the fields of the answers that hold a Location
@@ -45,7 +45,8 @@ Query = Annotated[str, _text("words, LaTeX between $…$, a Lean term between ba
                              "name, Stacks tag or label")]
 LoogleQuery = Annotated[str, _text("Loogle syntax: constants (`Real.sqrt`), \"name fragments\", patterns with _ "
                                    "and ?x (`_ * (_ ^ _)`), `⊢ conclusion`, separated by commas")]
-Identifier = Annotated[str, _text("a full or dotted-suffix declaration name, a Stacks tag or a LaTeX label")]
+Identifier = Annotated[str, _text("a full or dotted-suffix declaration name, a Stacks tag, a LaTeX label, or an external "
+                                   "identifier (Q11518, A000010, arXiv:2106.01234, a DOI, MR0344216, Zbl 0273.12001)")]
 Latex = Annotated[str, _text("one formula, LaTeX (`\\frac{a}{b}`) or a Lean term")]
 Name = Annotated[str, _text("a declaration's full name or a LaTeX statement's name, as hits give it")]
 Goal = Annotated[str, _text("the goal, a Lean term (`a * b ≤ c`)")]
@@ -112,7 +113,8 @@ def build_mcp(holder: ReleaseHolder) -> MCPServer:
     @server.tool()
     @_answers
     def resolve(identifier: Identifier) -> StdioResolveResponse:
-        """The identifier resolver alone: exact names, aliases (Stacks tags, labels), dotted suffixes."""
+        """The identifier resolver alone: exact names, aliases (Stacks tags, labels), external identifiers
+        (Wikidata QID, OEIS, arXiv, DOI, MR, Zbl), dotted suffixes; a `notice` when nothing matches."""
         return over_stdio(holder.current.resolve(checked_text(identifier, "identifier")), StdioResolveResponse)
 
     @server.tool()

@@ -33,6 +33,7 @@ from mathindex.premises import GoalError
 from mathindex.premises.api import ranker_of
 from mathindex.premises.priors import PREMISES_DIR, PRIORS_FILE
 from mathindex.search.engine import VERIFY_MODES, SearchEngine
+from mathindex.search.identifier import unknown_identifier
 from mathindex.search.kinds import query_kind, runs_formula_channel
 from mathindex.serve.encoder import PackedEncoder
 from mathindex.serve.mathml import latex_mathml
@@ -163,8 +164,10 @@ class ServedRelease:
                                     took_ms=round((time.perf_counter() - started) * 1000, 2))
 
     def resolve(self, query: str) -> ResolveResponse:
+        """The resolver's nodes for `query`, and the notice when it names an identifier the release lacks."""
         names = self.engine.resolver.resolve(query)
-        return ResolveResponse(release_id=self.release_id, query=query, nodes=self._nodes(names))
+        return ResolveResponse(release_id=self.release_id, query=query, nodes=self._nodes(names),
+                               notice=None if names else unknown_identifier(query))
 
     def premises(self, goal: str, context: str = "", k: int = PREMISES_K, file: str | None = None,
                  line: int | None = None) -> PremisesResponse:

@@ -106,7 +106,10 @@ class FormalSearchResponse(_Model):
 class ResolveResponse(_Model):
     release_id: str
     query: str
-    nodes: list[Node] = Field(description="what the identifier resolver alone matched, in its order")
+    nodes: list[Node] = Field(description="what the identifier resolver alone matched, in its order (the nodes an "
+                                          "external identifier names: the most referenced first)")
+    notice: str | None = Field(None, description="when nothing matched and the query looks like an identifier: that "
+                                                 "the release has none such (\"no DOI 10.5555/x in this release\")")
 
 
 class FormulaResponse(_Model):

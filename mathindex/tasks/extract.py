@@ -24,6 +24,7 @@ class Extraction:
     declarations: pa.Table
     dependencies: pa.Table
     descriptions: pa.Table
+    citations: pa.Table
     statements: pa.Table
     formulas: pa.Table
     macros: pa.Table
@@ -49,6 +50,7 @@ def merge_extractions(lean: list, latex: list) -> Extraction:
         declarations=declarations,
         dependencies=concat([x.dependencies for x in lean], lean_schema.DEPENDENCIES),
         descriptions=concat([x.descriptions for x in lean], lean_schema.DESCRIPTIONS),
+        citations=concat([x.citations for x in lean], lean_schema.CITATIONS),
         statements=concat([x.statements for x in latex], latex_schema.LATEX_STATEMENTS),
         formulas=concat([x.formulas for x in latex], latex_schema.FORMULAS),
         macros=concat([x.macros for x in latex], latex_schema.LATEX_MACROS),

@@ -13,8 +13,8 @@ from mathindex.tasks import IndexBuild, stage
 
 
 @stage(name="build_nodes")
-def nodes_table(declarations: pa.Table, statements: pa.Table, dependencies: pa.Table) -> pa.Table:
-    return build_nodes(declarations, statements, dependencies)
+def nodes_table(declarations: pa.Table, statements: pa.Table, dependencies: pa.Table, citations: pa.Table) -> pa.Table:
+    return build_nodes(declarations, statements, dependencies, citations)
 
 
 @stage(name="build_lexical_index")

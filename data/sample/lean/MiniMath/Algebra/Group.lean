@@ -105,7 +105,7 @@ variable {G : Type u} [Group G] {a b c : G}
 theorem inv_mul_cancel (a : G) : a⁻¹ * a = 1 :=
   Group.inv_mul_cancel a
 
-/-- **Left cancellation**: in a group one may cancel a common left factor. -/
+/-- **Left cancellation**: in a group one may cancel a common left factor [sampleGroups2025]. -/
 @[to_additive]
 theorem mul_left_cancel (h : a * b = a * c) : b = c := by
   rw [← one_mul b, ← inv_mul_cancel a, mul_assoc, h, ← mul_assoc, inv_mul_cancel, one_mul]

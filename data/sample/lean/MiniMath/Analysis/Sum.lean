@@ -130,3 +130,9 @@ theorem HasSum.tendsto_zero {f : ℕ → ℝ} {a : ℝ} (h : HasSum f a) :
   sorry
 
 end MiniMath
+
+/-!
+## References
+
+* [B. Example, *Geometric series and their sums*][sampleSeries1999]
+-/

@@ -92,7 +92,7 @@ theorem card_divisors_prime_pow {p : ℕ} (hp : Prime p) (k : ℕ) :
     (divisors (p ^ k)).card = k + 1 := by
   sorry
 
-/-- **Euler's totient function**: the number of natural numbers below `n` coprime to `n`. -/
+/-- **Euler's totient function**: the number of natural numbers below `n` coprime to `n` (https://oeis.org/A000010; [Fixture, *Divisors*][sampleDivisors2026]). -/
 def totient (n : ℕ) : ℕ :=
   ((range n).filter n.Coprime).card
 

@@ -73,7 +73,7 @@ theorem le_refl (a : α) : a ≤ a := PartialOrder.le_refl a
 @[trans]
 theorem le_trans : a ≤ b → b ≤ c → a ≤ c := PartialOrder.le_trans _ _ _
 
-/-- Two elements below each other are equal. -/
+/-- Two elements below each other are equal (see [sampleNotes2024]). -/
 theorem le_antisymm : a ≤ b → b ≤ a → a = b := PartialOrder.le_antisymm _ _
 
 theorem le_antisymm_iff : a = b ↔ a ≤ b ∧ b ≤ a :=
