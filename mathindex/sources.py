@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from mathindex.corpusfiles import CorpusRoot, digest, list_files, max_bytes_for
 from mathindex.errors import SourceError
+from mathindex.lean.citations import ROOT_FILES as LEAN_ROOT_FILES
 from mathindex.schemas.manifest import (CorpusPin, ExternalFile, ExternalPin, InformaliserSpec, SourcesFile,
                                         SourceSpec, SuitePin, SuiteSpec)
 
@@ -183,8 +184,12 @@ def pin_suite(spec: SuiteSpec) -> SuitePin:
 
 def input_files(source: Source) -> list[tuple[str, Path]]:
     """(name, path) of the files a corpus contributes, sorted by relative path (the extractors' own
-    listing, `corpusfiles.list_files`), then its tags file (named relative to the root when inside)."""
+    listing, `corpusfiles.list_files`, and a Lean corpus's root files: lists, bibliography), then its
+    tags file (named relative to the root when inside)."""
     files = list_files(source.root, INPUT_SUFFIXES[source.spec.kind])
+    if source.spec.kind == "lean":  # the curated lists and the bibliography the corpus-wide pass reads
+        extra = [(rel, source.root / rel) for rel in LEAN_ROOT_FILES if (source.root / rel).is_file()]
+        files = sorted([*files, *extra], key=lambda e: e[0])
     tags = source.tags_file
     if tags is not None and tags.is_relative_to(source.root):
         files = sorted([*files, (tags.relative_to(source.root).as_posix(), tags)], key=lambda e: e[0])

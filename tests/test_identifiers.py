@@ -4,6 +4,7 @@ an identifier names comes first, and one the release lacks gets a notice and not
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from mathindex.identifiers import Identifier, from_bib, in_text, normal, not_fou
 from mathindex.lean import extract_lean_tree
 from mathindex.search.identifier import IdentifierResolver, unknown_identifier
 from mathindex.search.nodes import build_nodes
+from mathindex.sources import pin_source, sources_from_dirs
 
 SAMPLE_LEAN = Path(__file__).resolve().parents[1] / "data" / "sample" / "lean"
 
@@ -192,3 +194,17 @@ def test_several_nodes_of_one_identifier_come_most_referenced_first(resolver):
 def test_an_identifier_the_release_lacks_says_so_and_resolves_to_nothing(resolver, query, notice):
     assert resolver[0].resolve(query) == []
     assert unknown_identifier(query) == notice
+
+
+def test_the_corpus_pin_covers_the_lists_and_the_bibliography(tmp_path):
+    """A release id moves when only a curated list or the bibliography changes: they are inputs."""
+    corpus = tmp_path / "lean"
+    shutil.copytree(SAMPLE_LEAN, corpus)
+    before = pin_source(sources_from_dirs([corpus], [])[0])
+    for rel in ("docs/1000.yaml", "docs/references.bib"):
+        path = corpus / rel
+        path.write_text(path.read_text() + "\n")
+        after = pin_source(sources_from_dirs([corpus], [])[0])
+        assert after.sha256 != before.sha256, rel
+        assert after.files == before.files
+        before = after

@@ -27,13 +27,16 @@ import pyarrow as pa
 from mathindex.bibtex import Bibliography, parse_bib
 from mathindex.corpusfiles import CorpusRoot, Refused, max_bytes_for, read_file
 from mathindex.identifiers import Identifier, from_bib, in_text, normal
-from mathindex.lean.descriptions import SOURCE_MODULE_DOC, ListEntry, module_docs
+from mathindex.lean.descriptions import SOURCE_MODULE_DOC, TITLE_LISTS, TOPIC_LISTS, ListEntry, module_docs
 from mathindex.names import lean_node_id
 from mathindex.schemas.lean import CITATIONS
 
 log = logging.getLogger(__name__)
 
 BIB_FILES = ("docs/references.bib",)  # a Lean corpus's bibliography, relative to its root
+# files under a Lean corpus root that the corpus-wide pass reads beside the `*.lean` files (pinned
+# with them: sources.input_files)
+ROOT_FILES = TITLE_LISTS + TOPIC_LISTS + BIB_FILES
 VIA_DOCSTRING = "docstring"
 _KEY = re.compile(r"\[([^\[\]\s,;]+)\]")
 
@@ -134,5 +137,5 @@ def _credited(decls: list[dict], described: pa.Table, files: set[str]) -> dict[s
     return out
 
 
-__all__ = ["BIB_FILES", "Mention", "citations_table", "mentions", "module_doc_mentions",
+__all__ = ["BIB_FILES", "ROOT_FILES", "Mention", "citations_table", "mentions", "module_doc_mentions",
            "read_bibliography"]

@@ -211,8 +211,7 @@ def _tree_key(corpus: str, shas: dict[str, str]) -> str:
     return h.hexdigest()[:24]
 
 
-# files under a Lean corpus root that the corpus-wide pass reads beside the `*.lean` files
-ROOT_FILES = descriptions.TITLE_LISTS + descriptions.TOPIC_LISTS + citations.BIB_FILES
+ROOT_FILES = citations.ROOT_FILES
 
 
 def extract_descriptions(root: Path, tree: list[tuple[str, Path]], declarations: pa.Table) -> tuple[pa.Table, pa.Table]:
