@@ -129,15 +129,16 @@ def test_find_model_prefers_the_published_model_then_the_same_tables(tmp_path):
     _entry(root, "other-recipe", replace(keys, recipe="x" * 64))
     _entry(root, "other-holdout", replace(keys, holdout="x" * 64))
     older = _entry(root, "older-tables", keys, tables="o" * 64)
-    assert find_model(root, keys) is None  # a model of other tables is no cache hit
+    assert find_model(root, keys) == (older, "installed")  # made from other tables: reused, not trained again
     same = _entry(root, "same", keys)
-    assert find_model(root, keys) == (same, "installed")
+    assert find_model(root, keys) == (same, "installed")  # made from these tables: preferred
     release = root / "releases" / "20261201T000000Z-0123abcd"
     release.mkdir(parents=True)
     (release / "manifest.json").write_text(json.dumps(manifest_json(vector_index={"model": f"models/{older.name}"})))
     publish(root, release.name)
     assert find_model(root, keys) == (older, "published")  # a nightly keeps its model when its tables change
     assert find_model(root, replace(keys, corpora=("lean:b",))) is None  # not for other corpora
+    assert find_model(root, replace(keys, recipe="y" * 64)) is None
     assert find_model(root, replace(keys, holdout="x" * 64)) == (root / "models" / f"other-holdout@{'0' * 16}", "installed")
 
 

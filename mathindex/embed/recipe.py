@@ -8,7 +8,8 @@ suite changes what the leak guard drops), `tables` (the columns of the release t
 reads, in release order) and `corpora` (the release's corpora by kind and name). `find_model`
 picks the model a release embeds with: the published release's, when it was made by the same
 recipe and holdout from the same corpora (a nightly keeps it when its tables change), else an
-installed model of the same recipe, holdout and tables; None means the release trains it.
+installed model of the same recipe, holdout and corpora (one made from these very tables first);
+None means the root lacks it and the release trains it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import pyarrow as pa
 
 from mathindex.cache.digest import table_digest
 from mathindex.embed.base import default_model_path
-from mathindex.embed.models import entries, published_model, read_card, reference_path
+from mathindex.embed.models import CARD_JSON, entries, published_model, read_card, reference_path
 from mathindex.embed.train import DEFAULT_MIX, Recipe
 from mathindex.errors import ModelError
 from mathindex.schemas.manifest import EmbedderRecipeSpec
@@ -89,7 +90,9 @@ class RecipeKeys:
 def find_model(root: Path, keys: RecipeKeys) -> tuple[Path, str] | None:
     """(model directory, how it was found) for a release under `root`: `published` (the published
     release's model, made by the same recipe and holdout from the same corpora, whatever its
-    tables), else `installed` (an entry of ROOT/models made from these very tables); None: none."""
+    tables), else `installed` (an entry of ROOT/models made so: one made from these very tables,
+    else the one installed last, so that a release whose gate failed does not make the next one
+    train again); None: the root lacks it."""
     _, reference = published_model(root)
     if reference is not None:
         try:
@@ -98,7 +101,10 @@ def find_model(root: Path, keys: RecipeKeys) -> tuple[Path, str] | None:
             path = None
         if path is not None and keys.made(read_card(path), same_tables=False):
             return path, "published"
-    for entry in entries(root):
-        if keys.made(read_card(entry), same_tables=True):
-            return entry, "installed"
+    made = [(entry, card) for entry in entries(root) if keys.made(card := read_card(entry), same_tables=False)]
+    exact = [entry for entry, card in made if card[RECIPE_KEYS].get("tables") == keys.tables]
+    if exact:
+        return exact[0], "installed"
+    if made:
+        return max((entry for entry, _ in made), key=lambda e: ((e / CARD_JSON).stat().st_mtime_ns, e.name)), "installed"
     return None

@@ -152,7 +152,7 @@ def _recipe(manifest: Manifest) -> str | None:
 
 
 _RECIPE_SOURCES = {
-    "installed": "an installed model trained from the same recipe, held-out suites and tables (no training)",
+    "installed": "an installed model trained from the same recipe and held-out suites (no training)",
     "published": "the published release's model, made by the same recipe and held-out suites (no training)",
 }
 

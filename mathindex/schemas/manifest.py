@@ -425,10 +425,11 @@ class InformaliserEntry(_Figures):
 class EmbedderRecipeEntry(_Figures):
     """`embedder_recipe`: how a release whose sources file names an embedder recipe got its model
     (`flows.recipe`): `source` is `trained` (by this release), `installed` (a model of ROOT/models
-    trained from the same recipe, held-out suites and tables) or `published` (the published
-    release's model, of the same recipe and held-out suites: a nightly keeps it when its tables
-    change). The keys are sha256 digests: the recipe with its base model's revision, the suites kept
-    out of training, this release's tables the miner reads, and those the model was trained on."""
+    trained from the same recipe and held-out suites, these tables first) or `published` (the
+    published release's model, of the same recipe and held-out suites: a nightly keeps it when its
+    tables change). The keys are sha256 digests: the recipe with its base model's revision, the
+    suites kept out of training, this release's tables the miner reads, and those the model was
+    trained on."""
 
     name: str
     source: Literal["trained", "installed", "published"]
