@@ -1,4 +1,6 @@
-"""Reading and pinning release inputs: every corpus is hashed by content before it is read.
+"""Reading and pinning release inputs: every corpus is hashed by content before it is read. This
+module owns the sources file's syntax (its sections are typed in `schemas.manifest.SourcesFile`):
+corpora, suites, the informaliser and the embedder recipe.
 
 Allowed roots: an input path (a corpus directory, a tags file, a suite) may resolve anywhere except
 `/` itself and the system directories in SYSTEM_DIRS (and anything under them; the temporary
@@ -22,12 +24,13 @@ from pydantic import ValidationError
 from mathindex.corpusfiles import CorpusRoot, digest, list_files, max_bytes_for
 from mathindex.errors import SourceError
 from mathindex.lean.citations import ROOT_FILES as LEAN_ROOT_FILES
-from mathindex.schemas.manifest import (CorpusPin, ExternalFile, ExternalPin, InformaliserSpec, SourcesFile,
-                                        SourceSpec, SuitePin, SuiteSpec)
+from mathindex.schemas.manifest import (CorpusPin, EmbedderRecipeSpec, ExternalFile, ExternalPin, InformaliserSpec,
+                                        SourcesFile, SourceSpec, SuitePin, SuiteSpec)
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCES = PACKAGE_ROOT / "data" / "sources.yaml"
 PROMPTS_DIR = PACKAGE_ROOT / "data" / "prompts"  # an informaliser's `prompt: NAME` is PROMPTS_DIR/NAME.md
+RECIPE_DEFAULT_BASE = "default"  # an embedder recipe's `base:` naming the bundled model (as `--model default`)
 INFORMALISERS: tuple[str, ...] = get_args(InformaliserSpec.model_fields["backend"].annotation)  # rules, http
 INPUT_SUFFIXES = {"lean": (".lean",), "latex": (".tex", ".xml")}
 SYSTEM_DIRS = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin",
@@ -51,9 +54,19 @@ def read_sources_file(path: Path) -> SourcesFile:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
         return SourcesFile.model_validate(raw)
-    except (yaml.YAMLError, ValidationError) as exc:
-        first = str(exc).splitlines()
-        raise SourceError(f"invalid sources file {path}: {' '.join(first[:3])}") from None
+    except yaml.YAMLError as exc:
+        raise SourceError(f"invalid sources file {path}: not YAML: {' '.join(str(exc).split())[:200]}") from None
+    except ValidationError as exc:
+        raise SourceError(f"invalid sources file {path}: {_first_problem(exc)}") from None
+
+
+def _first_problem(exc: ValidationError) -> str:
+    """`where: what (given value)` of a validation error's first problem, on one line."""
+    first = exc.errors()[0]
+    where = ".".join(str(x) for x in first["loc"] if x != "[key]") or "the file"
+    given = first.get("input")
+    shown = "" if isinstance(given, (dict, list)) or given is None else f" (given {' '.join(repr(given).split())[:80]})"
+    return f"{where}: {first['msg']}{shown}"
 
 
 def load_sources(path: Path) -> tuple[list[Source], list[SuiteSpec]]:
@@ -120,6 +133,32 @@ def load_informaliser(path: Path | None, backend: str | None = None) -> Informal
     if spec.backend == "http" and not (PROMPTS_DIR / f"{spec.prompt}.md").is_file():
         raise SourceError(f"informaliser prompt {spec.prompt!r}: no file {PROMPTS_DIR / spec.prompt}.md")
     return spec
+
+
+def load_embedder_recipe(path: Path | None) -> EmbedderRecipeSpec | None:
+    """The sources file's `embedder:` section with its paths resolved (relative to the file) and
+    checked: a `base` model directory (or `default`, the bundled model) and the `exclude_suites`
+    files; None when there is no file or no section. SourceError (one line) when one is unusable;
+    whether `base` holds weights is `embed.models`' to say (`flows.recipe.check_recipe`)."""
+    spec = read_sources_file(path).embedder if path is not None else None
+    if spec is None:
+        return None
+    base = spec.base
+    if base != RECIPE_DEFAULT_BASE:
+        resolved = (path.parent / Path(base).expanduser()).resolve()
+        check_allowed("embedder base", resolved, base)
+        if not resolved.is_dir():
+            raise SourceError(f"embedder base {base!r}: not a model directory: {resolved} "
+                              f"(`{RECIPE_DEFAULT_BASE}` is the bundled model)")
+        base = str(resolved)
+    suites = []
+    for given in spec.exclude_suites:
+        resolved = (path.parent / given).resolve()
+        check_allowed("embedder exclude_suites", resolved, given)
+        if not resolved.is_file():
+            raise SourceError(f"embedder exclude_suites: suite file not found: {resolved}")
+        suites.append(str(resolved))
+    return spec.model_copy(update={"base": base, "exclude_suites": suites})
 
 
 def check_allowed(entry: str, path: Path | str, given: str | None = None) -> None:

@@ -32,7 +32,9 @@ ROOT, else with the committed baselines (bench/baselines/), and fails when one f
 (--lean or --latex without --suite), or whose suites have no baseline, fails the gate; --no-gate
 publishes it ungated, and its notes and manifest say "not gated".
 
-Without --model: the model of the last published release under ROOT, else the bundled one.
+Without --model: the model of the last published release under ROOT, else the bundled one; or,
+when the sources file names an embedder recipe (its `embedder:` section), the recipe's model,
+trained by the release first when ROOT lacks it (docs/embedder-recipe.md).
 Without --precision: the last published release's precision, else fp32. bf16 runs torch's bfloat16
 autocast on the CPU's AMX / AVX512-BF16 units; on a CPU without them it is several times slower
 than fp32, and the release says so in a warning. int8 is the model's ONNX Runtime int8

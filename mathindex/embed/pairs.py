@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Collection
 from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
+
 from mathindex.errors import PairError
-from mathindex.store.layout import ReleaseLayout
 from mathindex.names import LEAN_PREFIX, lean_node_id
+from mathindex.schemas import table_specs
+from mathindex.store.layout import ReleaseLayout
+from mathindex.store.tables import release_order
 
 PAIRS = pa.schema(
     [
@@ -52,6 +56,20 @@ def read_release_tables(release: Path) -> dict[str, pl.DataFrame]:
             raise PairError(f"release {release} lacks the {name} table the pair miner needs")
         out[name] = pl.read_parquet(path, columns=list(cols))
     return out
+
+
+def run_tables(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
+    """The tables the miner needs from a release run's own (in memory, before they are written),
+    with only their needed columns, in the order the release will hold them
+    (`store.tables.release_order`): mined, they give the pairs `read_release_tables` would give of
+    the written release."""
+    specs = table_specs()
+    return {name: release_order(tables[name], specs[name], list(cols)) for name, cols in NEEDED.items()}
+
+
+def frames(tables: dict[str, pa.Table]) -> dict[str, pl.DataFrame]:
+    """`run_tables`' tables as the miner reads them (polars)."""
+    return {name: pl.from_arrow(t) for name, t in tables.items()}
 
 
 def _label_words(label: str | None) -> str:
@@ -141,9 +159,13 @@ def drop_leaks(pairs: pl.DataFrame, queries: list[str], targets: set[str]) -> tu
     return clean, {"held_out_targets": held, "query_overlap": pairs.height - clean.height}
 
 
-def mine_pairs(tables: dict[str, pl.DataFrame], queries: list[str], targets: set[str], seed: int = 0) -> tuple[pa.Table, dict]:
-    """Every pair the release gives, leak-free, with counts per kind; sorted by (kind, node_id, anchor)."""
+def mine_pairs(tables: dict[str, pl.DataFrame], queries: list[str], targets: set[str], seed: int = 0,
+               kinds: Collection[str] | None = None) -> tuple[pa.Table, dict]:
+    """Every pair the release gives (of `kinds` only, when given), leak-free, with counts per kind;
+    sorted by (kind, node_id, anchor)."""
     pairs = pl.concat([mine_lean(tables, seed), mine_latex(tables, seed)])
+    if kinds is not None:
+        pairs = pairs.filter(pl.col("kind").is_in(sorted(kinds)))
     pairs = pairs.with_columns(pl.col(c).str.replace_all(r"\s+", " ").str.strip_chars() for c in ("anchor", "positive", "negative"))
     pairs = pairs.filter((pl.col("anchor").str.len_chars() >= MIN_ANCHOR_CHARS) & (pl.col("anchor") != pl.col("positive")))
     pairs, dropped = drop_leaks(pairs, queries, targets)

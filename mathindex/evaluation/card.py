@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+from mathindex import __version__
+from mathindex.embed.models import CARD_JSON, TRAINING_DIR, install_model, slug
+from mathindex.embed.pairs import NEEDED
+from mathindex.embed.recipe import RECIPE_KEYS
 from mathindex.evaluation.pool import compare_lines
-
-CARD_JSON = "mathindex-training.json"
 
 
 def write_card(model_dir: Path, record: dict) -> None:
@@ -16,12 +19,39 @@ def write_card(model_dir: Path, record: dict) -> None:
     (Path(model_dir) / "README.md").write_text(card_markdown(record), encoding="utf-8")
 
 
+def training_record(base: dict, recipe: dict, release: str, data: dict, result, benchmark: dict | None) -> dict:
+    """What a card records: the base model (name, revision), the recipe, where the pairs came from
+    (`release`), the data (`pairs_sha256` and the miner's counts), the training's cost
+    (`embed.train.TrainResult`) and the pool benchmark before and after (None: not run)."""
+    return {
+        "code_version": __version__, "base": base, "recipe": recipe, "release": release,
+        "release_tables": sorted(NEEDED), "data": data,
+        "training": {"steps": result.steps, "resumed_from": result.resumed_from, "seconds": round(result.seconds, 1),
+                     "peak_rss_mb": result.peak_rss_mb, "final_loss": result.final_loss},
+        "benchmark": benchmark,
+    }  # fmt: skip
+
+
+def install_with_card(trained: Path, models_dir: Path, name: str, record: dict) -> Path:
+    """The trained model directory copied under the models directory's training runs, its card
+    written into the copy (so the revision covers it) and installed as `<name>@<rev16>`
+    (`embed.models.install_model`); returns the entry's path. `trained` is left as it is."""
+    staged = Path(models_dir) / TRAINING_DIR / f"install-{slug(name)}"
+    shutil.rmtree(staged, ignore_errors=True)
+    shutil.copytree(trained, staged)
+    write_card(staged, record)
+    return install_model(staged, models_dir, name, move=True)
+
+
 def card_markdown(r: dict) -> str:
     """The card as markdown: base, recipe, data pin and counts, cost, and the benchmark before and after."""
     recipe = r["recipe"]
+    keys = r.get(RECIPE_KEYS)
+    made_by = "the embedder stage of `mathindex release` (a sources file's embedder recipe)" if keys else \
+        "`mathindex train-embedder`"
     lines = [
         f"# {recipe['name']}", "",
-        f"A sentence-transformers embedder adapted by `mathindex train-embedder` (mathindex {r['code_version']}).", "",
+        f"A sentence-transformers embedder adapted by {made_by} (mathindex {r['code_version']}).", "",
         "## Base model", "",
         f"- name: `{r['base']['name']}`", f"- revision: `{r['base']['revision']}`", "",
         "## Training data", "",
@@ -30,6 +60,8 @@ def card_markdown(r: dict) -> str:
         "- pairs by kind: " + ", ".join(f"{k} {v:,}" for k, v in r["data"]["pairs"].items()),
         "- dropped: " + ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in r["data"]["dropped"].items()),
         "- suites whose queries and targets were kept out: " + (", ".join(f"`{s}`" for s in r["data"]["excluded_suites"]) or "none"),
+        *([f"- recipe key `{keys['recipe']}`, held-out suites `{keys['holdout']}`, tables `{keys['tables']}` "
+           f"(corpora {', '.join(keys['corpora'])}): what a release looks for before training again"] if keys else []),
         "", "## Recipe", "",
         "MultipleNegativesRankingLoss (in-batch negatives" + (" plus one hard negative from the same module or file" if recipe["hard_negatives"] else "") + ").", "",
         "| field | value |", "|---|---|", *[f"| {k} | {v} |" for k, v in sorted(recipe.items())], "",

@@ -57,6 +57,7 @@ def render_notes(manifest: Manifest, suites: dict[str, dict], gate: GateReport, 
     changed = suite_changes(manifest.bench.suites, _pins(before))
     lines = _header(manifest, gate, changed, title)
     lines += _changes_section(manifest, before, manifest.bench.baseline)
+    lines += recipe_section(manifest, before.manifest if before else None)
     lines += _headline_section(gate, plots)
     externals = {p.name: p.external for p in manifest.bench.suites if p.external is not None}
     for name, s in sorted(suites.items()):
@@ -133,12 +134,65 @@ def input_changes(now: Manifest, before: Manifest) -> list[str]:
     a, b = _model(before), _model(now)
     if a != b:
         out.append(f"embedding model: {a} -> {b}")
+    a, b = _recipe(before), _recipe(now)
+    if a != b:
+        out.append(f"embedder recipe: {a or 'none'} -> {b or 'none'}")
     a, b = _informaliser(before), _informaliser(now)
     if a != b and None not in (a, b):
         out.append(f"informaliser: {a} -> {b}")
     if before.code_version != now.code_version:
         out.append(f"code version: {before.code_version} -> {now.code_version}")
     return out
+
+
+def _recipe(manifest: Manifest) -> str | None:
+    """`name (recipe key12, holdout key12)` of a manifest's embedder recipe; None when it followed none."""
+    r = manifest.embedder_recipe
+    return None if r is None else f"`{r.name}` (recipe {r.recipe_key[:12]}…, held-out suites {r.holdout_key[:12]}…)"
+
+
+_RECIPE_SOURCES = {
+    "installed": "an installed model trained from the same recipe and held-out suites (no training)",
+    "published": "the published release's model, made by the same recipe and held-out suites (no training)",
+}
+
+
+def recipe_section(now: Manifest, before: Manifest | None) -> list[str]:
+    """How the sources file's embedder recipe gave the model (trained now, an installed model, the
+    published release's) and, when the model is not the baseline release's, the re-embedding: why,
+    and the recipe's fields before and after. Nothing when the release followed no recipe."""
+    r = now.embedder_recipe
+    if r is None:
+        return []
+    if r.source == "trained":
+        resumed = f", resumed at step {r.resumed_from}" if r.resumed_from else ""
+        pairs = ", ".join(f"{k} {v:,}" for k, v in (r.pairs or {}).items())
+        how = f"trained by this release ({r.seconds or 0:,.0f} s of training{resumed}; pairs {pairs})"
+    else:
+        how = _RECIPE_SOURCES[r.source]
+        if r.model_tables_key and r.model_tables_key != r.tables_key:
+            how += ", trained on earlier tables than this release's"
+    lines = ["## Embedder recipe", "", f"Model `{r.model}` from the sources file's recipe `{r.name}` (recipe "
+             f"{r.recipe_key[:12]}…, base {_cell(r.base)}): {how}. Model card: `{r.model}/README.md`.", ""]
+    if before is None or _model(before) == _model(now):
+        return lines
+    old = before.embedder_recipe
+    if old is None:
+        why = "the release now follows an embedder recipe"
+    elif old.recipe_key != r.recipe_key:
+        why = "the embedder recipe changed"
+    elif old.holdout_key != r.holdout_key:
+        why = "the suites kept out of training changed"
+    else:
+        why = "the recipe's model changed"
+    lines += [f"**Re-embedding**: {why}, so every text was embedded again with {_model(now)} (before: "
+              f"{_model(before)}); the metrics below are the new model's against the baseline release's.", ""]
+    if old is not None and old.recipe != r.recipe:
+        lines += ["| recipe field | before | after |", "|---|---|---|"]
+        lines += [f"| {k} | {_cell(old.recipe.get(k, '—'))} | {_cell(r.recipe.get(k, '—'))} |"
+                  for k in sorted(old.recipe.keys() | r.recipe.keys()) if old.recipe.get(k) != r.recipe.get(k)]
+        lines.append("")
+    return lines
 
 
 def _informaliser(manifest: Manifest) -> str | None:

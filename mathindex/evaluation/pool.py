@@ -25,12 +25,26 @@ from mathindex.search.fusion import best_per_name
 from mathindex.store.layout import ReleaseLayout
 
 
+POOL_COLUMNS = ["node_id", "name", "facet", "text", "sha256"]  # of embedding_texts
+
+
+def release_texts(release: Path) -> pa.Table:
+    """The columns of a release's (or a tables directory's) embedding_texts table a pool needs."""
+    return pq.read_table(ReleaseLayout(release).table("embedding_texts"), columns=POOL_COLUMNS)
+
+
 def pool_texts(release: Path, gold: set[str], size: int, seed: int,
                facets: tuple[str, ...] | None = EMBEDDED_FACETS) -> pa.Table:
+    """`pool_of` a release's (or a tables directory's) embedding_texts table."""
+    return pool_of(release_texts(release), gold, size, seed, facets)
+
+
+def pool_of(texts: pa.Table, gold: set[str], size: int, seed: int,
+            facets: tuple[str, ...] | None = EMBEDDED_FACETS) -> pa.Table:
     """embedding_texts rows (of `facets`, by default those a release embeds; None: all) of the gold
     nodes plus `size` other nodes drawn with `seed` among the nodes of the gold's sources (a Lean
     suite's pool holds Lean declarations only)."""
-    texts = pq.read_table(ReleaseLayout(release).table("embedding_texts"), columns=["node_id", "name", "facet", "text", "sha256"])
+    texts = texts.select(POOL_COLUMNS)
     if facets is not None:
         texts = texts.filter(pc.is_in(texts["facet"], value_set=pa.array(facets, pa.string())))
     source = pc.utf8_slice_codeunits(texts["node_id"], 0, 4)  # "lean" or "tex:"

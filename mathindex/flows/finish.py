@@ -94,6 +94,7 @@ class ReleaseParts:
     formal_index: dict | None = None  # flows that build no formal index (reembed) leave it out
     premises: dict | None = None  # mathindex.premises figures; reembed carries its source's
     informaliser: dict | None = None  # the informalise stage's report (schemas.manifest.InformaliserEntry); reembed carries its source's
+    embedder_recipe: dict | None = None  # how a sources file's embedder recipe gave the model (flows.recipe)
 
 
 def finish_release(root: Path, staging: Path, parts: ReleaseParts, metrics: dict, verdict: GateReport,
@@ -150,7 +151,8 @@ def assemble_manifest(parts: ReleaseParts, metrics: dict, verdict: GateReport, b
     return Manifest(
         release_id=parts.release_id, code_version=__version__, corpora=parts.pins, embedder=parts.embedder,
         vector_index=parts.vector_index, formula_index=parts.formula_index, formal_index=parts.formal_index or {},
-        premises=parts.premises or {}, informaliser=parts.informaliser, stages=parts.stages,
+        premises=parts.premises or {}, informaliser=parts.informaliser, embedder_recipe=parts.embedder_recipe,
+        stages=parts.stages,
         row_counts=parts.row_counts, files={},
         bench={"headline": metrics["headline"], "baseline": baseline_from, "suites": parts.suites},
         gate=verdict.to_dict(), published=verdict.passed, previous_release=previous,

@@ -17,6 +17,8 @@ from mathindex.embed.models import pin_model, resolve_precision
 from mathindex.flows.finish import (ReleaseOutcome, ReleaseParts, final_state, finish_release, locked_root,
                                     prune_after_publish, publish_artifacts)
 from mathindex.flows.progress import StageProgress
+from mathindex.flows.recipe import STAGE as RECIPE_STAGE
+from mathindex.flows.recipe import embedder_for_recipe, release_stages, resolve_recipe
 from mathindex.schemas.common import ERRORS, concat
 from mathindex.schemas.manifest import SuiteSpec
 from mathindex.sources import (DEFAULT_SOURCES, check_allowed, load_informaliser, load_sources, pin_source, pin_suite,
@@ -63,18 +65,21 @@ def release_flow(
     rules or http, over the sources file's `informaliser:` section (`sources.load_informaliser`;
     None: the file's, else rules). `keep`: once published, prune `out` to its `keep` newest releases
     (`store.prune`; None prunes nothing). Holds the lock on `out` for the whole run
-    (`finish.locked_root`)."""
+    (`finish.locked_root`). A sources file's `embedder:` recipe, when `model` is None, makes the
+    model instead: found on the root or trained before embedding (`flows.recipe`)."""
     root = check_output_root(out)  # before any build work: a deployment made without MATHINDEX_OUT stops here
     if keep is not None:
         check_keep(keep)
     cache = RootLayout(root).cache
-    with locked_root(root), StageProgress(STAGES, desc="release") as progress:
+    recipe = resolve_recipe(sources_file, lean or [], latex or [], model)  # the sources file's embedder recipe, if any
+    trained = None
+    with locked_root(root), StageProgress(release_stages(STAGES, recipe), desc="release") as progress:
         with progress.stage("pin"):
             sources, suite_specs = resolve_inputs(sources_file, lean or [], latex or [], suites or [])
             informal_spec = resolve_informaliser(sources_file, lean or [], latex or [], informaliser)
             pins = [pin_source(s) for s in sources]
             suite_pins = [pin_suite(s).model_dump() for s in suite_specs]
-            embedding_model = pin_model(model, root)
+            embedding_model = pin_model(model, root) if recipe is None else None  # else the embedder stage's
             embed_precision = resolve_precision(precision, root)
             release_id = new_release_id(pins, root)
         with building(root, release_id) as staging:
@@ -86,8 +91,17 @@ def release_flow(
                 informalised = informalise_declarations.with_options(timeout_seconds=timeout_s(informal_spec))(
                     ex.declarations, ex.dependencies, cache, informal_spec)
                 informal = informalised.table
+            texts = None
+            if recipe is not None:
+                with progress.stage(RECIPE_STAGE):
+                    texts = build_embedding_texts(ex.declarations, informal, ex.statements, ex.descriptions, cache)
+                    trained = embedder_for_recipe(recipe, root, {"declarations": ex.declarations, "embedding_texts": texts,
+                                                                 "latex_statements": ex.statements},
+                                                  suite_specs, pins, cache, release_id)
+                    embedding_model = trained.pin
             with progress.stage("embed"):
-                texts = build_embedding_texts(ex.declarations, informal, ex.statements, ex.descriptions, cache)
+                if texts is None:
+                    texts = build_embedding_texts(ex.declarations, informal, ex.statements, ex.descriptions, cache)
                 vector = embed_and_index(texts, embedding_model, staging, cache, published_release(root),
                                          precision=embed_precision)
             with progress.stage("formulas"):
@@ -129,6 +143,7 @@ def release_flow(
                     lexical_index=lexical.manifest_entry(), formal_index=formal_built.manifest_entry(),
                     stages=stage_report(ex, trees, errors, progress.seconds), row_counts=row_counts, errors=errors,
                     suites=suite_pins, premises=premises.manifest_entry(), informaliser=informalised.report.model_dump(exclude_none=True),
+                    embedder_recipe=trained.entry if trained else None,
                 )  # fmt: skip
                 outcome = finish_release(root, staging, parts, metrics, verdict, baseline_from, before=published_release(root))
                 prune_after_publish(root, keep, outcome)

@@ -3,7 +3,6 @@ the model with its card in a models directory (`<name>@<revision16>/`)."""
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import asdict
 from pathlib import Path
 
@@ -12,19 +11,17 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from prefect import flow
 
-from mathindex import __version__
 from mathindex.embed.base import default_model_path
-from mathindex.evaluation.card import write_card
+from mathindex.evaluation.card import install_with_card, training_record
+from mathindex.evaluation.pool import release_texts
 from mathindex.evaluation.suites import load_suite, project_suite_files
-from mathindex.embed.models import embedder_name, install_model, model_revision
-from mathindex.embed.pairs import NEEDED
+from mathindex.embed.models import TRAINING_DIR, embedder_name, model_revision
 from mathindex.embed.train import Recipe, pairs_sha256
 from mathindex.flows.progress import StageProgress
 from mathindex.tasks.train import mine_training_pairs, pool_benchmark, train_model
 from mathindex.store.layout import ReleaseLayout, RootLayout
 
 STAGES = ["mine", "train", "benchmark", "install"]
-WORK = ".train"  # checkpoints, inside the models directory
 
 
 @flow(name="train-embedder", log_prints=False)
@@ -43,27 +40,20 @@ def train_embedder_flow(release: str, out: str, base: str | None = None, recipe:
         with progress.stage("mine"):
             # a bad release fails here, before anything is written; benchmarked suites are never trained on
             pairs, data = mine_training_pairs(release_dir, rec.seed, bench_suites)
-        work = models_dir / WORK
+        work = models_dir / TRAINING_DIR
         with progress.stage("train"):
             result = train_model(pairs, base_dir, base_info["revision"], work / "runs", rec)
         with progress.stage("benchmark"):
             cache = RootLayout(models_dir.parent).cache  # ROOT/cache beside ROOT/models: the releases' embedding cache
-            before = pool_benchmark(release_dir, base_dir, bench_suites, pool_size, pool_seed, cache)
-            after = pool_benchmark(release_dir, result.model_dir, bench_suites, pool_size, pool_seed, cache)
+            texts = release_texts(release_dir)
+            before = pool_benchmark(texts, base_dir, bench_suites, pool_size, pool_seed, cache)
+            after = pool_benchmark(texts, result.model_dir, bench_suites, pool_size, pool_seed, cache)
         with progress.stage("install"):
-            record = {
-                "code_version": __version__, "base": base_info, "recipe": asdict(rec), "release": str(release_dir),
-                "release_tables": sorted(NEEDED), "data": {"sha256": pairs_sha256(pairs), **data},
-                "training": {"steps": result.steps, "resumed_from": result.resumed_from, "seconds": round(result.seconds, 1),
-                             "peak_rss_mb": result.peak_rss_mb, "final_loss": result.final_loss},
-                "benchmark": None if before is None else {"pool": {"size": pool_size, "seed": pool_seed},
-                                                          "before": before, "after": after},
-            }  # fmt: skip
-            staged = work / f"install-{rec.name}"
-            shutil.rmtree(staged, ignore_errors=True)
-            shutil.copytree(result.model_dir, staged)
-            write_card(staged, record)
-            record["model_dir"] = str(install_model(staged, models_dir, rec.name, move=True))
+            benchmark = None if before is None else {"pool": {"size": pool_size, "seed": pool_seed},
+                                                     "before": before, "after": after}
+            record = training_record(base_info, asdict(rec), str(release_dir), {"sha256": pairs_sha256(pairs), **data},
+                                     result, benchmark)
+            record["model_dir"] = str(install_with_card(result.model_dir, models_dir, rec.name, record))
     return record
 
 

@@ -188,12 +188,63 @@ class InformaliserSpec(_Strict):
         return " and ".join(lacking) or None
 
 
+PairKind = Literal["docstring", "description", "informal", "label", "slogan"]  # what `embed.pairs` mines
+
+
+class RecipePool(_Strict):
+    """The model card's pool benchmark (`evaluation.pool`): `size` seeded nodes besides every gold
+    node of the release's suites, the embedding channel alone, base model against trained; 0: none."""
+
+    size: int = Field(0, ge=0, le=1_000_000)
+    seed: int = Field(0, ge=0, le=2**32 - 1)
+
+
+class EmbedderRecipeSpec(_Strict):
+    """The `embedder:` section of a sources file: the recipe of the embedder its releases embed
+    with. A release whose root lacks the model trains it first (`flows.recipe`), from pairs mined
+    out of its own extraction tables (`embed.pairs`; the queries and targets of the release's suites,
+    the project's and `exclude_suites` never reach training). `base`: `default` (the bundled MiniLM)
+    or a model directory relative to the sources file. `pairs`: the pair kinds mined and each kind's
+    share of the training examples (None: `embed.train.DEFAULT_MIX`). `train_max_seq_length`: texts
+    are cut to this many tokens while training (None: `max_seq_length`, which the model keeps)."""
+
+    name: str = Field("mathindex-minilm", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)
+    base: str = Field("default", min_length=1)
+    seed: int = Field(0, ge=0, le=2**32 - 1)
+    steps: int = Field(500, ge=1, le=1_000_000)
+    batch_size: int = Field(32, ge=1, le=4096)
+    lr: float = Field(5e-5, gt=0, le=1)
+    warmup_ratio: float = Field(0.1, ge=0, lt=1)
+    max_seq_length: int = Field(128, ge=8, le=512)
+    train_max_seq_length: int | None = Field(None, ge=8, le=512)
+    hard_negatives: bool = True
+    pairs: dict[PairKind, float] | None = Field(None, min_length=1)
+    exclude_suites: list[str] = []
+    pool: RecipePool = RecipePool()
+
+    @field_validator("pairs")
+    @classmethod
+    def _shares_are_positive(cls, v: dict[str, float] | None) -> dict[str, float] | None:
+        bad = sorted(k for k, share in (v or {}).items() if not 0 < share <= 1)
+        if bad:
+            raise ValueError(f"each pair kind's share must be in (0, 1]; not {', '.join(f'{k}: {v[k]}' for k in bad)}")
+        return v
+
+    @model_validator(mode="after")
+    def _training_cut_within_the_model(self) -> "EmbedderRecipeSpec":
+        if self.train_max_seq_length is not None and self.train_max_seq_length > self.max_seq_length:
+            raise ValueError(f"train_max_seq_length {self.train_max_seq_length} exceeds max_seq_length {self.max_seq_length}")
+        return self
+
+
 class SourcesFile(_Strict):
-    """The sources file (`data/sources.yaml`): corpora and suites of a release, and its informaliser."""
+    """The sources file (`data/sources.yaml`): corpora and suites of a release, its informaliser,
+    and the recipe of its embedder (None: no recipe; the release embeds with `--model`'s model)."""
 
     sources: list[SourceSpec]
     suites: list[SuiteSpec] = []
     informaliser: InformaliserSpec = InformaliserSpec()
+    embedder: EmbedderRecipeSpec | None = None
 
 
 class CorpusPin(_Recorded):
@@ -378,6 +429,29 @@ class InformaliserEntry(_Figures):
     no_answer: str | None = None  # why no request succeeded, when none did
 
 
+class EmbedderRecipeEntry(_Figures):
+    """`embedder_recipe`: how a release whose sources file names an embedder recipe got its model
+    (`flows.recipe`): `source` is `trained` (by this release), `installed` (a model of ROOT/models
+    trained from the same recipe and held-out suites, these tables first) or `published` (the
+    published release's model, of the same recipe and held-out suites: a nightly keeps it when its
+    tables change). The keys are sha256 digests: the recipe with its base model's revision, the
+    suites kept out of training, this release's tables the miner reads, and those the model was
+    trained on."""
+
+    name: str
+    source: Literal["trained", "installed", "published"]
+    model: str  # the reference the manifest's vector_index.model records
+    recipe: dict[str, Any]  # the sources file's section as the trainer ran it (base, seed, steps, ...)
+    recipe_key: str
+    holdout_key: str
+    tables_key: str
+    model_tables_key: str | None = None
+    base: str | None = None  # name@rev16 of the base model
+    seconds: Number | None = None  # training seconds spent by this release (0 when reused)
+    resumed_from: int | None = None  # the step this release's training started at
+    pairs: dict[str, int] | None = None  # pairs mined, by kind (trained only)
+
+
 class BenchEntry(_Figures):
     """`bench`: the headline metrics (points), what the gate compared with (`release <id>` or the
     committed baselines), each suite's pin."""
@@ -428,6 +502,8 @@ class Manifest(_Recorded):
     formal_index: FormalIndexEntry | None = None  # `{}` in the file: built before mathindex.formal, or reembed's copy of such
     premises: PremisesEntry | None = None  # `{}` in the file: built before mathindex.premises
     informaliser: InformaliserEntry | None = None  # `{}` in the file: built before the informaliser was recorded
+    # written only by a release whose sources file names an embedder recipe
+    embedder_recipe: EmbedderRecipeEntry | None = Field(None, exclude_if=lambda v: v is None)
     stages: dict[str, str]
     row_counts: dict[str, int]
     files: dict[str, str]  # relative path -> sha256

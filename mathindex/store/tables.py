@@ -11,6 +11,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from mathindex.cache.filehash import sha256_file
@@ -23,11 +24,19 @@ from mathindex.store.layout import ReleaseLayout
 log = logging.getLogger(__name__)
 
 
+def release_order(table: pa.Table, spec: TableSpec, columns: list[str] | None = None) -> pa.Table:
+    """A table as a release holds it (cast to the spec's schema, sorted by its keys: a stable
+    sort), or only its `columns`, in that order."""
+    table = table.select(spec.schema.names).cast(spec.schema)
+    kept = table if columns is None else table.select(columns)
+    if not table.num_rows:
+        return kept
+    return kept.take(pc.sort_indices(table.select(spec.sort_keys), [(k, "ascending") for k in spec.sort_keys]))
+
+
 def write_table(table: pa.Table, spec: TableSpec, directory: Path) -> Path:
     """Writes `<name>.parquet` cast to the spec's schema and sorted by its keys (deterministic)."""
-    table = table.select(spec.schema.names).cast(spec.schema)
-    if table.num_rows:
-        table = table.sort_by([(k, "ascending") for k in spec.sort_keys])
+    table = release_order(table, spec)
     path = ReleaseLayout(directory).table(spec.name)
     tmp = path.with_name(path.name + ".tmp")
     pq.write_table(table, tmp, compression="zstd", row_group_size=65536)

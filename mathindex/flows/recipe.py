@@ -1,0 +1,102 @@
+"""The release flow's embedder stage, for a sources file that names an embedder recipe: the model
+the recipe makes, reused when the root holds it (`embed.recipe.find_model`), else trained from this
+run's own extraction tables (resumable: `embed.train` checkpoints under ROOT/models/.train, so
+running the release again resumes), benchmarked on a pool when the recipe asks, written with its
+card and installed under ROOT/models. The suites kept out of training are the release's, the
+project's and the recipe's `exclude_suites`."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+from mathindex.embed.models import (REVISION_CHARS, TRAINING_DIR, ModelPin, check_model_dir, embedder_name,
+                                    model_revision, models_dir, pin_model, read_card)
+from mathindex.embed.pairs import run_tables
+from mathindex.embed.recipe import (RECIPE_KEYS, RecipeKeys, base_model, find_model, holdout_key, recipe_key,
+                                    tables_key, trainer_recipe)
+from mathindex.embed.train import pairs_sha256
+from mathindex.evaluation.card import install_with_card, training_record
+from mathindex.evaluation.suites import project_suite_queries
+from mathindex.schemas.manifest import CorpusPin, EmbedderRecipeSpec, SuiteSpec
+from mathindex.sources import DEFAULT_SOURCES, load_embedder_recipe
+from mathindex.tasks.train import mine_run_pairs, pool_benchmark, train_model
+
+STAGE = "embedder"  # the release flow's stage name, between informalise and embed
+
+
+@dataclass(frozen=True)
+class RecipeModel:
+    """The model a release embeds with and how it was got (the manifest's `embedder_recipe`)."""
+
+    pin: ModelPin
+    entry: dict  # schemas.manifest.EmbedderRecipeEntry
+
+
+def resolve_recipe(sources_file: str | None, lean: list[str], latex: list[str], model: str | None) -> EmbedderRecipeSpec | None:
+    """The embedder recipe a release follows: the sources file's `embedder:` section (the sample's
+    when no file is given; none with `--lean/--latex` directories), unless `model` (`--model`) names
+    the model outright. SourceError or ModelError (one line) when its base model is unusable."""
+    if lean or latex or model is not None:
+        return None
+    spec = load_embedder_recipe(Path(sources_file) if sources_file else DEFAULT_SOURCES)
+    if spec is not None:
+        check_model_dir(base_model(spec), spec.base)
+    return spec
+
+
+def release_stages(stages: list[str], recipe: EmbedderRecipeSpec | None) -> list[str]:
+    """The release flow's stages, with the embedder stage before `embed` when there is a recipe."""
+    if recipe is None:
+        return list(stages)
+    at = stages.index("embed")
+    return [*stages[:at], STAGE, *stages[at:]]
+
+
+def embedder_for_recipe(spec: EmbedderRecipeSpec, root: Path, tables: dict[str, pa.Table], suites: list[SuiteSpec],
+                        pins: list[CorpusPin], cache: Path, release_id: str) -> RecipeModel:
+    """The recipe's model for the release `release_id` under `root`: found (the published release's
+    or an installed one, `find_model`) or trained from `tables` (the run's declarations,
+    embedding_texts and latex_statements), never on a query or target of `suites` or the others
+    kept out."""
+    base = base_model(spec)
+    base_revision = model_revision(base)
+    recipe = trainer_recipe(spec)
+    kept_out = [Path(s.path) for s in suites] + [Path(p) for p in spec.exclude_suites]
+    queries, targets, files = project_suite_queries(None, kept_out)
+    needed = run_tables(tables)
+    keys = RecipeKeys(recipe_key(recipe, base_revision), holdout_key(files), tables_key(needed),
+                      tuple(sorted(f"{p.kind}:{p.name}" for p in pins)))
+    found = find_model(root, keys)
+    base_label = f"{embedder_name(base, base_revision)}@{base_revision[:REVISION_CHARS]}"
+    if found is not None:
+        path, source = found
+        pin = pin_model(str(path), root)
+        made = (read_card(path) or {}).get(RECIPE_KEYS, {})
+        return RecipeModel(pin, _entry(spec, keys, pin, source, base_label, made.get("tables"), seconds=0))
+    pairs, data = mine_run_pairs(needed, queries, targets, recipe.seed, sorted(recipe.mix))
+    result = train_model(pairs, base, base_revision, models_dir(root) / TRAINING_DIR / "runs", recipe)
+    benchmark = None
+    if spec.pool.size:
+        bench = [Path(s.path) for s in suites if Path(s.path).is_file()]
+        texts = tables["embedding_texts"]
+        before = pool_benchmark(texts, base, bench, spec.pool.size, spec.pool.seed, cache)
+        after = pool_benchmark(texts, result.model_dir, bench, spec.pool.size, spec.pool.seed, cache)
+        benchmark = None if before is None else {"pool": spec.pool.model_dump(), "before": before, "after": after}
+    data = {"sha256": pairs_sha256(pairs), **data, "excluded_suites": [str(f) for f in files]}
+    record = training_record({"name": embedder_name(base, base_revision), "revision": base_revision}, asdict(recipe),
+                             release_id, data, result, benchmark)
+    record[RECIPE_KEYS] = keys.card()
+    pin = pin_model(str(install_with_card(result.model_dir, models_dir(root), recipe.name, record)), root)
+    entry = _entry(spec, keys, pin, "trained", base_label, keys.tables, seconds=result.seconds)
+    return RecipeModel(pin, {**entry, "resumed_from": result.resumed_from, "pairs": data["pairs"]})
+
+
+def _entry(spec: EmbedderRecipeSpec, keys: RecipeKeys, pin: ModelPin, source: str, base: str,
+           model_tables: str | None, seconds: float) -> dict:
+    """The manifest's `embedder_recipe` (schemas.manifest.EmbedderRecipeEntry) but for what training adds."""
+    return {"name": spec.name, "source": source, "model": pin.reference, "recipe": spec.model_dump(mode="json"),
+            "recipe_key": keys.recipe, "holdout_key": keys.holdout, "tables_key": keys.tables,
+            "model_tables_key": model_tables, "base": base, "seconds": round(seconds, 1)}
