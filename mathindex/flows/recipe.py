@@ -67,7 +67,10 @@ def embedder_for_recipe(spec: EmbedderRecipeSpec, root: Path, tables: dict[str, 
     kept_out = [Path(s.path) for s in suites] + [Path(p) for p in spec.exclude_suites]
     queries, targets, files = project_suite_queries(None, kept_out)
     needed = run_tables(tables)
-    keys = RecipeKeys(recipe_key(recipe, base_revision), holdout_key(files), tables_key(needed),
+    # the key holds the suites this release measures (and the recipe's own): a shipped suite the
+    # release does not measure is still kept out of the pairs, but editing it retrains no root
+    measured = [p for p in kept_out if p.is_file()]
+    keys = RecipeKeys(recipe_key(recipe, base_revision), holdout_key(measured), tables_key(needed),
                       tuple(sorted(f"{p.kind}:{p.name}" for p in pins)))
     found = find_model(root, keys)
     base_label = f"{embedder_name(base, base_revision)}@{base_revision[:REVISION_CHARS]}"
