@@ -259,42 +259,63 @@ def resolve_notation(decls: pa.Table, facts: pa.Table, notation: NotationMap, re
     and re-keyed."""
     renamed: list[dict[str, str]] = [{} for _ in range(facts.num_rows)]
     consts = {leaf for leaf, kind in notation.kinds.items() if kind == "#c"}
-    proof = statement_constants(dependencies, "proof") if notation else {}  # breaks ties between namespaces
     cols = {c: decls.column(c).to_pylist() if c in decls.column_names else [""] * decls.num_rows
             for c in ("full_name", "corpus", "file")}
     free, symbols = facts.column("free").to_pylist(), facts.column("symbols").to_pylist()
+    todo: list[tuple[int, set[str], tuple[str, str, str]]] = []
     for i, (name, corpus, file) in enumerate(zip(cols["full_name"], cols["corpus"], cols["file"])):
-        if not free[i] and not (consts and consts.intersection(symbols[i])):
-            continue
-        leaves = {x for x in free[i] if x in notation.by_leaf} | consts.intersection(symbols[i])
-        got = notation.resolve(leaves, (name, corpus or "", file or ""),
-                               [named.get(name, []), proof.get(name, [])]) if leaves else {}
+        if free[i] or (consts and consts.intersection(symbols[i])):
+            todo.append((i, {x for x in free[i] if x in notation.by_leaf} | consts.intersection(symbols[i]),
+                         (name, corpus or "", file or "")))
+    tied = {where[0] for _, leaves, where in todo if leaves and notation.tied(leaves, where)}
+    proof = statement_constants(_rows_of(dependencies, tied), "proof") if tied else {}  # breaks ties between namespaces
+    for i, leaves, where in todo:
+        name = where[0]
+        got = notation.resolve(leaves, where, [named.get(name, []), proof.get(name, [])]) if leaves else {}
         for x in free[i]:
             if x not in got and "." in name and (found := resolver.in_namespace(x, name)):
                 got[x] = found
         renamed[i] = got
+    return _rekeyed(facts, renamed), renamed
+
+
+def _rows_of(dependencies: pa.Table | None, names: set[str]) -> pa.Table | None:
+    """The dependencies rows of `names`."""
+    if dependencies is None:
+        return None
+    return dependencies.filter(pc.is_in(dependencies.column("full_name"), pa.array(sorted(names), pa.string())))
+
+
+_REKEYED = ("conclusion", "hypotheses", "conclusion_head", "hypothesis_heads", "tree_keys", "symbols")
+
+
+def _rekeyed(facts: pa.Table, renamed: list[dict[str, str]]) -> pa.Table:
+    """The facts with the statements that have resolved leaves renamed in their trees and keyed
+    again; the other rows as they were (taken, not converted)."""
     changed = [i for i, r in enumerate(renamed) if r]
     if not changed:
-        return facts, renamed
-    columns = {c: facts.column(c).to_pylist() for c in
-               ("conclusion", "hypotheses", "conclusion_head", "hypothesis_heads", "tree_keys", "symbols")}
-    for i in changed:
+        return facts
+    part = facts.select(list(_REKEYED)).take(pa.array(changed, pa.int64())).to_pylist()
+    rows: list[dict] = []
+    for i, row in zip(changed, part):
         last = {leaf: full.rsplit(".", 1)[-1] for leaf, full in renamed[i].items()}
         try:
-            concl = columns["conclusion"][i]
-            concl = rename_leaves(json.loads(concl), last) if concl else None
-            hyps = [rename_leaves(h, last) for h in json.loads(columns["hypotheses"][i])]
+            concl = rename_leaves(json.loads(row["conclusion"]), last) if row["conclusion"] else None
+            hyps = [rename_leaves(h, last) for h in json.loads(row["hypotheses"])]
         except RecursionError:
+            rows.append(row)
             continue
         keys, syms, _ = tree_facts(hyps, concl)
-        columns["conclusion"][i] = _dumps(concl) if concl is not None else None
-        columns["hypotheses"][i] = _dumps(hyps)
-        columns["conclusion_head"][i] = head(concl) if concl is not None else None
-        columns["hypothesis_heads"][i] = [head(h) for h in hyps]
-        columns["tree_keys"][i], columns["symbols"][i] = sorted(keys), sorted(syms)
-    for c, values in columns.items():
-        facts = facts.set_column(facts.schema.get_field_index(c), c, pa.array(values, FACTS.field(c).type))
-    return facts, renamed
+        rows.append({"conclusion": _dumps(concl) if concl is not None else None, "hypotheses": _dumps(hyps),
+                     "conclusion_head": head(concl) if concl is not None else None,
+                     "hypothesis_heads": [head(h) for h in hyps], "tree_keys": sorted(keys), "symbols": sorted(syms)})
+    fresh = pa.Table.from_pylist(rows, schema=pa.schema([FACTS.field(c) for c in _REKEYED]))
+    order = np.arange(facts.num_rows, dtype=np.int64)
+    order[changed] = facts.num_rows + np.arange(len(changed))
+    for c in _REKEYED:
+        merged = pa.concat_arrays([facts.column(c).combine_chunks(), fresh.column(c).combine_chunks()]).take(pa.array(order))
+        facts = facts.set_column(facts.schema.get_field_index(c), c, merged)
+    return facts
 
 
 def _text(decls: pa.Table, name: str) -> pa.ChunkedArray:

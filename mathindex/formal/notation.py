@@ -136,6 +136,16 @@ class NotationMap:
                     out[leaf] = found
         return out
 
+    def tied(self, leaves: set[str], where: tuple[str, str, str]) -> bool:
+        """Whether a leaf of the statement has several non-local notations and none of its own file
+        (the namespaces of the statement's proof may decide)."""
+        for leaf in leaves:
+            cands = self.by_leaf.get(leaf, ())
+            if not any(c.corpus == where[1] and c.file == where[2] for c in cands) \
+                    and len({c.target for c in cands if c.scope != "local"}) > 1:
+                return True
+        return False
+
     @staticmethod
     def _choose(cands: list[Candidate], where: tuple[str, str, str], namings: list[list[str]]) -> str | None:
         name, corpus, file = where
