@@ -1,10 +1,11 @@
 """Answering queries from the formal index.
 
 `FormalIndex.loogle` is the Loogle mode: every term of the query must hold (constants mentioned,
-name fragment, pattern somewhere, `⊢` pattern at the conclusion with its hypotheses in any order);
-candidates come from the postings, patterns are verified on the trees. Ranking: an exact
-conclusion match first, then how much of the declaration the query covers (specificity), then the
-smaller statement, then the name.
+name fragment, pattern somewhere, a pattern with parameters as the telescope or somewhere, `⊢`
+pattern at the conclusion with its hypotheses in any order); candidates come from the postings,
+patterns are verified on the trees. Ranking: an exact conclusion match first, then the fewest
+constants beyond the query's (`others`), then how much of the declaration the query covers
+(specificity), then the smaller statement, then the name.
 
 `FormalIndex.soft` is the fused channel's mode for Lean-looking prose (MathlibQR's `q1a_lean`):
 each backtick piece scores declarations by the share of its keys they have (idf-weighted), plus a
