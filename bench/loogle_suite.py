@@ -2,9 +2,13 @@
 it against a release: every gold name must be a declaration whose statement text (its signature,
 as the extractor read it from the Mathlib source) matches the query's `check` regex.
 
-Queries and gold sets were written by reading the Mathlib source at the pinned commit; no source
-text is copied here. Styles are the Loogle query forms: constant, fragment, pattern, mvar (`?x`),
-conclusion (`⊢`), hypothesis (`⊢ … → …`, hypotheses in any order), mixed.
+Queries and gold sets were written by reading the Mathlib source at the pinned commit, in the query
+forms of Loogle's documentation; no source text is copied here. Each query's `form`: constant,
+constant-set (a set of constants whose best answer states just those), fragment (a quoted name
+piece), pattern (`_` holes, anywhere), mvar (`?x`, non-linear), binder (a pattern with `∑ x ∈ s`,
+`∑' n : ℕ`, `∀ ε > 0`, `∫ x in a..b`, `fun x =>`), conclusion (`⊢`), hypothesis (a pattern with
+parameters, `A → B` or `⊢ A → B`: hypotheses in any order), notation (the statement writes a
+named constant through notation, dot notation or its namespace: `φ`, `𝓝`, `n.divisors`), mixed.
 
     .venv/bin/python -m bench.loogle_suite [RELEASE_DIR]    # writes the suite; checks gold with a release
 """
@@ -20,7 +24,7 @@ import pyarrow.parquet as pq
 
 OUT = Path(__file__).resolve().parent / "suites" / "loogle-mathlib.json"
 
-# (style, query, gold names, check regex on each gold's signature)
+# (form, query, gold names, check regex on each gold's signature)
 QUERIES = [
     # constants (statement mentions every one)
     ("constant", "Real.sqrt, Real.pi", ["Real.Gamma_one_half_eq", "Stirling.tendsto_stirlingSeq_sqrt_pi"], r"√|sqrt"),
@@ -33,7 +37,7 @@ QUERIES = [
     ("constant", "Finset.card, Finset.range", ["Finset.card_range"], r"range"),
     ("constant", "Real.exp, Real.cosh", ["Real.cosh_eq"], r"cosh"),
     ("constant", "Complex.exp, Complex.I", ["Complex.exp_mul_I", "Complex.exp_pi_mul_I"], r"exp"),
-    ("pattern", "gcd _ _ * lcm _ _ = _ * _", ["EuclideanDomain.gcd_mul_lcm", "PNat.gcd_mul_lcm"], r"gcd .* \* lcm"),
+    ("pattern", "EuclideanDomain.gcd _ _ * EuclideanDomain.lcm _ _ = _ * _", ["EuclideanDomain.gcd_mul_lcm"], r"gcd .* \* lcm"),
     ("constant", "IsCompact, Continuous", ["IsCompact.image", "IsCompact.exists_isMinOn"], r"IsCompact"),
     ("constant", "Real.arctan, Real.pi", ["Real.arctan_one", "Real.arctan_lt_pi_div_two"], r"arctan"),
     ("constant", "Real.log, Real.sqrt", ["Real.log_sqrt"], r"log"),
@@ -102,7 +106,7 @@ QUERIES = [
     ("conclusion", "⊢ Real.sin _ ^ 2 + Real.cos _ ^ 2 = 1", ["Real.sin_sq_add_cos_sq"], r"sin x \^ 2 \+ cos x \^ 2"),
     ("conclusion", "⊢ _ + 1 ≤ Real.exp _", ["Real.add_one_le_exp"], r"x \+ 1 ≤"),
     ("conclusion", "⊢ dist _ _ ≤ dist _ _ + dist _ _", ["dist_triangle", "dist_triangle_left", "dist_triangle_right"], r"dist .* ≤ dist .* \+ dist"),
-    ("conclusion", "⊢ ‖_ • _‖ = ‖_‖ * ‖_‖", ["norm_smul"], r"‖r • x‖"),
+    ("conclusion", "⊢ ‖_ • _‖ = ‖_‖ * ‖_‖", ["NormSMulClass.norm_smul", "norm_smul"], r"‖r • x‖"),
     ("conclusion", "⊢ 0 ≤ _ ^ 2", ["sq_nonneg"], r"0 ≤ a \^ 2"),
     ("conclusion", "⊢ Matrix.det (Matrix.transpose _) = Matrix.det _", ["Matrix.det_transpose"], r"det"),
     ("conclusion", "⊢ Finset.card (Finset.range _) = _", ["Finset.card_range"], r"#\(range n\)"),
@@ -122,17 +126,81 @@ QUERIES = [
     ("hypothesis", "⊢ _ < _ → tsum _ < tsum _", ["Summable.tsum_lt_tsum", "NNReal.tsum_lt_tsum", "ENNReal.tsum_lt_tsum"], r"<"),
     ("hypothesis", "⊢ (∀ i, ?f i ≤ ?a) → iSup ?f ≤ ?a", ["iSup_le"], r"iSup f ≤ a"),
     # mixes
-    ("mixed", "Real.sqrt, Real.pi, _ * _", ["Real.Gamma_one_half_eq"], r"√"),
+    ("mixed", "Real.sqrt, Real.pi, \"Gamma\"", ["Real.Gamma_one_half_eq"], r"√"),
     ("mixed", "Real.exp, \"le\", ⊢ _ ≤ _", ["Real.add_one_le_exp", "Real.exp_le_exp"], r"≤"),
     ("mixed", "Finset.sum, \"mul\", ⊢ _ * _ = _", ["Finset.sum_mul"], r"\* a ="),
     ("mixed", "Real.cos, \"two_mul\"", ["Real.cos_two_mul", "Real.cos_two_mul'"], r"cos \(2"),
+    # hypothesis patterns without ⊢: "if the pattern has parameters, they are matched in any order"
+    # (Loogle's documentation); the statement's telescope as a whole, or a subterm
+    ("hypothesis", "Nat.Prime ?p → 2 ≤ ?p", ["Nat.Prime.two_le"], r"Prime p → 2 ≤ p"),
+    ("hypothesis", "Nat.Prime ?p → 1 < ?p", ["Nat.Prime.one_lt"], r"Prime p → 1 < p"),
+    ("hypothesis", "Nat.Prime ?p → 0 < ?p", ["Nat.Prime.pos"], r"Prime p\) : 0 < p"),
+    ("hypothesis", "Nat.Prime ?p → ?m ∣ ?p → ?m = 1 ∨ ?m = ?p", ["Nat.Prime.eq_one_or_self_of_dvd"], r"m = 1 ∨ m = p"),
+    ("hypothesis", "Nat.Prime ?p → (?p ∣ ?m * ?n ↔ ?p ∣ ?m ∨ ?p ∣ ?n)", ["Nat.Prime.dvd_mul"], r"p ∣ m \* n ↔"),
+    ("hypothesis", "Nat.Prime ?p → (?p ∣ Nat.factorial ?n ↔ ?p ≤ ?n)", ["Nat.Prime.dvd_factorial"], r"p ∣ n ! ↔ p ≤ n"),
+    ("hypothesis", "0 < ?x → Real.log ?x ≤ ?x - 1", ["Real.log_le_sub_one_of_pos"], r"log x ≤ x - 1"),
+    ("hypothesis", "?x ≠ 0 → ?x + 1 < Real.exp ?x", ["Real.add_one_lt_exp"], r"x \+ 1 < Real.exp x"),
+    ("hypothesis", "?a ≠ 0 → ?a * ?a⁻¹ = 1", ["mul_inv_cancel₀"], r"a \* a⁻¹ = 1"),
+    ("hypothesis", "?s ⊆ ?t → ?t ⊆ ?s → ?s = ?t", ["Finset.Subset.antisymm", "Set.Subset.antisymm"], r"⊆ .* ⊆ .* = "),
+    ("hypothesis", "IsCompact ?s → IsClosed ?s", ["IsCompact.isClosed"], r"IsCompact s\) : IsClosed s"),
+    ("hypothesis", "Differentiable _ ?f → Continuous ?f", ["Differentiable.continuous"], r"Differentiable 𝕜 f\) : Continuous f"),
+    ("hypothesis", "?a ∣ ?b → ?b ∣ ?c → ?a ∣ ?c", ["dvd_trans"], r"a ∣ b → b ∣ c → a ∣ c"),
+    ("hypothesis", "0 ≤ ?x → ?x < ?y → Real.sqrt ?x < Real.sqrt ?y", ["Real.sqrt_lt_sqrt"], r"0 ≤ x\) \(h : x < y\)"),
+    ("hypothesis", "?x ≠ 0 → Complex.exp (Complex.log ?x) = ?x", ["Complex.exp_log"], r"x ≠ 0\) : exp \(log x\) = x"),
+    # big operators and quantifiers with binders (`∑' n : ℕ`, `∑ i ∈ s`, `∀ ε > 0`, `∫ x in a..b`)
+    ("binder", "∑' n : ℕ, _ ^ n", ["tsum_geometric_inv_two", "tsum_geometric_of_lt_one", "tsum_geometric_two"], r"∑' n : ℕ, .*\^ n"),
+    ("binder", "∑ i ∈ Finset.range _, _ ^ i = (_ ^ _ - 1) / (_ - 1)", ["geom_sum_eq"], r"∑ i ∈ range n, x \^ i"),
+    ("binder", "∑ i ∈ Finset.range _, i", ["Finset.sum_range_id", "Finset.sum_range_id_mul_two"], r"∑ i ∈ range n, i"),
+    ("binder", "∑ m ∈ Finset.range (_ + 1), Nat.choose _ m", ["Nat.sum_range_choose"], r"range \(n \+ 1\), n.choose m"),
+    ("binder", "Continuous _ ↔ ∀ b, ∀ ε > 0, ∃ δ > 0, _", ["EMetric.continuous_iff", "Metric.continuous_iff"], r"∀ ε > 0, ∃ δ > 0"),
+    ("binder", "∫ x in _.._, Real.sin x", ["integral_sin"], r"∫ x in a..b, sin x"),
+    ("binder", "∫ x in _.._, Real.cos x", ["integral_cos"], r"∫ x in a..b, cos x"),
+    ("binder", "∫ x in _.._, Real.exp x", ["integral_exp"], r"∫ x in a..b, exp x"),
+    ("binder", "∫ x in _.._, x ^ _", ["integral_pow"], r"∫ x in a..b, x \^ n"),
+    ("binder", "(⋃ i, ?t i) ∩ ?s", ["Set.iUnion_inter"], r"\(⋃ i, t i\) ∩ s"),
+    ("binder", "Real.exp (∑ i ∈ _, _)", ["Real.exp_sum"], r"exp \(∑ x ∈ s, f x\)"),
+    ("binder", "∏ _x ∈ ?s, ?b = ?b ^ _", ["Finset.prod_const"], r"∏ _x ∈ s, b = b \^ #s"),
+    ("binder", "fun x => Real.exp (-x)", ["Real.tendsto_exp_neg_atTop_nhds_zero"], r"fun x => exp \(-x\)"),
+    # constants the statement writes through notation (`φ`, `σ`, `μ`, `Λ`, `ω`, `𝓝`), dot notation
+    # (`n.divisors` with `n : ℕ`) or a namespace it is declared in (`X` in `Polynomial`)
+    ("notation", "Nat.totient, Nat.divisors", ["Nat.sum_totient"], r"n.divisors.sum φ"),
+    ("notation", "ArithmeticFunction.sigma, Nat.divisors", ["ArithmeticFunction.sigma_apply", "ArithmeticFunction.sigma_one_apply"], r"σ .* = ∑ d ∈ divisors n"),
+    ("notation", "ArithmeticFunction.moebius, Nat.Prime", ["ArithmeticFunction.moebius_apply_prime"], r"μ p = -1"),
+    ("notation", "ArithmeticFunction.vonMangoldt, Real.log", ["ArithmeticFunction.vonMangoldt_apply_prime"], r"Λ p = Real.log p"),
+    ("notation", "ArithmeticFunction.cardDistinctFactors, Nat.Prime", ["ArithmeticFunction.cardDistinctFactors_apply_prime"], r"ω p = 1"),
+    ("notation", "Polynomial.eval, Polynomial.X", ["Polynomial.eval_X"], r"X.eval x = x"),
+    ("notation", "nhds, Real.sqrt, Real.pi", ["Stirling.tendsto_stirlingSeq_sqrt_pi"], r"𝓝 \(√π\)"),
+    ("notation", "Real.exp, Filter.atTop, nhds", ["Real.tendsto_exp_neg_atTop_nhds_zero"], r"exp \(-x\)\) atTop \(𝓝 0\)"),
+    ("notation", "Nat.totient (_ * _)", ["Nat.totient_mul"], r"φ \(m \* n\)"),
+    ("notation", "⊢ Nat.totient ?n ≤ ?n", ["Nat.totient_le"], r"φ n ≤ n"),
+    ("notation", "⊢ ArithmeticFunction.moebius _ = -1", ["ArithmeticFunction.moebius_apply_prime"], r"μ p = -1"),
+    ("notation", "Nat.Prime, Nat.factorization, Finsupp.single", ["Nat.Prime.factorization"], r"p.factorization = single p 1"),
+    ("notation", "Finset.sum, Finset.range, Nat.choose", ["Nat.sum_range_choose"], r"n.choose m"),
+    ("notation", "Int.gcd, Int.natAbs, Nat.gcd", ["Int.gcd_eq_natAbs"], r"a.natAbs b.natAbs"),
+    ("notation", "Nat.Prime, Nat.divisors", ["Nat.Prime.divisors"], r"divisors p = \{1, p\}"),
+    # constant sets whose best answer states exactly those constants (fewest others first)
+    ("constant-set", "Nat.totient, Nat.Prime", ["Nat.totient_prime"], r"φ p = p - 1"),
+    ("constant-set", "Real.cos, Real.pi", ["Real.cos_pi", "Real.cos_pi_div_two", "Real.cos_two_pi"], r"cos .*π"),
+    ("constant-set", "Real.sin, Real.pi", ["Real.sin_pi", "Real.sin_pi_div_two", "Real.sin_two_pi"], r"sin .*π"),
+    ("constant-set", "Nat.Prime, Nat.factorial", ["Nat.Prime.dvd_factorial"], r"p ∣ n !"),
+    ("constant-set", "Real.sinh, Real.exp", ["Real.sinh_eq"], r"sinh x = \(exp x - exp \(-x\)\) / 2"),
+    ("constant-set", "Real.cosh, Real.exp", ["Real.cosh_eq"], r"cosh x = \(exp x \+ exp \(-x\)\) / 2"),
+    ("constant-set", "Real.tan, Real.sin, Real.cos", ["Real.tan_eq_sin_div_cos"], r"tan x = sin x / cos x"),
+    ("constant-set", "Nat.fib, Nat.gcd", ["Nat.fib_gcd"], r"fib \(gcd m n\)"),
+    ("constant-set", "Real.tan, Real.arctan", ["Real.tan_arctan"], r"tan \(arctan x\) = x"),
+    ("constant-set", "Complex.exp, Complex.log", ["Complex.exp_log"], r"exp \(log x\) = x"),
+    ("constant-set", "Real.log, Real.logb", ["Real.log_div_log"], r"log x / log b = logb b x"),
+    ("constant-set", "Finset.card, Finset.powerset", ["Finset.card_powerset"], r"card \(powerset s\) = 2 \^ card s"),
+    ("constant-set", "Polynomial.derivative, Polynomial.degree", ["Polynomial.degree_derivative_lt"], r"p.derivative.degree < p.degree"),
+    ("constant-set", "Real.exp, Real.sinh, Real.cosh", ["Real.cosh_add_sinh", "Real.sinh_add_cosh"], r"(cosh|sinh) x \+ (sinh|cosh) x = exp x"),
+    ("constant-set", "Nat.divisors, Nat.properDivisors", ["Nat.sum_divisors_eq_sum_properDivisors_add_self"], r"properDivisors"),
 ]
 
 
 def build() -> dict:
     """The suite: QUERIES with ids, in the MathlibQR-like format formal_loogle reads."""
-    queries = [{"id": f"loogle-{i:03d}", "style": style, "query": q, "gold": sorted(gold), "check": check}
-               for i, (style, q, gold, check) in enumerate(QUERIES, 1)]
+    queries = [{"id": f"loogle-{i:03d}", "form": form, "query": q, "gold": sorted(gold), "check": check}
+               for i, (form, q, gold, check) in enumerate(QUERIES, 1)]
     return {"suite": "loogle-mathlib", "k": 10, "headline": ["precision@10", "recall@10"], "queries": queries}
 
 

@@ -56,7 +56,7 @@ LEAN = CodeSet(
 # formal.formal_index: a statement's telescope facts
 FORMAL = CodeSet(
     makers=("mathindex.formal.formal_index",),
-    modules=("mathindex.formal.formal_index", "mathindex.formal.keys", "mathindex.formal.normal",
+    modules=("mathindex.formal.formal_index", "mathindex.formal.keys", "mathindex.formal.normal", "mathindex.formal.notation",
              "mathindex.formal.telescope", "mathindex.formula.grammar", "mathindex.formula.optree",
              "mathindex.formula.parser", "mathindex.formula.symbols", "mathindex.formula.tokens",
              "mathindex.store.layout", "mathindex.workers", "mathindex.lean.binders", "mathindex.lean.lexer",

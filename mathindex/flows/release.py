@@ -109,7 +109,8 @@ def release_flow(
                 trees, formula_errors = parse_formulas(formulas, SYMPY_BUDGET_S, cache)
                 formula_built = build_formula_index(trees, formulas, staging, cache)
             with progress.stage("formal index"):
-                formal = formal_index(ex.declarations, ex.dependencies, staging, cache)
+                formal = formal_index(ex.declarations, ex.dependencies, staging, cache,
+                                      [(s.root, s.spec.name) for s in sources if s.spec.kind == "lean"])
             with progress.stage("search index"):
                 nodes = nodes_table(ex.declarations, ex.statements, ex.dependencies, ex.citations)
                 lexical = lexical_index(texts, staging, cache)

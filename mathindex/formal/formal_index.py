@@ -27,10 +27,11 @@ import pyarrow.parquet as pq
 from mathindex.cache.layout import CacheLayout
 from mathindex.cache.shards import read_parquet, write_parquet
 from mathindex.cache.codes import FORMAL as FORMAL_CODE
-from mathindex.formal.keys import NOTATION_CONSTANTS, ConstantResolver, tree_facts
+from mathindex.formal.keys import NOTATION_CONSTANTS, ConstantResolver, text_hints, free_names, tree_facts
 from mathindex.formal.normal import TooDeep, head
+from mathindex.formal.notation import NotationMap, rename_leaves
 from mathindex.formal.telescope import TelescopeBuilder
-from mathindex.schemas.formal import FORMAL_KEYS, FORMAL_STATEMENTS, FORMAL_VOCABULARY
+from mathindex.schemas.formal import FORMAL_KEYS, FORMAL_NOTATIONS, FORMAL_STATEMENTS, FORMAL_VOCABULARY
 from mathindex.store.layout import ReleaseLayout
 from mathindex.workers import mp_context, stop_on_sigterm
 
@@ -50,6 +51,8 @@ FACTS = pa.schema([
     pa.field("size", pa.int32(), nullable=False),
     pa.field("tree_keys", pa.list_(pa.string()), nullable=False),
     pa.field("symbols", pa.list_(pa.string()), nullable=False),
+    pa.field("free", pa.list_(pa.string()), nullable=False),  # keys.free_names: notation leaves
+    pa.field("hints", pa.list_(pa.string()), nullable=False),  # keys.text_hints: `Nat.divisors` of `n.divisors`
 ])
 
 
@@ -58,14 +61,14 @@ def _dumps(tree: tuple) -> str:
     return json.dumps(tree, ensure_ascii=False, separators=(",", ":"))
 
 
-def statement_constants(dependencies: pa.Table | None) -> dict[str, list[str]]:
-    """name -> the constants its statement names (dependencies rows of role `statement`, or every
+def statement_constants(dependencies: pa.Table | None, role: str = "statement") -> dict[str, list[str]]:
+    """name -> the constants its statement (`role`) names (dependencies rows of that role, or every
     row for a release built before roles)."""
     if dependencies is None or dependencies.num_rows == 0:
         return {}
     df = pl.from_arrow(dependencies.select([c for c in ("full_name", "target", "role") if c in dependencies.column_names]))
     if "role" in df.columns:
-        df = df.filter(pl.col("role") == "statement")
+        df = df.filter(pl.col("role") == role)
     grouped = df.group_by("full_name").agg(pl.col("target").unique().sort())
     return dict(zip(grouped["full_name"].to_list(), grouped["target"].to_list()))
 
@@ -158,10 +161,13 @@ def _facts_chunk(chunk: tuple[list[str], list[dict]], builder: TelescopeBuilder 
         tele = _telescope(builder, d)
         hyps, concl = (tele.hypotheses, tele.conclusion) if tele is not None else ([], None)
         tree_keys, symbols, n = tree_facts(hyps, concl) if (hyps or concl is not None) else (set(), set(), 0)
+        declared = tele.declared if tele is not None else {}
+        free = free_names(hyps, concl, declared)
+        hints = text_hints([d.get(c) or "" for c in ("signature", "type", "variables")], declared)
         for name, value in zip(FACTS.names, (
                 key, _dumps(concl) if concl is not None else None, _dumps(hyps),
                 head(concl) if concl is not None else None, [head(h) for h in hyps], n,
-                sorted(tree_keys), sorted(symbols))):
+                sorted(tree_keys), sorted(symbols), sorted(free), sorted(hints))):
             cols[name].append(value)
     return pa.table(cols, schema=FACTS)
 
@@ -189,18 +195,34 @@ def _write_cache(path: Path, facts: pl.DataFrame) -> None:
 
 
 def build_formal_index(declarations: pa.Table, dependencies: pa.Table | None, out_dir: Path,
-                       cache_dir: Path | None = None, workers: int = 2) -> tuple[pa.Table, dict]:
+                       cache_dir: Path | None = None, workers: int = 2,
+                       notations: pa.Table | None = None) -> tuple[pa.Table, dict]:
     """(formal_statements table, manifest info) and the postings written under `out_dir`;
     `cache_dir`: where statement facts are kept by content between builds (None: no cache);
-    `workers`: processes that parse statements."""
+    `workers`: processes that parse statements; `notations`: the corpora's notation commands
+    (schemas.lean.NOTATIONS), through which notation leaves become constants (formal.notation)."""
     t0 = time.perf_counter()
     decls = unique_declarations(declarations)
     facts, counts = statement_facts(decls, cache_dir, workers)
+    statements, info = index_statements(decls, facts, dependencies, out_dir, notations)
+    info["seconds"] = round(time.perf_counter() - t0, 2)
+    if cache_dir is not None:
+        info |= counts
+    return statements, info
+
+
+def index_statements(decls: pa.Table, facts: pa.Table, dependencies: pa.Table | None, out_dir: Path,
+                     notations: pa.Table | None) -> tuple[pa.Table, dict]:
+    """The second pass over the statements' facts (aligned with the unique `decls`): notation and
+    constants resolved against the whole corpus, the table, the postings under `out_dir`."""
     names = decls.column("full_name").to_pylist()
     named = statement_constants(dependencies)
-    resolver = ConstantResolver(names)
-    constants = [sorted(resolver.constants(n, set(s), named.get(n, [])))
-                 for n, s in zip(names, facts.column("symbols").to_pylist())]
+    written = written_constants(dependencies)
+    resolver = ConstantResolver(names, written)
+    notation = NotationMap(notations, resolver)
+    facts, renamed = resolve_notation(decls, facts, notation, resolver, named, dependencies)
+    constants = [sorted(resolver.constants(n, set(s).difference(_last(r)), named.get(n, []), h) | set(r.values()))
+                 for n, s, h, r in zip(names, facts.column("symbols").to_pylist(), facts.column("hints").to_pylist(), renamed)]
     statements = pa.table({
         "doc": pa.array(np.arange(len(names), dtype=np.int32)), "name": decls.column("full_name"),
         "kind": _text(decls, "kind"), "module": _text(decls, "module"),
@@ -209,16 +231,91 @@ def build_formal_index(declarations: pa.Table, dependencies: pa.Table | None, ou
         "constants": pa.array(constants, pa.list_(pa.string())), "size": facts.column("size"),
         "conclusion": facts.column("conclusion"), "hypotheses": facts.column("hypotheses"),
     }).cast(FORMAL_STATEMENTS)
-    vocab = sorted(set(names) | set(written_constants(dependencies)) | set(NOTATION_CONSTANTS))
+    vocab = sorted(set(names) | set(written) | set(NOTATION_CONSTANTS))
     info = _write_postings(out_dir, facts.column("tree_keys"), constants, vocab)
+    rewrites = notation.context_free()
+    pq.write_table(pa.table({"leaf": list(rewrites), "target": list(rewrites.values())}, schema=FORMAL_NOTATIONS),
+                   out_dir / "notations.parquet", compression="zstd")
     types = _text(decls, "type")
     unparsed = pc.sum(pc.and_(pc.is_null(facts.column("conclusion")),
                                               pc.not_equal(types, ""))).as_py() or 0
     info |= {"format": FORMAT, "declarations": statements.num_rows, "unparsed_types": unparsed,
-             "seconds": round(time.perf_counter() - t0, 2)}
-    if cache_dir is not None:
-        info |= counts
+             "notation_statements": sum(1 for r in renamed if r)}
     return statements, info
+
+
+def _last(renamed: dict[str, str]) -> set[str]:
+    """The leaves a statement's resolved notation became (not resolved again: `𝓝` in
+    `Filter.Tendsto.log` is `nhds`, not `Filter.Tendsto.nhds`)."""
+    return {full.rsplit(".", 1)[-1] for full in renamed.values()} if renamed else set()
+
+
+def resolve_notation(decls: pa.Table, facts: pa.Table, notation: NotationMap, resolver: ConstantResolver,
+                     named: dict[str, list[str]], dependencies: pa.Table | None) -> tuple[pa.Table, list[dict[str, str]]]:
+    """The facts with each statement's notation leaves made constants, and per statement the
+    leaves resolved (leaf -> full name): its free names and the constant leaves the notation map
+    knows (formal.notation), and its other free names that name a declaration of its own
+    namespaces (`X` in `Polynomial.eval_X`). Only the statements that have such leaves are re-read
+    and re-keyed."""
+    renamed: list[dict[str, str]] = [{} for _ in range(facts.num_rows)]
+    consts = {leaf for leaf, kind in notation.kinds.items() if kind == "#c"}
+    cols = {c: decls.column(c).to_pylist() if c in decls.column_names else [""] * decls.num_rows
+            for c in ("full_name", "corpus", "file")}
+    free, symbols = facts.column("free").to_pylist(), facts.column("symbols").to_pylist()
+    todo: list[tuple[int, set[str], tuple[str, str, str]]] = []
+    for i, (name, corpus, file) in enumerate(zip(cols["full_name"], cols["corpus"], cols["file"])):
+        if free[i] or (consts and consts.intersection(symbols[i])):
+            todo.append((i, {x for x in free[i] if x in notation.by_leaf} | consts.intersection(symbols[i]),
+                         (name, corpus or "", file or "")))
+    tied = {where[0] for _, leaves, where in todo if leaves and notation.tied(leaves, where)}
+    proof = statement_constants(_rows_of(dependencies, tied), "proof") if tied else {}  # breaks ties between namespaces
+    for i, leaves, where in todo:
+        name = where[0]
+        got = notation.resolve(leaves, where, [named.get(name, []), proof.get(name, [])]) if leaves else {}
+        for x in free[i]:
+            if x not in got and "." in name and (found := resolver.in_namespace(x, name)):
+                got[x] = found
+        renamed[i] = got
+    return _rekeyed(facts, renamed), renamed
+
+
+def _rows_of(dependencies: pa.Table | None, names: set[str]) -> pa.Table | None:
+    """The dependencies rows of `names`."""
+    if dependencies is None:
+        return None
+    return dependencies.filter(pc.is_in(dependencies.column("full_name"), pa.array(sorted(names), pa.string())))
+
+
+_REKEYED = ("conclusion", "hypotheses", "conclusion_head", "hypothesis_heads", "tree_keys", "symbols")
+
+
+def _rekeyed(facts: pa.Table, renamed: list[dict[str, str]]) -> pa.Table:
+    """The facts with the statements that have resolved leaves renamed in their trees and keyed
+    again; the other rows as they were (taken, not converted)."""
+    changed = [i for i, r in enumerate(renamed) if r]
+    if not changed:
+        return facts
+    part = facts.select(list(_REKEYED)).take(pa.array(changed, pa.int64())).to_pylist()
+    rows: list[dict] = []
+    for i, row in zip(changed, part):
+        last = {leaf: full.rsplit(".", 1)[-1] for leaf, full in renamed[i].items()}
+        try:
+            concl = rename_leaves(json.loads(row["conclusion"]), last) if row["conclusion"] else None
+            hyps = [rename_leaves(h, last) for h in json.loads(row["hypotheses"])]
+        except RecursionError:
+            rows.append(row)
+            continue
+        keys, syms, _ = tree_facts(hyps, concl)
+        rows.append({"conclusion": _dumps(concl) if concl is not None else None, "hypotheses": _dumps(hyps),
+                     "conclusion_head": head(concl) if concl is not None else None,
+                     "hypothesis_heads": [head(h) for h in hyps], "tree_keys": sorted(keys), "symbols": sorted(syms)})
+    fresh = pa.Table.from_pylist(rows, schema=pa.schema([FACTS.field(c) for c in _REKEYED]))
+    order = np.arange(facts.num_rows, dtype=np.int64)
+    order[changed] = facts.num_rows + np.arange(len(changed))
+    for c in _REKEYED:
+        merged = pa.concat_arrays([facts.column(c).combine_chunks(), fresh.column(c).combine_chunks()]).take(pa.array(order))
+        facts = facts.set_column(facts.schema.get_field_index(c), c, merged)
+    return facts
 
 
 def _text(decls: pa.Table, name: str) -> pa.ChunkedArray:

@@ -7,6 +7,7 @@ head, `y:` a hypothesis's head, `e:` the conclusion's shape (equal up to renamin
 from __future__ import annotations
 
 import hashlib
+import re
 
 from mathindex.formal.normal import head, shape_key
 
@@ -26,8 +27,13 @@ DEFAULT_OF = {
     "univ": "Finset.univ", "range": "Finset.range", "card": "Finset.card", "exp": "Real.exp",
     "log": "Real.log", "sin": "Real.sin", "cos": "Real.cos",
 }
-_SORTS = frozenset({"Type", "Sort", "Prop", "bbN", "bbZ", "bbQ", "bbR", "bbC"})
-NOTATION_CONSTANTS = sorted({v for v in NOTATION.values() if v} | set(DEFAULT_OF.values()))
+# The number systems' notation as the constants Loogle names (`ℕ` mentions `Nat`), and the namespace
+# a value of that type opens for dot notation (`n.divisors` with `n : ℕ` is `Nat.divisors`).
+SORT_CONSTANTS = {"bbN": "Nat", "bbZ": "Int", "bbQ": "Rat", "bbR": "Real", "bbC": "Complex"}
+WRITTEN_SORTS = {"ℕ": "Nat", "ℤ": "Int", "ℚ": "Rat", "ℝ": "Real", "ℂ": "Complex"}  # as a query names them
+_SORTS = frozenset({"Type", "Sort", "Prop"})
+_SORT_NAMES = frozenset(SORT_CONSTANTS.values())
+NOTATION_CONSTANTS = sorted({v for v in NOTATION.values() if v} | set(DEFAULT_OF.values()) | set(SORT_CONSTANTS.values()))
 
 
 def tree_keys(hyps: list[tuple], concl: tuple | None) -> set[str]:
@@ -87,6 +93,41 @@ def tree_facts(hyps: list[tuple], concl: tuple | None) -> tuple[set[str], set[st
     for h in hyps:
         add_key("y:" + head(h))
     return keys, symbols, n
+
+
+def free_names(hyps: list[tuple], concl: tuple | None, declared: dict[str, str]) -> set[str]:
+    """The variable leaves of a telescope that no binder of the statement declares: in Mathlib,
+    where names are never bound implicitly, notation such as `φ` or `𝓝` (`notations.NotationMap`)."""
+    free: set[str] = set()
+    stack = ([concl] if concl is not None else []) + list(hyps)
+    while stack:
+        x = stack.pop()
+        tag = x[0]
+        if tag == "#v":
+            if x[1] not in declared:
+                free.add(x[1])
+        elif tag[0] != "#" and tag != "?" and tag != "_":
+            stack.extend(x[1:])
+    return free
+
+
+_DOT = re.compile(r"(?<![\w.'])([^\W\d][\w']*)\.([^\W\d][\w'!?]*)")
+
+
+def text_hints(texts: list[str], declared: dict[str, str]) -> set[str]:
+    """Constants the statement's texts name that its trees lose: `Type.field` for each `x.field`
+    written on a name `x` declared of a type headed by a constant (`n.divisors` with `n : ℕ` gives
+    `Nat.divisors`, `s.card` with `s : Finset α` `Finset.card`: the trees cannot tell `p.Prime`
+    from `Prime p`), and the number systems written anywhere (`∑' n : ℕ` mentions `Nat`)."""
+    hints = {const for sym, const in WRITTEN_SORTS.items() if any(sym in text for text in texts)}
+    for text in texts:
+        if "." not in text:
+            continue
+        for m in _DOT.finditer(text):
+            typ = declared.get(m.group(1))
+            if typ is not None and (typ in SORT_CONSTANTS or typ[:1].isupper()):
+                hints.add(f"{SORT_CONSTANTS.get(typ, typ)}.{m.group(2)}")
+    return hints
 
 
 def shape_hash(t: tuple) -> str:
@@ -151,14 +192,25 @@ class ConstantResolver:
     `Real.sqrt_le` is `Real.sqrt`), then the root, the notation defaults, the namespaces of the
     types its statement names (`card` beside `Finset` is `Finset.card`), then a unique name."""
 
-    def __init__(self, names: list[str]):
-        self.full = set(names)
+    def __init__(self, names: list[str], written: list[str] = ()):
+        """`names`: the corpus's declarations; `written`: constants statements name that it does
+        not declare (`Nat.gcd`, `Int.natAbs`: Lean core), known to the namespace lookups too."""
+        self.declared = set(names)
+        self.full = self.declared | set(written)
+        self.roots = {n.split(".", 1)[0] for n in names if "." in n}  # namespaces the corpus declares into
         self.by_last: dict[str, list[str]] = {}
-        for n in names:
+        for n in sorted(self.full):
             self.by_last.setdefault(n.rsplit(".", 1)[-1], []).append(n)
 
-    def constants(self, decl_name: str, symbols: set[str], named: list[str]) -> set[str]:
-        out = set(named)
+    def constants(self, decl_name: str, symbols: set[str], named: list[str], hints: list[str] = ()) -> set[str]:
+        """The statement's constants: those its dependencies name (less dotted ones of no known
+        namespace: `h.le`, `X.eval`), its leaves resolved, and its text hints (`text_hints`) that
+        name a declaration; never the declaration itself."""
+        out = {n for n in named if "." not in n or n in self.declared or n.split(".", 1)[0] in self.roots}
+        for hint in hints:
+            found = hint if hint in _SORT_NAMES else self.receiver(hint)
+            if found:
+                out.add(found)
         spaces = _prefixes(decl_name)
         types = list(dict.fromkeys(n for n in named if n[:1].isupper()))  # as named: a set's order follows PYTHONHASHSEED
         written = {n.rsplit(".", 1)[-1] for n in named}  # `sqrt` written out is not `√`
@@ -171,16 +223,37 @@ class ConstantResolver:
                 continue
             if s in _SORTS:
                 continue
-            found = self._leaf(s, spaces, types, s in written)
+            if s in SORT_CONSTANTS:
+                out.add(SORT_CONSTANTS[s])
+                continue
+            found = self._leaf(s, spaces, types, s in written, decl_name)
             if found:
                 out.add(found)
+        out.discard(decl_name)
         return out
 
-    def _leaf(self, s: str, spaces: list[str], types: list[str], written: bool) -> str | None:
+    def in_namespace(self, leaf: str, decl_name: str) -> str | None:
+        """`leaf` as a declaration of one of the namespaces `decl_name` is declared in (`X` in
+        `Polynomial.eval_X` is `Polynomial.X`), or None."""
+        for ns in _prefixes(decl_name):
+            if f"{ns}.{leaf}" in self.full and f"{ns}.{leaf}" != decl_name:
+                return f"{ns}.{leaf}"
+        return None
+
+    def receiver(self, hint: str) -> str | None:
+        """The declaration a `Type.field` hint names: `Type.field` itself, else the shortest name
+        ending in `.Type.field` (`Measure.restrict` is `MeasureTheory.Measure.restrict`)."""
+        if hint in self.full:
+            return hint
+        field = hint.rsplit(".", 1)[-1]
+        found = [n for n in self.by_last.get(field, ()) if n.endswith("." + hint)]
+        return min(found, key=lambda n: (len(n), n)) if found else None
+
+    def _leaf(self, s: str, spaces: list[str], types: list[str], written: bool, decl_name: str = "") -> str | None:
         for ns in spaces:
-            if f"{ns}.{s}" in self.full:
+            if f"{ns}.{s}" in self.full and f"{ns}.{s}" != decl_name:
                 return f"{ns}.{s}"
-        if s in self.full:
+        if s in self.declared:  # a root name the corpus declares (`sqrt` written in a proof is no evidence)
             return s
         if s in DEFAULT_OF and not written:
             return DEFAULT_OF[s]

@@ -7,6 +7,7 @@ pattern search needs on top, the same way for both sides:
   becomes ("#b", i), its de Bruijn index (so a closed subterm reads the same in any context);
 - big operators become applications of their constant: `∑ x ∈ s, f x` and `Finset.sum s f`,
   `∑' x, f x` and `tsum f`, `⨆ i, f i` and `iSup f` (then η-reduced: `fun x => f x` is `f`);
+- `∫ x in s, f x` is `integral s f`; `fun x => _` is `_`; `Nat.factorial n` is `n !`;
 - `x⁻¹`, `x ^ (-1)` and `x^{-1}` are one ("inv", x); type ascriptions `(e : T)` are `e`;
   `¬ a = b` is `a ≠ b`; `√x` is `sqrt x`; `π` is the constant `pi`;
 - a query's `_` becomes ("_",), its `?x` and its free variables (`x`, `f`) become ("?", "x")
@@ -72,7 +73,7 @@ class _Normaliser:
             return self.node(t[1], scope, depth, level + 1)
         if op in ("lambda", "forall", "exists") and len(t) == 3:
             return self.binder(op, t[1], t[2], scope, depth, level)
-        if op in ("sum", "prod", "sup", "inf", "bigcup", "bigcap") and len(t) == 4 and t[1] != ("#e",):
+        if op in ("sum", "prod", "sup", "inf", "bigcup", "bigcap", "int") and len(t) == 4 and t[1] != ("#e",):
             return self.bigop(op, t[1], t[3], scope, depth, level)
         kids = [self.node(k, scope, depth, level + 1) for k in t[1:]]
         return _simplify(op, kids)
@@ -85,6 +86,8 @@ class _Normaliser:
             inner[n] = depth + i
         d2 = depth + len(names)
         kids = [self.node(c, inner, d2, level + 1) for c in conds] + [self.node(body, inner, d2, level + 1)]
+        if op == "lambda" and not conds and kids[-1] == WILD:
+            return WILD  # `fun x => _`: any function, as `_`
         if op == "lambda" and not conds and len(names) == 1:
             return eta(("lambda", kids[-1]))
         node = (op, *kids)
@@ -96,7 +99,13 @@ class _Normaliser:
         """`∑ x ∈ s, f x` -> apply(sum, s, f); `∑' x, f x` -> apply(tsum, f); `⨆ i, f i` -> apply(iSup, f)."""
         names, conds, primed = binder_parts(binders)
         args: list[tuple] = []
-        if op in ("sum", "prod"):
+        if op == "int":  # `∫ x in s, f x` -> apply(integral, s, f); `∫ x in a..b` keeps `a..b` as its set
+            fn = "integral"
+            ranged = [c for c in conds if c[0] == "in" and len(c) == 3 and names and _name_of(c[1]) == names[0]]
+            if ranged:
+                conds = [x for x in conds if x is not ranged[0]]
+                args.append(self.node(ranged[0][2], scope, depth, level + 1))
+        elif op in ("sum", "prod"):
             fn = ("t" + op) if primed else op
             if not primed and names:
                 ranged = [c for c in conds if c[0] in ("in", "lt") and len(c) == 3 and _name_of(c[1]) == names[0]]
@@ -189,6 +198,8 @@ def _simplify(op: str, kids: list[tuple]) -> tuple:
         return (_NOT[kids[0][0]], *kids[0][1:])
     if op == "apply" and kids and kids[0][0] == "apply":
         return ("apply", *kids[0][1:], *kids[1:])
+    if op == "apply" and len(kids) == 2 and kids[0] == ("#c", "factorial"):
+        return ("factorial", kids[1])  # `Nat.factorial n` is `n !`
     if op in ASSOCIATIVE:
         flat: list[tuple] = []
         for k in kids:

@@ -13,7 +13,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from mathindex.formal.keys import WRITTEN_SORTS
 from mathindex.formal.normal import MVAR, WILD, normalise
+from mathindex.formal.notation import rename_leaves
 from mathindex.formal.telescope import TelescopeBuilder, split
 from mathindex.formula.grammar import ParseError, parse_lean
 from mathindex.lean.binders import BINDER_OPEN, leading_groups
@@ -61,7 +63,10 @@ class Vocabulary:
     """Every constant name a release knows (declarations and the targets their statements name),
     with lookup by full name, by last component and by spelling."""
 
-    def __init__(self, names: list[str]):
+    def __init__(self, names: list[str], notation: dict[str, str] | None = None):
+        """`notation`: constant leaf -> the declaration one notation alone prints with it
+        (formal/notations.parquet), rewritten in patterns as the build rewrites statements."""
+        self.notation = notation or {}
         self.names = sorted(set(names))
         self.full = frozenset(self.names)
         self.by_last: dict[str, list[str]] = {}
@@ -69,7 +74,8 @@ class Vocabulary:
             self.by_last.setdefault(n.rsplit(".", 1)[-1], []).append(n)
 
     def resolve(self, name: str) -> list[str]:
-        """[name] when it is a full name; else every full name ending in `.name`; else []."""
+        """[name] when it is a full name (`ℕ` is `Nat`); else every full name ending in `.name`; else []."""
+        name = WRITTEN_SORTS.get(name, name)
         if name in self.full:
             return [name]
         last = name.rsplit(".", 1)[-1]
@@ -210,8 +216,33 @@ def pattern_term(body: str, at: int, vocab: Vocabulary | None, query: str = "", 
     whole = tele.conclusion if not tele.hypotheses else normalise(raw, query=True)
     if _has_empty(whole):  # checked after normalising: a big operator's empty limit slot is no error
         raise FormalQueryError("malformed pattern: an operator lacks an operand", at + _dangling(body), query)
-    return Term("pattern", body, at, constants=constants, tree=whole, hypotheses=tele.hypotheses,
+    term = Term("pattern", body, at, constants=constants, tree=whole, hypotheses=tele.hypotheses,
                 conclusion=tele.conclusion)
+    return _notation(term, vocab.notation) if vocab is not None and vocab.notation else term
+
+
+def _notation(term: Term, notation: dict[str, str]) -> Term:
+    """The term with its constant leaves that stand for a notation's declaration renamed as the
+    build renames them (`cexp` is `Complex.exp`: `exp`), and that declaration among its constants."""
+    leaves = {x[1] for x in _leaves([term.tree, *term.hypotheses]) if x[0] == "#c"} & notation.keys()
+    if not leaves:
+        return term
+    last = {leaf: notation[leaf].rsplit(".", 1)[-1] for leaf in leaves}
+    term.tree = rename_leaves(term.tree, last)
+    term.conclusion = rename_leaves(term.conclusion, last)
+    term.hypotheses = [rename_leaves(h, last) for h in term.hypotheses]
+    term.constants = term.constants + [[notation[leaf]] for leaf in sorted(leaves)]
+    return term
+
+
+def _leaves(trees: list[tuple]):
+    stack = list(trees)
+    while stack:
+        x = stack.pop()
+        if x[0] in ("#v", "#c"):
+            yield x
+        elif x[0][0] != "#" and x[0] not in ("?", "_"):
+            stack.extend(k for k in x[1:] if isinstance(k, tuple))
 
 
 def signature_term(text: str, vocab: Vocabulary | None) -> Term:
@@ -244,8 +275,8 @@ def named_constants(body: str, vocab: Vocabulary, strict: bool = True) -> list[l
     constants = []
     for m in IDENT_IN.finditer(_MVAR_RE.sub(" ", body)):
         name = m.group(0)
-        if name in ("fun", "if", "then", "else", "_") or name.startswith("_"):
-            continue
+        if name in ("fun", "if", "then", "else", "_") or name.startswith("_") or name in WRITTEN_SORTS:
+            continue  # `(-1 : ℤ)`, `∑' n : ℕ`: the trees keep no types, nor do the constants a pattern requires
         if "." not in name:  # a root constant, else a variable or a last component (tree keys)
             if name in vocab.full:
                 constants.append([name])

@@ -1,10 +1,11 @@
 """Answering queries from the formal index.
 
 `FormalIndex.loogle` is the Loogle mode: every term of the query must hold (constants mentioned,
-name fragment, pattern somewhere, `⊢` pattern at the conclusion with its hypotheses in any order);
-candidates come from the postings, patterns are verified on the trees. Ranking: an exact
-conclusion match first, then how much of the declaration the query covers (specificity), then the
-smaller statement, then the name.
+name fragment, pattern somewhere, a pattern with parameters as the telescope or somewhere, `⊢`
+pattern at the conclusion with its hypotheses in any order); candidates come from the postings,
+patterns are verified on the trees. Ranking: an exact conclusion match first, then the fewest
+constants beyond the query's (`others`), then how much of the declaration the query covers
+(specificity), then the smaller statement, then the name.
 
 `FormalIndex.soft` is the fused channel's mode for Lean-looking prose (MathlibQR's `q1a_lean`):
 each backtick piece scores declarations by the share of its keys they have (idf-weighted), plus a
@@ -25,7 +26,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from mathindex.formal.formal_index import FORMAL_DIR
-from mathindex.formal.keys import pattern_keys, shape_hash
+from mathindex.formal.keys import DEFAULT_OF, NOTATION, SORT_CONSTANTS, pattern_keys, shape_hash
 from mathindex.formal.match import match, match_anywhere, match_hypotheses, match_telescope
 from mathindex.formal.normal import head, size
 from mathindex.formal.query import (
@@ -95,12 +96,17 @@ class FormalIndex:
         self.keys = dict(zip(keys.column("key").to_pylist(),
                              zip(keys.column("start").to_pylist(), keys.column("count").to_pylist())))
         self.postings = np.asarray(np.load(release / FORMAL_DIR / "postings.npy", mmap_mode="r"))  # mapped; no memmap __getitem__
+        notations = release / FORMAL_DIR / "notations.parquet"  # absent from releases built before it
+        notation = pq.read_table(notations).to_pydict() if notations.is_file() else {"leaf": [], "target": []}
         self.vocab = Vocabulary(shared_names(pq.read_table(release / FORMAL_DIR / "vocabulary.parquet").column("name").to_pylist(),
-                                             shared if shared is not None else dict(zip(self.names, self.names))))
+                                             shared if shared is not None else dict(zip(self.names, self.names))),
+                                dict(zip(notation["leaf"], notation["target"])))
         self._set_fields(*self._field_parents(st.column("kind").to_pylist() if "kind" in st.column_names else None))
         self._by_last = _docs_by_last_component(self.names)
-        self._blob = "\n".join(self.names) + "\n"
-        self._line_starts = np.cumsum([0] + [len(x) + 1 for x in self.names[:-1]])
+        lower = [x.lower() for x in self.names]  # fragments match case-insensitively, as Loogle's
+        self._blob = "\n".join(lower) + "\n"
+        self._line_starts = np.cumsum([0] + [len(x) + 1 for x in lower[:-1]])
+        self._n_constants: np.ndarray | None = None  # per doc, read from the c: postings on first use
 
     def _set_fields(self, fields: np.ndarray, parents: np.ndarray) -> None:
         """The member docs (fields, constructors) and their structures' docs; grouped by structure
@@ -143,8 +149,8 @@ class FormalIndex:
         return np.unique(np.concatenate(arrays)) if len(arrays) > 1 else arrays[0]
 
     def fragment_docs(self, fragment: str) -> np.ndarray:
-        """Declarations whose full name contains `fragment` (case-sensitive, as Loogle)."""
-        offsets = [m.start() for m in re.finditer(re.escape(fragment), self._blob)]
+        """Declarations whose full name contains `fragment`, case-insensitively (as Loogle)."""
+        offsets = [m.start() for m in re.finditer(re.escape(fragment.lower()), self._blob)]
         if not offsets:
             return np.zeros(0, dtype=np.int32)
         rows = np.searchsorted(self._line_starts, np.asarray(offsets), side="right") - 1
@@ -204,7 +210,9 @@ class FormalIndex:
         for t in terms:
             if t.kind in ("pattern", "conclusion"):
                 shaped[self.docs("e:" + shape_hash(t.conclusion))] = True
-        order = cands[np.lexsort((cands, self.sizes[cands], ~shaped[cands]))] if cands.size else cands
+        others = self.others(cands, terms)
+        order = cands[np.lexsort((cands, self.sizes[cands], others, ~shaped[cands]))] if cands.size else cands
+        others = dict(zip(cands.tolist(), others.tolist()))
         exact_count = not patterns or order.size <= MAX_VERIFY
         checked = order if exact_count else order[:MAX_VERIFY]
         scored: list[tuple] = []
@@ -213,10 +221,11 @@ class FormalIndex:
             if got is None:
                 continue
             exact, covered = got
-            scored.append((not exact, -self._coverage(doc, terms, covered), int(self.sizes[doc]), self.names[doc], exact))
+            scored.append((not exact, others[doc], -self._coverage(doc, terms, covered), int(self.sizes[doc]),
+                           self.names[doc], exact))
         scored.sort()
         count = len(scored) if exact_count else round(len(scored) * order.size / max(1, checked.size))
-        hits = [FormalHit(s[3], round(1.0 / (i + 1), 6), s[4]) for i, s in enumerate(scored[:limit])]
+        hits = [FormalHit(s[4], round(1.0 / (i + 1), 6), s[5]) for i, s in enumerate(scored[:limit])]
         result = FormalResult(query, hits, count, exact_count, round(time.perf_counter() - t0, 4))
         if not scored:
             result.notes = self._why_empty(terms)
@@ -240,15 +249,12 @@ class FormalIndex:
                 continue
             for alts in t.constants:
                 sets.append(self._any_of(alts))
-            if t.kind in ("pattern", "conclusion"):
-                trees = [t.conclusion, *t.hypotheses] if t.kind == "conclusion" else [t.tree]
-                for key in sorted(set().union(*(pattern_keys(x) for x in trees))):
-                    sets.append(self.docs(key))
-                if t.kind == "conclusion" and head(t.conclusion) != "*":
-                    sets.append(self.docs("h:" + head(t.conclusion)))
-                if t.kind == "conclusion":
-                    for h in {head(x) for x in t.hypotheses} - {"*"}:
-                        sets.append(self.docs("y:" + h))
+            if t.kind == "conclusion":
+                sets.extend(self.docs(key) for key in telescope_keys(t))
+            elif t.kind == "pattern" and t.hypotheses:  # `A → B`: somewhere, or as the whole telescope
+                sets.append(np.union1d(self._all_of(sorted(pattern_keys(t.tree))), self._all_of(telescope_keys(t))))
+            elif t.kind == "pattern":
+                sets.extend(self.docs(key) for key in sorted(pattern_keys(t.tree)))
         if not sets:
             return np.arange(self.n, dtype=np.int32)
         sets.sort(key=len)
@@ -258,6 +264,16 @@ class FormalIndex:
                 break
             out = np.intersect1d(out, s, assume_unique=True)
         return out.astype(np.int32)
+
+    def _all_of(self, keys: list[str]) -> np.ndarray:
+        """Docs having every key (all docs for none)."""
+        sets = sorted((self.docs(k) for k in keys), key=len)
+        if not sets:
+            return np.arange(self.n, dtype=np.int32)
+        out = sets[0]
+        for other in sets[1:]:
+            out = np.intersect1d(out, other, assume_unique=True)
+        return out
 
     def _verify(self, doc: int, patterns: list[Term]) -> tuple[bool, int] | None:
         """(some pattern matched the conclusion at its root, pattern nodes matched), or None."""
@@ -277,6 +293,26 @@ class FormalIndex:
                     return None
             covered += size(t.tree if t.kind == "pattern" else t.conclusion) + sum(size(h) for h in t.hypotheses)
         return exact, covered
+
+    def others(self, docs: np.ndarray, terms: list[Term]) -> np.ndarray:
+        """Per doc, how many constants its statement names beyond the query's (the statements that
+        state just what was asked first); the number systems of its variables (`Nat`, `Real`) and
+        the constants behind operators (`=`, `+`, `≤`: the glue of any statement) do not count."""
+        if self._n_constants is None:
+            self._n_constants = self._count_constants()
+        out = self._n_constants[docs].astype(np.int32)
+        for c in sorted(query_constants(terms) | _UNCOUNTED):
+            out -= np.isin(docs, self.docs("c:" + c), assume_unique=True)
+        return out
+
+    def _count_constants(self) -> np.ndarray:
+        """Constants per doc, from the c: postings (one block: keys are sorted)."""
+        starts = [start for key, (start, _) in self.keys.items() if key.startswith("c:")]
+        ends = [start + count for key, (start, count) in self.keys.items() if key.startswith("c:")]
+        if not starts:
+            return np.zeros(self.n, dtype=np.int32)
+        block = np.asarray(self.postings[min(starts):max(ends)])
+        return np.bincount(block, minlength=self.n).astype(np.int32)
 
     def _coverage(self, doc: int, terms: list[Term], covered: int) -> float:
         """How much of the declaration the query accounts for: pattern nodes over statement nodes,
@@ -442,6 +478,30 @@ class FormalIndex:
         return 0.0
 
 
+def query_constants(terms: list[Term]) -> set[str]:
+    """The constants a query names: its constants (each alternative), its patterns' operators as
+    the constants behind them (`*` is `HMul.hMul`) and its notation leaves (`√` is `Real.sqrt`)."""
+    out = {c for t in terms for alts in t.constants for c in alts}
+    for t in terms:
+        for x in [t.tree, *t.hypotheses] if t.tree is not None else []:
+            for sym in _symbols(x):
+                name = NOTATION.get(sym[0]) if sym[0] != "#c" else DEFAULT_OF.get(sym[1])
+                if name:
+                    out.add(name)
+    return out
+
+
+def telescope_keys(t: Term) -> list[str]:
+    """The keys a statement whose telescope matches `t` (conclusion at the root, each hypothesis
+    among its hypotheses) must have: the trees' s: and p: keys, the conclusion's h:, the y: heads."""
+    keys = set().union(*(pattern_keys(x) for x in [t.conclusion, *t.hypotheses]))
+    if head(t.conclusion) != "*":
+        keys.add("h:" + head(t.conclusion))
+    keys |= {"y:" + h for h in {head(x) for x in t.hypotheses} - {"*"}}
+    return sorted(keys)
+
+
+_UNCOUNTED = frozenset(SORT_CONSTANTS.values()) | frozenset(c for c in NOTATION.values() if c)
 _NO_DOCS = np.zeros(0, dtype=np.int32)
 _UNREAD = object()
 TREE_CACHE = 50_000  # decoded trees kept per cache: a few hundred MB at most over whole Mathlib

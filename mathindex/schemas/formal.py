@@ -37,3 +37,6 @@ FORMAL_KEYS = pa.schema(
 )
 # formal/vocabulary.parquet: every constant name queries may use
 FORMAL_VOCABULARY = pa.schema([pa.field("name", pa.string(), nullable=False)])
+# formal/notations.parquet: a constant leaf one notation alone prints -> the declaration it stands for
+# (formal.notation.NotationMap.context_free), applied to query patterns as to statements
+FORMAL_NOTATIONS = pa.schema([pa.field("leaf", pa.string(), nullable=False), pa.field("target", pa.string(), nullable=False)])

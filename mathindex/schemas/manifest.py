@@ -338,7 +338,7 @@ class FormulaIndexEntry(_Figures):
 
 class FormalIndexEntry(_Figures):
     """`formal_index`: the formal index's figures (`formal.formal_index`): keys, postings, statements
-    parsed and from the cache, build seconds, bytes on disk."""
+    parsed and from the cache, statements with notation resolved, build seconds, bytes on disk."""
 
     format: str | None = None
     declarations: int | None = None
@@ -348,6 +348,7 @@ class FormalIndexEntry(_Figures):
     unparsed_types: int | None = None
     statements_parsed: int | None = None
     statements_cached: int | None = None
+    notation_statements: int | None = None  # statements with a notation leaf resolved (formal.notation)
     seconds: Number | None = None
     table_bytes: int | None = None
     directory_bytes: int | None = None
