@@ -82,8 +82,9 @@ def embedder_spec(model: ModelPin, cache_dir: Path, precision: str, local: bool,
                   backend: str = EMBED_BACKEND) -> EmbedderSpec:
     """How every process loads the release's embedder. `local` (the flow's thread pool runs the
     shards): one shard at a time through the embedder's process pool of one single-threaded worker
-    per core (bench/embed_runner.py: see LOCAL_POOL); else (Dask) each worker embeds in its own
-    process with torch's thread count (OMP_NUM_THREADS)."""
+    per core (shards of parallel_min texts or more; as before shards: bench/embed_runner.py compares
+    it with the thread pool); else (Dask) each worker embeds in its own process with torch's thread
+    count (OMP_NUM_THREADS)."""
     return EmbedderSpec(None if model.path is None else str(model.path), backend, str(onnx_dir_for(cache_dir)),
                         int8=precision == "int8", bf16=precision == "bf16", workers=0 if local else 1)
 
