@@ -1,8 +1,8 @@
 """The embed stage's local executors compared, cold: the embed shards one at a time, each through
 the embedder's process pool of single-threaded workers (`pool`: the local default before shards),
 against the shards on a thread pool as Prefect's ThreadPoolTaskRunner runs them, each in the flow
-process with one ONNX thread (`threads`), and one shard at a time with every core as ONNX
-intra-op threads (`intra`). Each round embeds the same distinct texts into an empty cache through
+process with one ONNX thread (`threads`: the local default now, tasks/embed.py embedder_spec), and
+one shard at a time with every core as ONNX intra-op threads (`intra`). Each round embeds the same distinct texts into an empty cache through
 `embed.shards.embed_shard`; rounds rotate the modes so the machine's noise falls on each alike.
 Prints the median wall and CPU seconds (process and children) per mode, and its ratio to `pool`.
 
@@ -38,9 +38,8 @@ def cpu_seconds() -> float:
 def spec_of(mode: str, onnx_dir: Path) -> tuple[EmbedderSpec, int]:
     """The embedder spec and the number of shards in flight of one mode."""
     cores = os.cpu_count() or 1
-    base = EmbedderSpec(None, EMBED_BACKEND, str(onnx_dir))
     if mode == "pool":
-        return base, 1
+        return EmbedderSpec(None, EMBED_BACKEND, str(onnx_dir), workers=0), 1
     if mode == "threads":
         return EmbedderSpec(None, EMBED_BACKEND, str(onnx_dir), workers=1, threads=1), cores
     return EmbedderSpec(None, EMBED_BACKEND, str(onnx_dir), workers=1, threads=cores), 1

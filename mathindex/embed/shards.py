@@ -43,8 +43,8 @@ class EmbedderSpec:
     onnx_dir: str
     int8: bool = False
     bf16: bool = False
-    workers: int = 0  # 0: a process pool of one per core for shards of parallel_min texts or more; 1: in this process
-    threads: int = 0  # intra-op threads of an in-process onnx run (0: torch's)
+    workers: int = 1  # 1: in this process; 0: a process pool of one per core for shards of parallel_min texts or more
+    threads: int = 0  # intra-op threads of an in-process onnx run (0: torch's), set on every load
     name: str = ""
     revision: str = ""
 
@@ -60,7 +60,7 @@ _LOAD_LOCK = threading.Lock()
 def load_embedder(spec: EmbedderSpec) -> SentenceTransformerEmbedder:
     """The embedder `spec` describes, loaded once per process (the last spec's kept: a worker runs
     every shard of a stage with it); an EmbedderError when it is not the one `spec.name` says."""
-    key = replace(spec, name="", revision="")
+    key = replace(spec, name="", revision="", threads=0)
     with _LOAD_LOCK:
         if key not in _LOADED:
             _LOADED.clear()
@@ -68,6 +68,7 @@ def load_embedder(spec: EmbedderSpec) -> SentenceTransformerEmbedder:
                                                        int8=spec.int8, bf16=spec.bf16, workers=spec.workers,
                                                        threads=spec.threads, progress=False)
         embedder = _LOADED[key]
+        embedder.threads = spec.threads
     if spec.name and (embedder.name, embedder.revision) != (spec.name, spec.revision):
         raise EmbedderError(f"worker {worker_id()} loaded embedder {embedder.name}@{embedder.revision[:16]}, not "
                             f"the flow's {spec.name}@{spec.revision[:16]} (its ONNX export failed its check there?)")
@@ -115,9 +116,11 @@ def missing_texts(texts: pa.Table, cache: EmbeddingCache) -> tuple[np.ndarray, l
     return uniq[todo][order], col.take(pa.array(order)).to_pylist()
 
 
-def plan_shards(keys: np.ndarray, texts: list[str], shard_texts: int = SHARD_TEXTS) -> list[EmbedShard]:
-    """`keys`/`texts` (as `missing_texts` orders them) cut into shards of `shard_texts`, each named by
-    its content: the same texts give the same shards whatever runs them."""
+def plan_shards(keys: np.ndarray, texts: list[str], shard_texts: int = SHARD_TEXTS, spread: int = 1) -> list[EmbedShard]:
+    """`keys`/`texts` (as `missing_texts` orders them) cut into shards of `shard_texts`, or fewer
+    so that there are at least `spread` shards (one a core of a local run), each named by its
+    content: the same texts give the same shards whatever runs them."""
+    shard_texts = max(1, min(shard_texts, -(-len(texts) // max(1, spread))))
     shards = []
     for i, start in enumerate(range(0, len(texts), shard_texts)):
         part = keys[start : start + shard_texts]

@@ -80,13 +80,14 @@ class ShardPlan:
 
 def embedder_spec(model: ModelPin, cache_dir: Path, precision: str, local: bool,
                   backend: str = EMBED_BACKEND) -> EmbedderSpec:
-    """How every process loads the release's embedder. `local` (the flow's thread pool runs the
-    shards): one shard at a time through the embedder's process pool of one single-threaded worker
-    per core (shards of parallel_min texts or more; as before shards: bench/embed_runner.py compares
-    it with the thread pool); else (Dask) each worker embeds in its own process with torch's thread
-    count (OMP_NUM_THREADS)."""
+    """How every process loads the release's embedder, each embedding in its own process. `local`
+    (the flow's thread pool runs the shards): one shard a core at a time, each on one ONNX thread;
+    the embedder's process pool (one shard at a time, a single-threaded worker per core) was no
+    faster: 95 s against 82 s wall, 37 s against 37 s CPU for 3,000 whole-Mathlib texts, and 8.8 s
+    against 5.1 s for the sample's 486 (bench/embed_runner.py, 2-core Xeon with AMX, loaded). On
+    Dask each worker uses torch's thread count (OMP_NUM_THREADS)."""
     return EmbedderSpec(None if model.path is None else str(model.path), backend, str(onnx_dir_for(cache_dir)),
-                        int8=precision == "int8", bf16=precision == "bf16", workers=0 if local else 1)
+                        int8=precision == "int8", bf16=precision == "bf16", workers=1, threads=1 if local else 0)
 
 
 @stage(name="load_embedder")
@@ -97,10 +98,10 @@ def load_release_embedder(spec: EmbedderSpec) -> SentenceTransformerEmbedder:
 
 @stage(name="plan_embed_shards")
 def plan_embed_shards(texts: pa.Table, embedder, cache_dir: Path, previous: Path | None = None,
-                      shard_texts: int = SHARD_TEXTS) -> ShardPlan:
-    """The distinct texts the embedding cache lacks, as shards: the index's embedded facets (none
-    when the last release's index is reused as it is) and the informal renderings the channel ranks
-    by (`warm_renderings`) when the index's embedder encodes them (not bf16)."""
+                      shard_texts: int = SHARD_TEXTS, spread: int = 1) -> ShardPlan:
+    """The distinct texts the embedding cache lacks, as shards (at least `spread` of them): the
+    index's embedded facets (none when the last release's index is reused as it is) and the informal
+    renderings the channel ranks by (`warm_renderings`) when the index's embedder encodes them (not bf16)."""
     last = reusable_index(previous)
     cache = EmbeddingCache(cache_dir, embedder.name, embedder.revision, embedder.dim)
     index_texts = embedded_texts(texts).sort_by("text_id")
@@ -115,7 +116,7 @@ def plan_embed_shards(texts: pa.Table, embedder, cache_dir: Path, previous: Path
         parts.append(pa.table({"text": renderings.to_arrow().cast(pa.string()), "sha256": pa.array(shas, pa.string())}))
     empty = pa.table({"text": pa.array([], pa.string()), "sha256": pa.array([], pa.string())})
     keys, todo = missing_texts(pa.concat_tables(parts) if parts else empty, cache)
-    return ShardPlan(plan_shards(keys, todo, shard_texts), index_missing, len(keys) - index_missing, last)
+    return ShardPlan(plan_shards(keys, todo, shard_texts, spread), index_missing, len(keys) - index_missing, last)
 
 
 embed_shard_task = io_stage(name="embed_shard", task_run_name="embed-shard-{shard.index}")(embed_shard)
@@ -124,17 +125,17 @@ embed_shard_task = io_stage(name="embed_shard", task_run_name="embed-shard-{shar
 def embed_in_shards(texts: pa.Table, embedder, spec: EmbedderSpec, cache_dir: Path, previous: Path | None = None,
                     shard_texts: int = SHARD_TEXTS) -> tuple[ShardPlan, list[ShardDone]]:
     """Embeds what the cache lacks (`plan_embed_shards`) as tasks through the flow's task runner, one
-    a shard, into the root's embedding cache (`embed.shards.embed_shard`); locally one shard at a
-    time (each uses every core), on Dask all at once. The index is then built from the cache alone."""
-    plan = plan_embed_shards(texts, embedder, cache_dir, previous, shard_texts)
-    spec, keep = spec.named(embedder), embedder.keep_workers
-    embedder.keep_workers = True  # locally: one process pool for every shard
+    a shard, into the root's embedding cache (`embed.shards.embed_shard`): locally (`spec` on one
+    thread) a shard a core at a time, on Dask all at once. The index is then built from the cache
+    alone; the flow's embedder gets torch's thread count back for the stages after."""
+    local = spec.threads == 1
+    cores = os.cpu_count() or 1
+    plan = plan_embed_shards(texts, embedder, cache_dir, previous, shard_texts, cores if local else 1)
     try:
-        done = run_shards(embed_shard_task, plan.shards, "embed", 1 if spec.workers != 1 else None,
-                          spec=spec, cache_dir=cache_dir)
+        done = run_shards(embed_shard_task, plan.shards, "embed", cores if local else None,
+                          spec=spec.named(embedder), cache_dir=cache_dir)
     finally:
-        embedder.keep_workers = keep
-        embedder.close()
+        embedder.threads = 0
     return plan, done
 
 
