@@ -1,4 +1,4 @@
-"""Retries and timeouts of the release's tasks (issue 13): only the extractions retry, only on
+"""Retries and timeouts of the release's tasks (issue 13): only the extractions and embed shards retry, only on
 transient errors (a lost Dask worker, a dead pool worker, a network file system's I/O error),
 backing off; every task has a timeout."""
 
@@ -78,11 +78,11 @@ def _all_tasks() -> dict[str, Task]:
     return found
 
 
-def test_only_extractions_retry_and_every_other_task_has_a_timeout():
+def test_only_tasks_on_workers_retry_and_every_other_task_has_a_timeout():
     found = _all_tasks()
     assert {"extract_lean", "extract_latex", "embed_and_index", "run_benchmarks", "informalise"} <= set(found)
     retrying = {name for name, t in found.items() if t.retries}
-    assert retrying == {"extract_lean", "extract_latex"}
+    assert retrying == {"extract_lean", "extract_latex", "embed_shard"}
     for name in retrying:
         assert found[name].retries == len(RETRY_DELAYS_S) and found[name].retry_delay_seconds == RETRY_DELAYS_S
         assert found[name].retry_condition_fn is retry_transient

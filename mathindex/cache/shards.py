@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import shutil
+import socket
 from collections.abc import Callable
 from pathlib import Path
 
@@ -215,3 +216,36 @@ class ShardStore:
 def empty(schema: pa.Schema) -> pl.DataFrame:
     """A frame of `schema` with no rows."""
     return pl.from_arrow(schema.empty_table())
+
+
+def worker_id() -> str:
+    """This process as run marks name it: `<host>-<pid>`."""
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+class RunMarks:
+    """Which processes started one content-keyed shard of a stage (on a task runner's thread or a
+    Dask worker): an empty file `.run-<key>-<worker>` per start, in the directory the shard's
+    result goes to, all removed once the result is stored. A mark another process left is a run
+    that never stored its result (its worker was lost), so the run after it can say so."""
+
+    PREFIX = ".run-"
+
+    def __init__(self, directory: Path, key: str):
+        self.dir, self.key = Path(directory), key
+
+    def _marks(self) -> list[Path]:
+        return sorted(self.dir.glob(f"{self.PREFIX}{self.key}-*")) if self.dir.is_dir() else []
+
+    def start(self) -> list[str]:
+        """Marks this process's run; the workers of earlier runs that left their mark (lost runs)."""
+        me = worker_id()
+        lost = [p.name.removeprefix(f"{self.PREFIX}{self.key}-") for p in self._marks()]
+        self.dir.mkdir(parents=True, exist_ok=True)
+        (self.dir / f"{self.PREFIX}{self.key}-{me}").touch()
+        return [w for w in lost if w != me]
+
+    def done(self) -> None:
+        """The result is stored: every mark of the shard goes."""
+        for p in self._marks():
+            p.unlink(missing_ok=True)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from prefect.task_runners import ThreadPoolTaskRunner
+
 from mathindex.cli.exits import EXIT_GATE, EXIT_OK, UsageError
 from mathindex.cli.release_arg import resolved_release
 from mathindex.embed.models import ModelError, resolve_model
@@ -14,7 +16,7 @@ from mathindex.flows.finish import ReleaseOutcome
 from mathindex.flows.logs import quiet_flow_errors
 from mathindex.flows.recipe import resolve_recipe
 from mathindex.flows.reembed import reembed_flow
-from mathindex.flows.release import release_flow, resolve_informaliser, resolve_inputs
+from mathindex.flows.release import cluster_runner, release_flow, resolve_informaliser, resolve_inputs
 from mathindex.flows.server import tie_temporary_server
 from mathindex.store.lock import root_lock
 
@@ -32,14 +34,14 @@ def release(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(f"mathindex release: {' '.join(str(exc).split())}") from None
     check_model("release", args.model, args.out)
-    flow = release_flow
+    if args.dask_address and args.runner != "dask":
+        raise UsageError("mathindex release: --dask-address needs --runner dask")
+    flow = release_flow.with_options(task_runner=ThreadPoolTaskRunner())  # not $MATHINDEX_DASK_ADDRESS's
     if args.runner == "dask":
         from prefect_dask import DaskTaskRunner  # loads dask.distributed (~0.3 s), needed by --runner dask only
 
-        runner = DaskTaskRunner(address=args.dask_address) if args.dask_address else DaskTaskRunner(cluster_kwargs={"n_workers": 2, "threads_per_worker": 1})
+        runner = cluster_runner(args.dask_address) or DaskTaskRunner(cluster_kwargs={"n_workers": 2, "threads_per_worker": 1})
         flow = release_flow.with_options(task_runner=runner)
-    elif args.dask_address:
-        raise UsageError("mathindex release: --dask-address needs --runner dask")
     state = _run_locked(args.out, args.wait, flow, out=str(args.out), sources_file=sources,
                         lean=[str(d) for d in args.lean], latex=[str(d) for d in args.latex],
                         suites=[str(s) for s in args.suite], model=args.model, no_gate=args.no_gate,

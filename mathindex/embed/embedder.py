@@ -158,6 +158,7 @@ class SentenceTransformerEmbedder:
     int8: bool = False  # Linear layers in int8 (quantise_int8); the name gets "+int8", so vectors never mix
     bf16: bool = False  # torch with bf16 autocast (`_forward`); the name gets "+bf16"; the backend is torch
     backend: str = "torch"  # "onnx": onnxruntime when its export passed the self-check (else torch)
+    threads: int = 0  # intra-op threads of an onnx run in this process (0: torch's thread count)
     onnx_dir: str | Path | None = None  # where ONNX exports are cached (None: onnx.default_root())
     name: str = field(default="", init=False)
     revision: str = field(default="", init=False)
@@ -273,7 +274,7 @@ class SentenceTransformerEmbedder:
             return forward(self.model, self.model.tokenizer, encoded, idx, self.model.device, self.bf16)
         import torch  # heavy, optional: loaded already by the model this embedder holds
 
-        threads = torch.get_num_threads()
+        threads = self.threads or torch.get_num_threads()
         if self._session is None or self._session[0] != threads:
             self._session = (threads, onnx.session(self.onnx_file, threads))
         return onnx.run(self._session[1], self._feeds(encoded, idx))

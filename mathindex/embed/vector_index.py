@@ -370,18 +370,25 @@ def content_key(texts: pa.Table, info: dict, index_options: dict) -> str:
     return h.hexdigest()
 
 
+def reusable(previous: Path | None, key: str) -> bool:
+    """Whether the index directory `previous` was built with content key `key` and has its files
+    (what `reuse_index` links)."""
+    if previous is None:
+        return False
+    try:
+        if json.loads((Path(previous) / SIDECAR_FILE).read_text()).get("content_key") != key:
+            return False
+    except (OSError, ValueError):
+        return False
+    return all((Path(previous) / f).is_file() for f in (INDEX_FILE, IDS_FILE))
+
+
 def reuse_index(previous: Path, key: str, out_dir: Path) -> bool:
     """Link (or copy) the index files of `previous` into `out_dir` when its sidecar has content key
     `key`; False (nothing written) otherwise. Published files are never modified in place (every
     write is a temporary renamed over), so hard links are safe; the caller checks the files against
     their release's manifest first (`tasks.embed.reusable_index`), so damage is never linked on."""
-    side = Path(previous) / SIDECAR_FILE
-    try:
-        if json.loads(side.read_text()).get("content_key") != key:
-            return False
-    except (OSError, ValueError):
-        return False
-    if not all((Path(previous) / f).is_file() for f in (INDEX_FILE, IDS_FILE)):
+    if not reusable(previous, key):
         return False
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

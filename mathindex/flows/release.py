@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -27,16 +28,19 @@ from mathindex.store.layout import ReleaseLayout, RootLayout, check_output_root
 from mathindex.store.prune import check_keep
 from mathindex.store.releases import building, published_release, unique_release_id
 from mathindex.tasks.bench import baseline_metrics, gate_release, run_benchmarks
-from mathindex.tasks.embed import build_embedding_texts, embed_and_index
+from mathindex.tasks.embed import (build_embedding_texts, embed_and_index, embed_in_shards, embedder_spec,
+                                   load_release_embedder, shard_texts)
 from mathindex.tasks.extract import extract_latex, extract_lean, merge_extractions
 from mathindex.tasks.formal import formal_index
 from mathindex.tasks.formulas import build_formula_index, collect_formulas, parse_formulas
 from mathindex.tasks.informalise import informalise_declarations, timeout_s
 from mathindex.tasks.premises import premise_index
 from mathindex.tasks.search_index import lexical_index, nodes_table
+from mathindex.tasks.shards import runner_is_local
 from mathindex.tasks.store import database_started, write_database, write_tables
 
 SYMPY_BUDGET_S = 2.0
+DASK_ADDRESS_ENV = "MATHINDEX_DASK_ADDRESS"  # the scheduler a deployment's flow runs submit their tasks to
 STAGES = ["pin", "extract", "informalise", "embed", "formulas", "formal index", "search index", "tables", "premises",
           "bench", "store", "publish"]
 
@@ -102,8 +106,12 @@ def release_flow(
             with progress.stage("embed"):
                 if texts is None:
                     texts = build_embedding_texts(ex.declarations, informal, ex.statements, ex.descriptions, cache)
+                spec = embedder_spec(embedding_model, cache, embed_precision, local=runner_is_local())
+                embedder = load_release_embedder(spec)
+                sharded = embed_in_shards(texts, embedder, spec, cache, published_release(root), shard_texts())
                 vector = embed_and_index(texts, embedding_model, staging, cache, published_release(root),
-                                         precision=embed_precision)
+                                         precision=embed_precision, embedder=embedder, sharded=sharded,
+                                         runner="local" if runner_is_local() else "dask")
             with progress.stage("formulas"):
                 formulas = collect_formulas(ex.formulas, ex.declarations)
                 trees, formula_errors = parse_formulas(formulas, SYMPY_BUDGET_S, cache)
@@ -150,6 +158,22 @@ def release_flow(
                 prune_after_publish(root, keep, outcome)
     publish_artifacts(outcome)
     return final_state(outcome)
+
+
+def cluster_runner(address: str | None = None):
+    """prefect-dask's task runner on the Dask scheduler at `address`, else at $MATHINDEX_DASK_ADDRESS
+    (how a deployment's job variables point the nightly at a cluster: docs/cluster.md); None when
+    neither is given (the flow's own thread pool)."""
+    address = address or os.environ.get(DASK_ADDRESS_ENV)
+    if not address:
+        return None
+    from prefect_dask import DaskTaskRunner  # heavy, optional: loads dask.distributed (~0.3 s), for a cluster only
+
+    return DaskTaskRunner(address=address)
+
+
+if (_runner := cluster_runner()) is not None:  # a deployment's flow run, its job variables naming a scheduler
+    release_flow = release_flow.with_options(task_runner=_runner)
 
 
 def resolve_inputs(sources_file: str | None, lean: list[str], latex: list[str], suites: list[str]):

@@ -268,7 +268,8 @@ class EmbedderInfo(_Recorded):
 class EmbeddingRun(_Figures):
     """`vector_index.embedding`: what the embed stage did (`embed.embedder.EmbedStats`, the backend
     that ran, the precision, and `renderings`: the informal renderings it embedded into the cache,
-    `search.informal.embed_renderings`'s counts)."""
+    `search.informal.embed_renderings`'s counts; `shards`: the content-keyed shards that embedded the
+    missing texts first, `tasks.embed.embed_in_shards`, and the `runner` that ran them)."""
 
     rows: int | None = None
     distinct: int | None = None
@@ -281,6 +282,8 @@ class EmbeddingRun(_Figures):
     backend: str | None = None
     precision: str | None = None
     renderings: dict[str, Number] | None = None  # the informal channel's renderings embedded into the cache
+    shards: dict[str, Number] | None = None  # the shards run before: count, texts, seconds (summed), lost runs
+    runner: str | None = None  # what ran the shards: local (the flow's thread pool) or dask
 
 
 class IndexUpdate(_Figures):

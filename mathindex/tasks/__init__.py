@@ -6,8 +6,9 @@ input caching is off (`NO_CACHE`) and results are not persisted.
 Every task the flow calls directly has a timeout (`stage`: HOUR_S unless it says more; each is
 several times what the stage took on whole Mathlib + Stacks), so that a hung stage ends the run
 Failed instead of holding a nightly's root lock for ever: the flow runs them on its main thread,
-where Prefect's timeout interrupts them. Only the extractions (`io_stage`) read from outside the
-process and run on the task runner's threads or Dask workers; they retry, only on transient errors
+where Prefect's timeout interrupts them. Only the extractions and the embed shards (`io_stage`)
+run on the task runner's threads or Dask workers, through the root's shared cache (`tasks.shards`
+runs a stage's shards); they retry, only on transient errors
 (`is_transient`), and have no Prefect timeout (off the main thread it cannot interrupt a blocked
 call, and Prefect warns at every run); the extractors bound each file themselves. See
 docs/contracts.md, "Deployments, retries and timeouts".

@@ -3,6 +3,8 @@ FAISS int8 HNSW index over them, and the informal channel's rendering vectors (i
 
 from __future__ import annotations
 
+import hashlib
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -13,16 +15,18 @@ from prefect.logging import get_run_logger
 from mathindex.cache.codes import EMBEDDING_TEXTS
 from mathindex.cache.stages import StageCache
 from mathindex.embed.channel import VectorChannel, query_embedder
-from mathindex.embed.embedder import EMBED_BACKEND, SentenceTransformerEmbedder, onnx_dir_for, query_encoding
+from mathindex.embed.embedder import EMBED_BACKEND, EmbeddingCache, SentenceTransformerEmbedder, onnx_dir_for, query_encoding
 from mathindex.embed.models import ModelPin
+from mathindex.embed.shards import SHARD_TEXTS, EmbedderSpec, EmbedShard, ShardDone, embed_shard, load_embedder, missing_texts, plan_shards
 from mathindex.embed.texts import EMBEDDED_FACETS, embedded_texts, embedding_texts
-from mathindex.embed.vector_index import INDEX_FILES, TRUTH_FILE, VectorIndex
+from mathindex.embed.vector_index import INDEX_FILES, TRUTH_FILE, VectorIndex, content_key, embedder_info, reusable
 from mathindex.embed.vector_index import embed_and_index as embed_and_build
 from mathindex.schemas.embed import EMBEDDING_TEXTS as TEXTS_SCHEMA
 from mathindex.search.informal import embed_renderings, rendering_texts
 from mathindex.store.integrity import verify_release
 from mathindex.store.layout import ReleaseLayout
-from mathindex.tasks import HOUR_S, stage
+from mathindex.tasks import HOUR_S, io_stage, stage
+from mathindex.tasks.shards import run_shards
 
 
 @dataclass(frozen=True)
@@ -53,10 +57,93 @@ def build_embedding_texts(declarations: pa.Table, informalisations: pa.Table, st
     return table
 
 
+def shard_texts(default: int = SHARD_TEXTS) -> int:
+    """Texts an embed shard: $MATHINDEX_EMBED_SHARD_TEXTS when set (smaller shards spread a small
+    corpus over more workers; the tests use it), else `default`."""
+    raw = os.environ.get("MATHINDEX_EMBED_SHARD_TEXTS", "")
+    if raw and (not raw.isdigit() or int(raw) < 1):
+        raise ValueError(f"MATHINDEX_EMBED_SHARD_TEXTS must be a positive integer, not {raw!r}")
+    return int(raw) if raw else default
+
+
+@dataclass(frozen=True)
+class ShardPlan:
+    """What the embed stage must embed before its index, as content-keyed shards; how many of the
+    index's distinct texts and of the renderings' (not among them) the cache lacked; the last
+    release's index when it may be reused or updated (`reusable_index`)."""
+
+    shards: list[EmbedShard] = field(repr=False)
+    index_missing: int
+    renderings_missing: int
+    last: Path | None
+
+
+def embedder_spec(model: ModelPin, cache_dir: Path, precision: str, local: bool,
+                  backend: str = EMBED_BACKEND) -> EmbedderSpec:
+    """How every process loads the release's embedder, each embedding in its own process. `local`
+    (the flow's thread pool runs the shards): one shard a core at a time, each on one ONNX thread;
+    the embedder's process pool (one shard at a time, a single-threaded worker per core) was no
+    faster: 95 s against 82 s wall, 37 s against 37 s CPU for 3,000 whole-Mathlib texts, and 8.8 s
+    against 5.1 s for the sample's 486 (bench/embed_runner.py, 2-core Xeon with AMX, loaded). On
+    Dask each worker uses torch's thread count (OMP_NUM_THREADS)."""
+    return EmbedderSpec(None if model.path is None else str(model.path), backend, str(onnx_dir_for(cache_dir)),
+                        int8=precision == "int8", bf16=precision == "bf16", workers=1, threads=1 if local else 0)
+
+
+@stage(name="load_embedder")
+def load_release_embedder(spec: EmbedderSpec) -> SentenceTransformerEmbedder:
+    """The release's embedder in the flow process (`embed.shards.load_embedder`: once per process)."""
+    return load_embedder(spec)
+
+
+@stage(name="plan_embed_shards")
+def plan_embed_shards(texts: pa.Table, embedder, cache_dir: Path, previous: Path | None = None,
+                      shard_texts: int = SHARD_TEXTS, spread: int = 1) -> ShardPlan:
+    """The distinct texts the embedding cache lacks, as shards (at least `spread` of them): the
+    index's embedded facets (none when the last release's index is reused as it is) and the informal
+    renderings the channel ranks by (`warm_renderings`) when the index's embedder encodes them (not bf16)."""
+    last = reusable_index(previous)
+    cache = EmbeddingCache(cache_dir, embedder.name, embedder.revision, embedder.dim)
+    index_texts = embedded_texts(texts).sort_by("text_id")
+    parts = []
+    if not reusable(last, content_key(index_texts, embedder_info(embedder), {})):
+        parts.append(pa.table({"text": index_texts.column("text").cast(pa.string()),
+                               "sha256": index_texts.column("sha256").cast(pa.string())}))
+    index_missing = len(missing_texts(parts[0], cache)[0]) if parts else 0
+    if not getattr(embedder, "bf16", False):
+        renderings = rendering_texts(pl.from_arrow(texts.select(["name", "facet", "text"]))).get_column("text")
+        shas = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in renderings.to_list()]
+        parts.append(pa.table({"text": renderings.to_arrow().cast(pa.string()), "sha256": pa.array(shas, pa.string())}))
+    empty = pa.table({"text": pa.array([], pa.string()), "sha256": pa.array([], pa.string())})
+    keys, todo = missing_texts(pa.concat_tables(parts) if parts else empty, cache)
+    return ShardPlan(plan_shards(keys, todo, shard_texts, spread), index_missing, len(keys) - index_missing, last)
+
+
+embed_shard_task = io_stage(name="embed_shard", task_run_name="embed-shard-{shard.index}")(embed_shard)
+
+
+def embed_in_shards(texts: pa.Table, embedder, spec: EmbedderSpec, cache_dir: Path, previous: Path | None = None,
+                    shard_texts: int = SHARD_TEXTS) -> tuple[ShardPlan, list[ShardDone]]:
+    """Embeds what the cache lacks (`plan_embed_shards`) as tasks through the flow's task runner, one
+    a shard, into the root's embedding cache (`embed.shards.embed_shard`): locally (`spec` on one
+    thread) a shard a core at a time, on Dask all at once. The index is then built from the cache
+    alone; the flow's embedder gets torch's thread count back for the stages after."""
+    local = spec.threads == 1
+    cores = os.cpu_count() or 1
+    plan = plan_embed_shards(texts, embedder, cache_dir, previous, shard_texts, cores if local else 1)
+    try:
+        done = run_shards(embed_shard_task, plan.shards, "embed", cores if local else None,
+                          spec=spec.named(embedder), cache_dir=cache_dir)
+    finally:
+        embedder.threads = 0
+    return plan, done
+
+
 @stage(name="embed_and_index", timeout_seconds=8 * HOUR_S)
 def embed_and_index(
     texts: pa.Table, model: ModelPin, release_dir: Path, cache_dir: Path, previous: Path | None = None,
-    backend: str = EMBED_BACKEND, precision: str = "fp32",
+    backend: str = EMBED_BACKEND, precision: str = "fp32", embedder: SentenceTransformerEmbedder | None = None,
+    sharded: tuple[ShardPlan, list[ShardDone]] | None = None, runner: str = "local",
 ) -> VectorBuild:
     """Embeds every text (cache hits cost nothing) with the pinned model (`embed.models.pin_model`:
     the bundled one, or an entry of the root's models directory) and writes `vector/` into the
@@ -67,11 +154,14 @@ def embed_and_index(
     embedding stats (with the backend that ran: `backend`, or torch when ONNX fell back): a VectorBuild. ONNX
     exports are cached under `cache_dir/onnx`, or $MATHINDEX_ONNX_DIR when set (one export for
     many roots: the tests share one). `precision` bf16 or int8 embeds with that model
-    (`embed.embedder.PRECISIONS`)."""
-    embedder = SentenceTransformerEmbedder(None if model.path is None else str(model.path), backend=backend,
-                                           onnx_dir=onnx_dir_for(cache_dir), int8=precision == "int8",
-                                           bf16=precision == "bf16")
-    last = reusable_index(previous)
+    (`embed.embedder.PRECISIONS`). `embedder` and `sharded`: the release flow's, which embedded the
+    missing texts first (`embed_in_shards`), so the index reads every vector from the cache; the
+    manifest counts the shards' texts as embedded by this run (`runner` ran them)."""
+    if embedder is None:
+        embedder = SentenceTransformerEmbedder(None if model.path is None else str(model.path), backend=backend,
+                                               onnx_dir=onnx_dir_for(cache_dir), int8=precision == "int8",
+                                               bf16=precision == "bf16")
+    last = sharded[0].last if sharded is not None else reusable_index(previous)
     # only the embedded facets (texts.EMBEDDED_FACETS); the lexical index still reads every facet
     index, stats = embed_and_build(embedded_texts(texts), embedder, cache_dir, ReleaseLayout(release_dir).vector, last)
     if embedder.backend == "onnx" and precision == "fp32":
@@ -85,7 +175,21 @@ def embed_and_index(
     index_info = {**info, "model": model.reference, "facets": list(EMBEDDED_FACETS)}
     channel = built_channel(texts, release_dir, embedder, model, cache_dir)
     embedding["renderings"] = warm_renderings(texts, channel, cache_dir)
+    if sharded is not None:
+        fold_shards(embedding, *sharded, runner)
     return VectorBuild(embedder=embedder.info(), index=index_info, embedding=embedding, channel=channel)
+
+
+def fold_shards(embedding: dict, plan: ShardPlan, done: list[ShardDone], runner: str) -> None:
+    """The embedding figures as if the stage had embedded the shards' texts itself: those the index
+    and the renderings found in the cache were embedded by this run's shards."""
+    embedding["embedded"] += plan.index_missing
+    embedding["cached"] -= plan.index_missing
+    embedding["renderings"]["embedded"] += plan.renderings_missing
+    embedding["renderings"]["cached"] -= plan.renderings_missing
+    embedding["shards"] = {"count": len(done), "texts": sum(len(s.texts) for s in plan.shards),
+                           "seconds": round(sum(d.seconds for d in done), 3), "lost_runs": sum(len(d.lost) for d in done)}
+    embedding["runner"] = runner
 
 
 def warm_renderings(texts: pa.Table, channel: VectorChannel, cache_dir: Path) -> dict:

@@ -1,0 +1,52 @@
+"""Content-keyed shards of a stage through the flow's task runner (the thread pool locally,
+prefect-dask on a cluster): submitted a window at a time, gathered in shard order, so what the
+stage makes of them never depends on how many workers ran or which finished first. A shard whose
+worker was lost is run again and the flow's log names it: Dask's own rescheduling (the shard's
+result names the lost run, `cache.shards.RunMarks`), or a resubmission here when the future failed
+with a transient error (`tasks.is_transient`: a KilledWorker once Dask gave up on it)."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from prefect.context import FlowRunContext
+from prefect.logging import get_run_logger
+from prefect.task_runners import ThreadPoolTaskRunner
+
+from mathindex.tasks import RETRY_DELAYS_S, is_transient
+
+
+def runner_is_local() -> bool:
+    """Whether the running flow's tasks run on its own thread pool (not on Dask workers)."""
+    ctx = FlowRunContext.get()
+    return ctx is None or isinstance(ctx.task_runner, ThreadPoolTaskRunner)
+
+
+def run_shards(task, shards: list, label: str, window: int | None = None, **params: Any) -> list:
+    """`task.submit(shard, **params)` for each shard (each has `index` and `key`), at most `window`
+    in flight (None: all at once); the results in shard order. A shard lost with its worker is
+    submitted again, up to len(RETRY_DELAYS_S) times; any other error is raised."""
+    log = get_run_logger()
+    results: list = [None] * len(shards)
+    todo, in_flight, retries = deque(range(len(shards))), deque(), [0] * len(shards)
+    while todo or in_flight:
+        while todo and (window is None or len(in_flight) < window):
+            i = todo.popleft()
+            in_flight.append((i, task.submit(shards[i], **params)))
+        i, future = in_flight.popleft()
+        try:
+            results[i] = future.result()
+        except Exception as exc:  # noqa: BLE001 - a transient loss is retried, anything else raised as it is
+            if not is_transient(exc) or retries[i] >= len(RETRY_DELAYS_S):
+                raise
+            retries[i] += 1
+            log.warning("%s shard %d of %d (%s) lost (%s: %s); retry %d of %d", label, i + 1, len(shards),
+                        shards[i].key, type(exc).__name__, str(exc).splitlines()[0][:200] if str(exc) else "",
+                        retries[i], len(RETRY_DELAYS_S))
+            todo.appendleft(i)
+            continue
+        if getattr(results[i], "lost", ()):
+            log.warning("%s shard %d of %d (%s): its run on %s was lost; retried on %s", label, i + 1,
+                        len(shards), shards[i].key, ", ".join(results[i].lost), results[i].worker)
+    return results

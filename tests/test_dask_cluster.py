@@ -1,0 +1,165 @@
+"""The release on a real Dask cluster (issue 32): a `dask scheduler` and two `dask worker` processes
+on 127.0.0.1, started here and always torn down. The sample release built through them is
+byte-identical to the local runner's (but for the files that record the run), and so is one whose
+worker is killed in the middle of the embed stage: the lost shard runs again on the other worker,
+and the flow's log names it."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, NamedTuple
+
+import pytest
+
+from bench.release_diff import RECORDS_THE_RUN, compare
+from mathindex.cache.layout import CacheLayout
+from mathindex.cli import main
+from mathindex.store.integrity import read_manifest
+from mathindex.store.layout import RootLayout
+from mathindex.store.releases import published_release
+
+pytestmark = pytest.mark.e2e
+REPO = Path(__file__).resolve().parent.parent
+START_S = 60  # the scheduler and both workers up
+SHARD_TEXTS = "100"  # the sample's 740 texts to embed as 8 shards, spread over both workers
+
+
+class Cluster(NamedTuple):
+    address: str
+    workers: list[subprocess.Popen]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(timeout=15)
+
+
+@contextmanager
+def dask_cluster(logs: Path) -> Iterator[Cluster]:
+    """A scheduler and two single-threaded workers without nannies (a killed worker stays dead),
+    each a subprocess importing this checkout; stopped on the way out, whatever happened."""
+    from distributed import Client  # heavy, optional: dask.distributed, needed by this test's client only
+
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    logs.mkdir(parents=True, exist_ok=True)
+    dask = [sys.executable, "-m", "dask"]
+    procs = [subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1],
+                               "--no-dashboard"], env=env, stdout=subprocess.DEVNULL,
+                              stderr=(logs / "scheduler.log").open("wb"))]
+    try:
+        for i in range(2):
+            procs.append(subprocess.Popen([*dask, "worker", address, "--nthreads", "1", "--no-nanny",
+                                           "--no-dashboard", "--host", "127.0.0.1", "--name", f"w{i}"],
+                                          env=env, stdout=subprocess.DEVNULL,
+                                          stderr=(logs / f"worker{i}.log").open("wb")))
+        with Client(address, timeout=START_S) as client:
+            client.wait_for_workers(2, timeout=START_S)
+        yield Cluster(address, procs[1:])
+    finally:
+        _stop(procs)
+
+
+def _seeded_root(sample_root: Path, root: Path) -> Path:
+    """A new root with the sample root's caches, less the embeddings (hard links): every vector is
+    embedded again, by the cluster's workers, and the other stages are not paid for twice."""
+    src, dst = RootLayout(sample_root).cache, RootLayout(root).cache
+    dst.mkdir(parents=True)
+    for entry in src.iterdir():
+        if entry.name != CacheLayout.EMBEDDINGS:
+            subprocess.run(["cp", "-al", str(entry), str(dst / entry.name)], check=True)
+    return root
+
+
+def _the_release(root: Path) -> Path:
+    (release,) = [p for p in RootLayout(root).releases.iterdir() if not p.name.startswith(".")]
+    return release
+
+
+def _assert_same_bytes(local: Path, cluster: Path) -> None:
+    same, diff, only_a, only_b = compare(local, cluster)
+    data = [d for d in diff if not d.endswith(RECORDS_THE_RUN)]
+    assert (data, only_a, only_b) == ([], [], []) and len(same) > 40
+
+
+def test_the_sample_release_on_a_two_worker_cluster_is_byte_identical(sample_release_root, tmp_path, monkeypatch):
+    monkeypatch.setenv("MATHINDEX_EMBED_SHARD_TEXTS", SHARD_TEXTS)
+    root = _seeded_root(sample_release_root, tmp_path / "root")
+    with dask_cluster(tmp_path / "logs") as cluster:
+        code = main(["release", "--out", str(root), "--runner", "dask", "--dask-address", cluster.address])
+        assert code == 0
+        assert all(w.poll() is None for w in cluster.workers)
+    release = _the_release(root)
+    _assert_same_bytes(published_release(sample_release_root), release)
+    embedding = read_manifest(release).vector_index.embedding
+    assert embedding.runner == "dask" and embedding.shards["count"] == 8 and embedding.shards["lost_runs"] == 0
+    # the shards really ran on the workers: each left the model's vectors in the shared cache
+    assert embedding.embedded == 486 and embedding.cached == 0
+
+
+class _Killer(threading.Thread):
+    """Kills the first worker that marks a run of an embed shard in the root's cache (`RunMarks`):
+    the worker dies in the middle of that shard (its first: while it loads the embedder)."""
+
+    def __init__(self, cache: Path, workers: list[subprocess.Popen], timeout_s: float = 300):
+        super().__init__(daemon=True)
+        self.cache, self.workers, self.timeout_s = cache, {w.pid: w for w in workers}, timeout_s
+        self.killed: tuple[str, int] | None = None
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        end = time.monotonic() + self.timeout_s
+        while not self.stop.is_set() and time.monotonic() < end:
+            for mark in self.cache.glob("embeddings/*/.run-*"):
+                pid = int(mark.name.rsplit("-", 1)[1])
+                if pid in self.workers:
+                    os.kill(pid, signal.SIGKILL)
+                    self.workers[pid].wait(timeout=30)
+                    self.killed = (mark.name.split("-")[1], pid)
+                    return
+            time.sleep(0.01)
+
+
+def test_a_worker_killed_in_the_embed_stage_costs_a_retry_not_the_bytes(sample_release_root, tmp_path, monkeypatch,
+                                                                         caplog):
+    monkeypatch.setenv("MATHINDEX_EMBED_SHARD_TEXTS", SHARD_TEXTS)
+    root = _seeded_root(sample_release_root, tmp_path / "root")
+    with dask_cluster(tmp_path / "logs") as cluster:
+        killer = _Killer(RootLayout(root).cache, cluster.workers)
+        killer.start()
+        try:
+            with caplog.at_level(logging.WARNING):
+                code = main(["release", "--out", str(root), "--runner", "dask", "--dask-address", cluster.address])
+        finally:
+            killer.stop.set()
+            killer.join(timeout=10)
+        assert code == 0
+        assert killer.killed is not None, "no worker marked an embed shard"
+        assert sum(w.poll() is None for w in cluster.workers) == 1
+    key, pid = killer.killed
+    lost = [r.getMessage() for r in caplog.records if f"({key})" in r.getMessage()]
+    assert any(f"-{pid} was lost; retried on" in m for m in lost), caplog.text[-3000:]
+    _assert_same_bytes(published_release(sample_release_root), _the_release(root))
+    assert read_manifest(_the_release(root)).vector_index.embedding.shards["lost_runs"] >= 1
