@@ -7,8 +7,10 @@ head, `y:` a hypothesis's head, `e:` the conclusion's shape (equal up to renamin
 from __future__ import annotations
 
 import hashlib
+from functools import cached_property
 
 from mathindex.formal.normal import head, shape_key
+from mathindex.lookups import ByLast
 
 # Notation the grammar turns into operators, as the Lean constants Loogle would name.
 NOTATION = {
@@ -151,11 +153,25 @@ class ConstantResolver:
     `Real.sqrt_le` is `Real.sqrt`), then the root, the notation defaults, the namespaces of the
     types its statement names (`card` beside `Finset` is `Finset.card`), then a unique name."""
 
-    def __init__(self, names: list[str]):
+    def __init__(self, names: list[str], lazy: bool = False):
+        """`lazy` (a query-time ranker, which resolves a goal's few leaves): the names by last
+        component are one sorted index (`lookups.ByLast`, 0.15 s over whole Mathlib against 0.4 s
+        for the dict), made at the first leaf that needs it; else a dict made now (the build
+        resolves millions of leaves)."""
         self.full = set(names)
-        self.by_last: dict[str, list[str]] = {}
-        for n in names:
-            self.by_last.setdefault(n.rsplit(".", 1)[-1], []).append(n)
+        self._names, self._lazy = names, lazy
+        if not lazy:
+            _ = self.by_last
+
+    @cached_property
+    def by_last(self) -> dict[str, list[str]] | ByLast:
+        """Last name component -> the names that end in it, in order."""
+        if self._lazy:
+            return ByLast(self._names)
+        table: dict[str, list[str]] = {}
+        for n in self._names:
+            table.setdefault(n.rsplit(".", 1)[-1], []).append(n)
+        return table
 
     def constants(self, decl_name: str, symbols: set[str], named: list[str]) -> set[str]:
         out = set(named)

@@ -104,7 +104,7 @@ class ServedRelease:
         self._node_ids = nodes.column("node_id")
         self._corpora = nodes.column("corpus")
         self._node_cols = {c: self.engine.nodes.column(c) for c in ("kind", "title", "file", "line")}
-        self._row_of = {n: i for i, n in enumerate(self.engine.node_names)}
+        self._row_of = self.engine.row_of
         self._corpus_roots = {c.name: Path(c.path) for c in self.manifest.corpora if c.path}
         self._db = _open_duckdb(ReleaseLayout(path).duckdb)
         self._db_lock = threading.Lock()
