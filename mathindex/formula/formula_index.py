@@ -230,6 +230,18 @@ class FormulaIndex:
             w.start()
             return w.ready(timeout_s)
 
+    def asks_canonical(self, query_latex: str, skip_variables: bool = False) -> bool:
+        """Whether searching `query_latex` asks SymPy for a canonical key (as `_search_piece` does: a
+        piece that parses whole into a tree SymPy can build), so that waiting for the worker
+        (`wait_ready`) can change the answer."""
+        if not self.canonical or self.n_groups == 0:
+            return False
+        for text, lean in query_pieces(query_latex):
+            tree, _parser, status, _reason = analyse(text, lean=lean)
+            if not (skip_variables and tree[0] in ("#v", "#n")) and status == "ok" and canon.to_spec(tree) is not None:
+                return True
+        return False
+
     # -- search --------------------------------------------------------------------------------
 
     def search(self, query_latex: str, k: int = 10, skip_variables: bool = False) -> list[tuple[str, float]]:

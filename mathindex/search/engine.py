@@ -183,8 +183,7 @@ class SearchEngine:
 
     def _ask(self, query: str) -> tuple[Query, dict[str, list[tuple[str, float]]]]:
         """`channel_hits`, with the Query the channels saw (and left their vector and coverage in)."""
-        if self.macros is not None and "\\" in query:  # typed with a LaTeX corpus's macros: as its statements
-            query = expand_query(self.macros, query)
+        query = self.expanded(query)
         results: dict[str, list[tuple[str, float]]] = {}
         latex = looks_like_formula(query) and not looks_like_lean(query)  # Lean queries name constants already
         asked = Query(query, query_kind(query), latex, runs_formula_channel(query),
@@ -195,6 +194,10 @@ class SearchEngine:
             if hits is not None:
                 results[kind.name] = hits
         return asked, results
+
+    def expanded(self, query: str) -> str:
+        """The query as the channels see it: typed with a LaTeX corpus's macros, as its statements."""
+        return expand_query(self.macros, query) if self.macros is not None and "\\" in query else query
 
     def search(self, query: str, k: int = 10) -> SearchResult:
         """The ranked hits, with how well they match (`match`, and a `notice` for an identifier the
