@@ -6,10 +6,14 @@ whole Mathlib, on the 2-core machines. The CPU figure (user + system of the proc
 is the wall a quiet machine would see; the wall on a loaded one is larger.
 
     python -m bench.cli_latency RELEASE [--runs 5] [--query Q] [--goal G] [--baseline-checkout DIR]
+    python -m bench.cli_latency RELEASE --kinds all --baseline-checkout DIR [--runs 3]
 
 The baseline is this checkout's SearchEngine (`--old-path`, run by this script in a child process),
 or with --baseline-checkout DIR that checkout's own `python -m mathindex search` (its code first on
-PYTHONPATH).
+PYTHONPATH). `--kinds` (with --baseline-checkout) times one query of each named kind of KINDS
+(prose, a Lean name, a Lean statement, LaTeX, a formula, a Stacks tag, an unknown tag, a Loogle
+query through the fused search, `search --formal`, `premises`), each against the baseline, and
+ends with a table of them.
 """
 
 from __future__ import annotations
@@ -29,6 +33,19 @@ REPO = Path(__file__).resolve().parents[1]
 QUERY = "sum of totient over divisors"
 OLD_PATH = "--old-path"  # argv[1] of the baseline's child process
 GOAL, CONTEXT = "a * b ≤ a * c", "{a b c : ℕ} (h : b ≤ c)"
+# kind -> the CLI arguments after the release (`--kinds`): one query of each kind a user types
+KINDS: dict[str, list[str]] = {
+    "prose": ["search", QUERY],
+    "name": ["search", "Nat.Prime.two_le"],
+    "statement": ["search", "∀ n : ℕ, ∑ d ∈ n.divisors, φ d = n"],
+    "latex": ["search", r"\sum_{d|n} \varphi(d) = n"],
+    "formula": ["search", "a^2 + b^2 = c^2"],
+    "stacks-tag": ["search", "0BQX"],
+    "unknown-tag": ["search", "0BCD"],
+    "loogle": ["search", "Nat.totient, Nat.Prime"],
+    "formal": ["search", "--formal", "Nat.totient, Nat.Prime"],
+    "premises": ["premises", "--goal", GOAL, "--context", CONTEXT],
+}
 
 
 def cpu_model() -> str:
@@ -75,6 +92,20 @@ def commands(args: argparse.Namespace) -> dict[str, tuple[list[str], list[str]]]
     return out
 
 
+def kind_commands(args: argparse.Namespace) -> dict[str, tuple[list[str], list[str]]]:
+    """kind -> (this checkout's CLI, the baseline checkout's) for each kind of `--kinds`."""
+    kinds = list(KINDS) if args.kinds == "all" else args.kinds.split(",")
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise SystemExit(f"cli_latency: unknown kind {', '.join(unknown)}; known: {', '.join(KINDS)}")
+    out = {}
+    for kind in kinds:
+        verb, *rest = KINDS[kind]
+        argv = [verb, *rest[:-1], str(args.release), rest[-1]] if verb == "search" else [verb, str(args.release), *rest]
+        out[kind] = ([sys.executable, "-m", "mathindex", *argv], [sys.executable, "-P", "-m", "mathindex", *argv])
+    return out
+
+
 def old_path(verb: str, release: Path, text: str, context: str) -> None:
     """What `mathindex search` / `premises` ran before they used the server's path: SearchEngine
     with the full embedder (queries_only False), its describe, the premise ranker over it."""
@@ -105,26 +136,42 @@ def main() -> None:
     p.add_argument("--context", default=CONTEXT)
     p.add_argument("--verbs", default="search,premises", help="which commands to time (default: search,premises)")
     p.add_argument("--baseline-checkout", type=Path, help="another checkout whose `mathindex` is the baseline")
+    p.add_argument("--kinds", help=f"with --baseline-checkout: 'all' or a comma list of {', '.join(KINDS)}")
     args = p.parse_args()
+    if args.kinds and args.baseline_checkout is None:
+        p.error("--kinds needs --baseline-checkout")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     base_env = env if args.baseline_checkout is None else {**os.environ, "PYTHONPATH": str(args.baseline_checkout.resolve())}
     print(f"cpu: {cpu_model()}; load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"release: {args.release}; {args.runs} runs each, alternating; baseline: "
           f"{args.baseline_checkout or 'SearchEngine (the CLI before it used the served path)'}")
+    if args.kinds:
+        table = {kind: medians(new, old, env, base_env, args.runs) for kind, (new, old) in kind_commands(args).items()}
+        print(f"\n{'kind':<16} {'baseline wall':>13} {'cpu':>6} {'this wall':>10} {'cpu':>6}   (medians of {args.runs}, s)")
+        for kind, med in table.items():
+            print(f"{kind:<16} {med['old'][0]:>13.2f} {med['old'][1]:>6.2f} {med['new'][0]:>10.2f} {med['new'][1]:>6.2f}")
+        return
     for verb, (new, old) in commands(args).items():
         if verb not in args.verbs.split(","):
             continue
-        timed(new, env)  # one run first for each: the page cache and the root's exports, as after a first search
-        timed(old, base_env)
-        runs: dict[str, list[tuple[float, float]]] = {"new": [], "old": []}
-        for _ in range(args.runs):
-            runs["new"].append(timed(new, env))
-            runs["old"].append(timed(old, base_env))
-        med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in runs.items()}
+        med = medians(new, old, env, base_env, args.runs)
         print(f"{verb}, served path: wall {med['new'][0]:.2f} s, cpu {med['new'][1]:.2f} s (medians)")
         print(f"{verb}, SearchEngine (baseline): wall {med['old'][0]:.2f} s, cpu {med['old'][1]:.2f} s (medians)")
         print(f"{verb}, ratio baseline / served: wall {med['old'][0] / med['new'][0]:.1f}x, "
               f"cpu {med['old'][1] / med['new'][1]:.1f}x")
+
+
+def medians(new: list[str], old: list[str], env: dict[str, str], base_env: dict[str, str],
+            runs: int) -> dict[str, tuple[float, float]]:
+    """{"new"|"old": (median wall, median CPU)} of `runs` alternating runs of each, after one of each
+    first (the page cache and the root's exports, as after a first search)."""
+    timed(new, env)
+    timed(old, base_env)
+    got: dict[str, list[tuple[float, float]]] = {"new": [], "old": []}
+    for _ in range(runs):
+        got["new"].append(timed(new, env))
+        got["old"].append(timed(old, base_env))
+    return {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in got.items()}
 
 
 if __name__ == "__main__":

@@ -32,7 +32,8 @@ class ChannelContext:
     one), whether the embedder only encodes queries (a server), a symbol
     map file to use instead of the release's own, whether helper processes start as the channel
     opens (`preload`: the formula channel's SymPy worker; else at the first query that needs one),
-    and the channels opened before this one."""
+    whether the engine answers a query or two and goes (`lazy`: a channel then makes only what its
+    first queries read, not a table of every name), and the channels opened before this one."""
 
     release: Path
     names: list[str]
@@ -42,6 +43,7 @@ class ChannelContext:
     queries_only: bool = False
     symbols: Path | None = None
     preload: bool = True
+    lazy: bool = False
     opened: dict[str, Channel] = field(default_factory=dict)
 
     @property
@@ -96,22 +98,32 @@ class NamedRows:
     over (row id, score) arrays with no Python look-up per hit (a dict of 690 k text ids cost 0.7 ms
     a query for 600 neighbours on whole Mathlib, its entries out of cache). An id listed twice keeps
     its last name, as a dict would. Made in Arrow: on whole Mathlib (690 k ids, 300 k names) a dict of
-    positions and a Python sort took 0.9 s of a CLI search's CPU."""
+    positions and a Python sort took 0.9 s of a CLI search's CPU. With `lazy` (a one-query engine)
+    no name is ranked up front (the sorted distinct names took 0.4 s): `best` reads the names of
+    the rows it is asked about from the column and orders them itself, the same answer."""
 
-    def __init__(self, ids, names: list[str] | pa.Array | pa.ChunkedArray, shared: dict[str, str] | None = None):
+    def __init__(self, ids, names: list[str] | pa.Array | pa.ChunkedArray, shared: dict[str, str] | None = None,
+                 lazy: bool = False):
         """`names[i]` names `ids[i]`; `shared`: the engine's name objects (names.shared_names)."""
         ids = np.asarray(ids, dtype=np.int64)
         column = names if isinstance(names, (pa.Array, pa.ChunkedArray)) else pa.array(names, pa.string())
+        same = bool(len(ids)) and bool((np.diff(ids) > 0).all())  # ascending and distinct already (a release's text ids)
+        if same:
+            order = np.arange(len(ids))
+        else:
+            order = np.argsort(ids, kind="stable")
+            last = np.ones(len(ids), dtype=bool)  # of equal ids (adjacent once sorted, in table order) the last
+            last[:-1] = ids[order][1:] != ids[order][:-1]
+            order = order[last]
+        self.ids = ids[order]
+        self._column = (column if same else column.take(pa.array(order))) if lazy else None  # the name of ids[i]
+        if lazy:
+            return
         distinct = pc.unique(column)
         # a name's position is its rank: ties by name are ties by position. Arrow sorts strings by
         # their UTF-8 bytes, which is code point order, as `sorted` orders str
         distinct = distinct.take(pc.sort_indices(distinct))
         self.names = shared_names(distinct.to_pylist(), shared)
-        order = np.argsort(ids, kind="stable")
-        last = np.ones(len(ids), dtype=bool)  # of equal ids (adjacent once sorted, in table order) the last
-        last[:-1] = ids[order][1:] != ids[order][:-1]
-        order = order[last]
-        self.ids = ids[order]
         self.name = np.asarray(pc.index_in(column, value_set=distinct).to_numpy(zero_copy_only=False), dtype=np.int64)[order]
 
     def __len__(self) -> int:
@@ -126,7 +138,24 @@ class NamedRows:
         at = np.empty(len(ids), dtype=np.int64)
         at[ascending] = np.minimum(np.searchsorted(self.ids, ids[ascending]), len(self.ids) - 1)
         known = self.ids[at] == ids
+        if self._column is not None:
+            return _best_of_named(self._column.take(pa.array(at[known])).to_pylist(), scores[known].tolist(), k)
         return best_by_position(self.name[at[known]], scores[known], self.names, k)
+
+
+def _best_of_named(names: list[str], scores: list[float], k: int) -> list[tuple[str, float]]:
+    """`best_by_position` over the names themselves: best first, ties by name, then in input order
+    (-0.0 ties 0.0), each name at its first entry in that order."""
+    order = sorted(range(len(names)), key=lambda i: (-scores[i], names[i], i))
+    seen: set[str] = set()
+    out = []
+    for i in order:
+        if names[i] not in seen:
+            seen.add(names[i])
+            out.append((names[i], scores[i]))
+            if len(out) == k:
+                break
+    return out
 
 
 def best_by_position(name: np.ndarray, score: np.ndarray, names: list[str], k: int) -> list[tuple[str, float]]:

@@ -118,3 +118,25 @@ def test_documents_tokens_come_from_the_cache_on_a_rebuild(tmp_path, monkeypatch
     assert calls == ["a changed document about rings"]
     for f in FILES:
         assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "plain" / f).read_bytes(), f
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_files_read_without_bm25s_score_as_bm25s_does(tmp_path, seed):
+    """`Bm25Files` (what the lexical channel reads) against `bm25s.BM25.load(mmap=True)`: the same
+    float32 scores, bit for bit, for queries with repeated and unknown tokens."""
+    import numpy as np
+
+    from mathindex.search.bm25 import Bm25Files
+
+    documents = random_documents(150, seed)
+    build_lexical_index([f"n{i}" for i in range(len(documents))], documents, tmp_path / "lex")
+    ours, theirs = Bm25Files(tmp_path / "lex"), bm25s.BM25.load(str(tmp_path / "lex"), mmap=True)
+    assert ours.vocab_dict == theirs.vocab_dict
+    rng = random.Random(seed)
+    vocab = sorted(t for t in ours.vocab_dict if t)  # "" (bm25s's empty token) is past the matrix: both refuse it
+    for _ in range(40):
+        query = [rng.choice(vocab) for _ in range(rng.randint(1, 8))]
+        query += query[:2]
+        want = theirs.get_scores(query)
+        got = ours.get_scores(query + ["not-a-token"])
+        assert got.dtype == want.dtype and np.array_equal(got.view(np.uint32), want.view(np.uint32))

@@ -75,6 +75,8 @@ def test_a_query_never_imports_torch_sentence_transformers_or_prefect(root, argv
     assert run.stdout.strip()
     heavy = sorted(m for m in _imported(run.stderr) if m.split(".")[0] in HEAVY)
     assert heavy == [], heavy
+    if argv[0] == "search":  # what only a build or the premise ranker needs (0.2 s of a search's CPU)
+        assert not {"bm25s", "scipy.sparse"} & _imported(run.stderr)
 
 
 @pytest.fixture(scope="module")

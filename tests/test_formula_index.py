@@ -174,3 +174,19 @@ def test_postings_name_each_group_once_so_indexed_adds_sum_as_before(parsed, tmp
                 want[idx.post_doc[a:b]] += idx.post_w[a:b] * tokens.count(tok)
         got = dict(idx.search_groups(query, k=idx.n_groups, rescore=False))
         assert got == {g: round(float(want[g]), 6) for g in np.flatnonzero(want > 0).tolist()}
+
+
+def test_only_a_query_sympy_can_read_waits_for_the_worker(parsed, tmp_path: Path) -> None:
+    """`asks_canonical`: a query with a piece that parses whole into a tree SymPy builds asks for a
+    canonical key (so a one-query CLI waits for the worker); a name, a lone variable or a partial
+    parse does not (the worker cannot change its answer); an index without keys asks nothing."""
+    f, trees, _ = parsed
+    FormulaIndex.build(trees, f, tmp_path / "fx")
+    idx = FormulaIndex.open(tmp_path / "fx", preload=False)
+    assert idx.canonical
+    assert idx.asks_canonical(r"x + 2y = 3") and idx.asks_canonical("a^2 + b^2 = c^2")
+    assert idx.asks_canonical(r"the set $x + 2y = 3$ and $G$")  # one of its pieces
+    assert not idx.asks_canonical("Nat.Prime.two_le") and not idx.asks_canonical("_ * _ ≤ _ * _")
+    assert not idx.asks_canonical("$G$") and not idx.asks_canonical("$x$", skip_variables=True)
+    idx.canonical = {}
+    assert not idx.asks_canonical(r"x + 2y = 3")

@@ -14,7 +14,7 @@ PACKAGE = Path(mathindex.__file__).parent
 # it, matplotlib) or must load after the process set its threads (faiss reads OMP_NUM_THREADS once),
 # or is needed only on one path (the optional Dask runner, Prefect's temporary server).
 LAZY = ("torch", "sentence_transformers", "transformers", "sklearn", "onnx", "onnxruntime", "tokenizers",
-        "matplotlib", "faiss", "prefect_dask", "prefect.server", "huggingface_hub")
+        "matplotlib", "faiss", "prefect_dask", "prefect.server", "huggingface_hub", "bm25s")
 
 
 def _modules() -> list[Path]:

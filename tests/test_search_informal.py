@@ -251,3 +251,20 @@ def test_the_embed_stage_embeds_every_rendering_into_the_channels_store(tmp_path
                                 store=EmbeddingCache(tmp_path / "cache", emb.name, emb.revision, DIM))
     reranker.rerank(emb.encode(["sets"])[0], ["Group.comm", "Set.inter", "Ring.zero", "Tex.lemma", "Lonely"])
     assert reranker.stats["encoded"] == 0 and emb.encoded == ["sets"]
+
+
+def test_a_lazy_reranker_reads_only_the_names_asked_and_ranks_as_the_whole_table(tmp_path):
+    """`lazy` (a one-query engine): a name's rendering is read when first asked, with its glosses
+    cut as the eager channel cuts them (`Ring.zero` has one), so the texts and ranks are the same."""
+    query = WordsEmbedder().encode(["multiplication commutes"])[0]
+    asked = [["Set.inter", "Ring.zero", "Lonely", "Group.comm"], ["Ring.zero", "Nobody"], ["Lonely"]]
+    eager = InformalReranker(_texts(tmp_path), WordsEmbedder().encode)
+    lazy = InformalReranker(_texts(tmp_path), WordsEmbedder().encode, lazy=True)
+    assert lazy.has_renderings() and len(lazy) == 0  # nothing read yet
+    for names in asked:
+        assert lazy.rerank(query, names) == eager.rerank(query, names)
+    assert len(lazy) == 3 and all(lazy.text(n) == eager.text(n) for n in ["Group.comm", "Ring.zero", "Set.inter", "Lonely"])
+    assert "Uses" not in lazy.text("Ring.zero")
+    path = tmp_path / "none.parquet"
+    pq.write_table(pa.table({"name": ["A"], "facet": ["docstring"], "text": ["a"]}), path)
+    assert not InformalReranker(path, WordsEmbedder().encode, lazy=True).has_renderings()

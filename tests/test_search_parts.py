@@ -1,6 +1,7 @@
 """Fusion, identifier resolution and lexical tokens: the query-time pieces as plain functions."""
 
 import pyarrow as pa
+import pytest
 
 from mathindex.search.fusion import best_per_name, fuse
 from mathindex.search.identifier import IdentifierResolver
@@ -75,8 +76,14 @@ def test_named_rows_keep_each_names_best_as_best_per_name_does():
         want = best_per_name([(name_of[i], s) for i, s in zip(asked, scores.tolist()) if i in name_of])[:k]
         got = NamedRows(np.asarray(ids), names).best(np.asarray(asked, dtype=np.int64), scores, k)
         assert repr(got) == repr(want), (ids, names, asked, scores.tolist(), k)
-    assert NamedRows(np.asarray([7, 7]), ["first", "last"]).best(np.asarray([7]), np.asarray([1.0]), 5) == [("last", 1.0)]
-    assert NamedRows(np.zeros(0, dtype=np.int64), []).best(np.asarray([1]), np.asarray([1.0]), 5) == []
+        for ordered in (ids, sorted(set(ids))):  # the lazy rows, on ids as given and ascending distinct ones
+            want = best_per_name([(dict(zip(ordered, names))[i], s) for i, s in zip(asked, scores.tolist())
+                                  if i in ordered])[:k]
+            lazy = NamedRows(np.asarray(ordered), names[:len(ordered)], lazy=True)
+            assert repr(lazy.best(np.asarray(asked, dtype=np.int64), scores, k)) == repr(want), (ordered, asked, k)
+    for lazy in (False, True):
+        assert NamedRows(np.asarray([7, 7]), ["first", "last"], lazy=lazy).best(np.asarray([7]), np.asarray([1.0]), 5) == [("last", 1.0)]
+        assert NamedRows(np.zeros(0, dtype=np.int64), [], lazy=lazy).best(np.asarray([1]), np.asarray([1.0]), 5) == []
 
 
 def test_named_rows_order_names_as_python_does():
@@ -111,13 +118,28 @@ def test_channel_ranks_are_fused_scores_ranks_read_on_demand():
     assert "d" in lazy and lazy["d"] == {"parent": 1} and lazy["b"] == {"lexical": 2, "embedding": 2, "parent": 2}
 
 
-def test_identifier_resolver():
-    r = IdentifierResolver(["Nat.Prime.two_le", "Foo.two_le", "0BQX"], [[], [], ["lemma-foo", "0BQX"]])
-    assert r.resolve("Nat.Prime.two_le") == ["Nat.Prime.two_le"]
-    assert r.resolve("two_le") == ["Foo.two_le", "Nat.Prime.two_le"]
-    assert r.resolve("tag 0bqx") == ["0BQX"]
-    assert r.resolve("lemma-foo") == ["0BQX"]
-    assert r.resolve("a prime is at least two") == []
+@pytest.mark.parametrize("lazy", [False, True])
+def test_identifier_resolver(lazy):
+    aliases = pa.array([[], [], ["lemma-foo", "0BQX"]], pa.list_(pa.string()))
+    for given in ([[], [], ["lemma-foo", "0BQX"]], aliases):
+        r = IdentifierResolver(["Nat.Prime.two_le", "Foo.two_le", "0BQX"], given, lazy=lazy)
+        assert r.resolve("Nat.Prime.two_le") == ["Nat.Prime.two_le"]
+        assert r.resolve("two_le") == ["Foo.two_le", "Nat.Prime.two_le"]
+        assert r.resolve("tag 0bqx") == ["0BQX"]
+        assert r.resolve("lemma-foo") == ["0BQX"]
+        assert r.resolve("a prime is at least two") == []
+
+
+def test_a_lazy_resolver_answers_as_the_tables_do():
+    """Arrow scans (`lazy`) against the tables, on names with aliases, dotted suffixes, cases, a
+    Kelvin sign (it lowercases to `k`) and names listed twice."""
+    names = ["Nat.Prime.two_le", "Foo.two_le", "two_le", "Order.Lattice", "Lattice", "lattice_thing", "Nat.Prime",
+             "X.\u212aey", "X.key", "Lattice", "0BQX", "Fundamental.FundamentalGroupoid", "a.b.c", "b.c"]
+    aliases = [[], ["ftl"], [], [], ["lat"], [], [], [], [], [], ["lemma-foo", "0BQX"], [], [], ["ftl"]]
+    eager, lazy = IdentifierResolver(names, aliases), IdentifierResolver(names, aliases, lazy=True)
+    for q in ["two_le", "Prime.two_le", "lattice", "Lattice", "key", "KEY", "ftl", "0bqx", "tag 0BQX", "lemma-foo", "c",
+              "b.c", "fundamental groupoid", "lattice thing", "prime", "nothing here", "Nat.Prime", "_root_.Nat.Prime"]:
+        assert lazy.resolve(q) == eager.resolve(q), q
 
 
 def _statements():

@@ -60,13 +60,13 @@ FORMAL = CodeSet(
              "mathindex.formal.telescope", "mathindex.formula.grammar", "mathindex.formula.optree",
              "mathindex.formula.parser", "mathindex.formula.symbols", "mathindex.formula.tokens",
              "mathindex.store.layout", "mathindex.workers", "mathindex.lean.binders", "mathindex.lean.lexer",
-             _SCHEMAS),
+             "mathindex.lookups", _SCHEMAS),
 )
 # The search engine and what it opens: the premise stage and the benchmarks run queries through it.
 _ENGINE = ("mathindex.search", "mathindex.channel", "mathindex.embed", "mathindex.formal", "mathindex.formula", "mathindex.store",
            "mathindex.evaluation.metrics", "mathindex.latex.macros", "mathindex.latex.texscan",
-           "mathindex.corpusfiles", "mathindex.errors", "mathindex.limits", "mathindex.names", "mathindex.textfold",
-           "mathindex.workers", *_LEAN_TEXT,
+           "mathindex.corpusfiles", "mathindex.errors", "mathindex.limits", "mathindex.lookups", "mathindex.names",
+           "mathindex.textfold", "mathindex.workers", *_LEAN_TEXT,
            "mathindex.lean.descriptions", "mathindex.identifiers", _SCHEMAS)
 # premises.build (through tasks.premises; the ranker reads the formal index and the embedding
 # channel it is given): the premise stage's files

@@ -30,11 +30,13 @@ class VectorChannel(Channel):
 
     name = "embedding"
 
-    def __init__(self, index: VectorIndex, embedder, texts: pa.Table, shared: dict[str, str] | None = None):
+    def __init__(self, index: VectorIndex, embedder, texts: pa.Table, shared: dict[str, str] | None = None,
+                 lazy: bool = False):
         """`texts`: the `embedding_texts` rows (`text_id`, `name`) the index's ids name; `shared`: the
-        engine's name objects (name -> itself), so that the rows' names are those."""
+        engine's name objects (name -> itself), so that the rows' names are those; `lazy`: a
+        one-query engine's (NamedRows)."""
         self.embedder, self.index = embedder, index
-        self.rows = NamedRows(texts.column("text_id").to_numpy(), texts.column("name"), shared)
+        self.rows = NamedRows(texts.column("text_id").to_numpy(), texts.column("name"), shared, lazy)
 
     @classmethod
     def open(cls, context: ChannelContext) -> VectorChannel:
@@ -52,7 +54,8 @@ class VectorChannel(Channel):
             embedder = query_embedder(reference_path(context.model, context.root), context.cache_dir,
                                       *query_encoding(built), context.queries_only)
         index = VectorIndex.open(layout.vector, embedder)
-        return cls(index, embedder, pq.read_table(layout.table("embedding_texts"), columns=["text_id", "name"]), context.shared)
+        return cls(index, embedder, pq.read_table(layout.table("embedding_texts"), columns=["text_id", "name"]), context.shared,
+                   context.lazy)
 
     def hits(self, query: Query, k: int) -> Hits:
         """Every query; its vector is kept in `query.vector` for the channels after this one."""

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import cached_property
 
 from mathindex.formal.normal import head, shape_key
+from mathindex.lookups import ByLast
 
 # Notation the grammar turns into operators, as the Lean constants Loogle would name.
 NOTATION = {
@@ -192,15 +194,30 @@ class ConstantResolver:
     `Real.sqrt_le` is `Real.sqrt`), then the root, the notation defaults, the namespaces of the
     types its statement names (`card` beside `Finset` is `Finset.card`), then a unique name."""
 
-    def __init__(self, names: list[str], written: list[str] = ()):
+    def __init__(self, names: list[str], written: list[str] = (), lazy: bool = False):
         """`names`: the corpus's declarations; `written`: constants statements name that it does
-        not declare (`Nat.gcd`, `Int.natAbs`: Lean core), known to the namespace lookups too."""
+        not declare (`Nat.gcd`, `Int.natAbs`: Lean core), known to the namespace lookups too.
+        `lazy` (a query-time ranker, which resolves a goal's few leaves): the names by last
+        component are one sorted index (`lookups.ByLast`, 0.15 s over whole Mathlib against 0.4 s
+        for the dict), made at the first leaf that needs it; else a dict made now (the build
+        resolves millions of leaves)."""
         self.declared = set(names)
         self.full = self.declared | set(written)
         self.roots = {n.split(".", 1)[0] for n in names if "." in n}  # namespaces the corpus declares into
-        self.by_last: dict[str, list[str]] = {}
-        for n in sorted(self.full):
-            self.by_last.setdefault(n.rsplit(".", 1)[-1], []).append(n)
+        self._lazy = lazy
+        if not lazy:
+            _ = self.by_last
+
+    @cached_property
+    def by_last(self) -> dict[str, list[str]] | ByLast:
+        """Last name component -> the names that end in it, in order."""
+        names = sorted(self.full)
+        if self._lazy:
+            return ByLast(names)
+        table: dict[str, list[str]] = {}
+        for n in names:
+            table.setdefault(n.rsplit(".", 1)[-1], []).append(n)
+        return table
 
     def constants(self, decl_name: str, symbols: set[str], named: list[str], hints: list[str] = ()) -> set[str]:
         """The statement's constants: those its dependencies name (less dotted ones of no known

@@ -11,6 +11,7 @@ import bisect
 import difflib
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable
 
 from mathindex.formal.keys import WRITTEN_SORTS
@@ -19,6 +20,7 @@ from mathindex.formal.notation import rename_leaves
 from mathindex.formal.telescope import TelescopeBuilder, split
 from mathindex.formula.grammar import ParseError, parse_lean
 from mathindex.lean.binders import BINDER_OPEN, leading_groups
+from mathindex.lookups import ByLast, SortedKeys
 
 _IDENT = r"[A-Za-z_\u03b1-\u03c9\u0391-\u03a9\u1d00-\u1dbf\u2100-\u214f][A-Za-z0-9_'!?\u03b1-\u03c9\u0391-\u03a9\u2080-\u2089\u2090-\u209c]*"
 IDENT_RE = re.compile(rf"^{_IDENT}(?:\.{_IDENT})*$")
@@ -64,14 +66,17 @@ class Vocabulary:
     with lookup by full name, by last component and by spelling."""
 
     def __init__(self, names: list[str], notation: dict[str, str] | None = None):
-        """`notation`: constant leaf -> the declaration one notation alone prints with it
+        """`names`: any list (a release's vocabulary file is sorted already: then no sort);
+        `notation`: constant leaf -> the declaration one notation alone prints with it
         (formal/notations.parquet), rewritten in patterns as the build rewrites statements."""
         self.notation = notation or {}
-        self.names = sorted(set(names))
-        self.full = frozenset(self.names)
-        self.by_last: dict[str, list[str]] = {}
-        for n in self.names:
-            self.by_last.setdefault(n.rsplit(".", 1)[-1], []).append(n)
+        self.full = SortedKeys(names)  # `name in full`: membership by bisect
+        self.names = self.full.keys
+
+    @cached_property
+    def by_last(self) -> ByLast:
+        """The full names by last component, in order; made when first asked (a full name's look-up needs none)."""
+        return ByLast(self.names)
 
     def resolve(self, name: str) -> list[str]:
         """[name] when it is a full name (`ℕ` is `Nat`); else every full name ending in `.name`; else []."""

@@ -13,16 +13,19 @@ bonus when the piece matches the conclusion exactly up to renaming or matches so
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 import math
 import re
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
-import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from mathindex.formal.formal_index import FORMAL_DIR
@@ -40,6 +43,7 @@ from mathindex.formal.query import (
     pattern_term,
     signature_term,
 )
+from mathindex.lookups import ByLast, SortedKeys, is_sorted_distinct
 from mathindex.names import shared_names
 from mathindex.store.layout import ReleaseLayout
 
@@ -79,34 +83,47 @@ class FormalIndex:
     """The `formal_statements` table and `formal/` postings of one release, opened once."""
 
     def __init__(self, release: Path, shared: dict[str, str] | None = None):
-        """`shared`: name -> the str object to hold a name as (a search engine's), if any."""
-
+        """`shared`: name -> the str object to hold a name as (a search engine's), if any. What only
+        some queries read (the statements' trees, the names by last component, the fragment blob,
+        the vocabulary's index by last component) is read or made when first needed: opening whole
+        Mathlib's index took 1.5-2 s of a one-query CLI's CPU when all of it was made here."""
         release = Path(release)
         self._table = ReleaseLayout(release).table("formal_statements")
-        st = pq.read_table(self._table, columns=["name", "kind", "size", "conclusion", "hypotheses"])
+        st = pq.read_table(self._table, columns=["name", "kind", "size"])
         self.names: list[str] = shared_names(st.column("name").to_pylist(), shared)
         self.n = len(self.names)
         self.sizes = np.asarray(st.column("size").to_numpy(zero_copy_only=False), dtype=np.int32)
         self._described = None  # kind, module and signature, read on the first `describe_name` (not by a server)
-        self._concl = st.column("conclusion").combine_chunks()
-        self._hyps = st.column("hypotheses").combine_chunks()
         self._concls: dict[int, list | None] = {}  # decoded trees, by doc (cleared past TREE_CACHE)
         self._hyp_lists: dict[int, list] = {}
-        keys = pq.read_table(release / FORMAL_DIR / "keys.parquet")
-        self.keys = dict(zip(keys.column("key").to_pylist(),
-                             zip(keys.column("start").to_pylist(), keys.column("count").to_pylist())))
+        self.keys, self._key_start, self._key_count = _key_slices(pq.read_table(release / FORMAL_DIR / "keys.parquet"))
         self.postings = np.asarray(np.load(release / FORMAL_DIR / "postings.npy", mmap_mode="r"))  # mapped; no memmap __getitem__
         notations = release / FORMAL_DIR / "notations.parquet"  # absent from releases built before it
         notation = pq.read_table(notations).to_pydict() if notations.is_file() else {"leaf": [], "target": []}
         self.vocab = Vocabulary(shared_names(pq.read_table(release / FORMAL_DIR / "vocabulary.parquet").column("name").to_pylist(),
-                                             shared if shared is not None else dict(zip(self.names, self.names))),
+                                             shared),
                                 dict(zip(notation["leaf"], notation["target"])))
-        self._set_fields(*self._field_parents(st.column("kind").to_pylist() if "kind" in st.column_names else None))
-        self._by_last = _docs_by_last_component(self.names)
-        lower = [x.lower() for x in self.names]  # fragments match case-insensitively, as Loogle's
-        self._blob = "\n".join(lower) + "\n"
-        self._line_starts = np.cumsum([0] + [len(x) + 1 for x in lower[:-1]])
+        self._set_fields(*_field_parents(self.names, st.column("kind") if "kind" in st.column_names else None))
         self._n_constants: np.ndarray | None = None  # per doc, read from the c: postings on first use
+
+    @cached_property
+    def _trees(self) -> tuple[pa.Array, pa.Array]:
+        """The statements' conclusion and hypotheses columns (compact JSON), read when a query first
+        checks a tree."""
+        st = pq.read_table(self._table, columns=["conclusion", "hypotheses"])
+        return st.column("conclusion").combine_chunks(), st.column("hypotheses").combine_chunks()
+
+    @cached_property
+    def _by_last(self) -> ByLast:
+        """The declarations by the last component of their names."""
+        return ByLast(self.names)
+
+    @cached_property
+    def _fragments(self) -> tuple[str, np.ndarray]:
+        """Every name on its own line, lower-cased (fragments match case-insensitively, as Loogle's),
+        and where each line starts (`fragment_docs`)."""
+        lower = [x.lower() for x in self.names]
+        return "\n".join(lower) + "\n", np.cumsum([0] + [len(x) + 1 for x in lower[:-1]])
 
     def _set_fields(self, fields: np.ndarray, parents: np.ndarray) -> None:
         """The member docs (fields, constructors) and their structures' docs; grouped by structure
@@ -118,28 +135,18 @@ class FormalIndex:
         self._grouped_fields = fields[by_parent]
         self._structures, self._group_starts = np.unique(parents[by_parent], return_index=True)
 
-    def _field_parents(self, kinds: list[str] | None) -> tuple[np.ndarray, np.ndarray]:
-        """(field docs, their structure's doc): a structure is found by its fields' statements."""
-        if kinds is None:
-            return np.zeros(0, np.int32), np.zeros(0, np.int32)
-        doc_of = {n: i for i, n in enumerate(self.names)}
-        fields, parents = [], []
-        for i, (name, kind) in enumerate(zip(self.names, kinds)):
-            if kind in _MEMBER_KINDS and "." in name:
-                p = doc_of.get(name.rsplit(".", 1)[0])
-                if p is not None and kinds[p] in _STRUCTURE_KINDS:
-                    fields.append(i)
-                    parents.append(p)
-        return np.asarray(fields, np.int32), np.asarray(parents, np.int32)
-
     # -- postings --------------------------------------------------------------------------
 
     def docs(self, key: str) -> np.ndarray:
-        start, count = self.keys.get(key, (0, 0))
-        return np.asarray(self.postings[start:start + count])
+        i = self.keys.index(key)
+        if i is None:
+            return np.asarray(self.postings[0:0])
+        start = int(self._key_start[i])
+        return np.asarray(self.postings[start:start + int(self._key_count[i])])
 
     def df(self, key: str) -> int:
-        return self.keys.get(key, (0, 0))[1]
+        i = self.keys.index(key)
+        return 0 if i is None else int(self._key_count[i])
 
     def idf(self, key: str) -> float:
         return math.log((self.n + 1) / (self.df(key) + 0.5))
@@ -150,10 +157,11 @@ class FormalIndex:
 
     def fragment_docs(self, fragment: str) -> np.ndarray:
         """Declarations whose full name contains `fragment`, case-insensitively (as Loogle)."""
-        offsets = [m.start() for m in re.finditer(re.escape(fragment.lower()), self._blob)]
+        blob, line_starts = self._fragments
+        offsets = [m.start() for m in re.finditer(re.escape(fragment.lower()), blob)]
         if not offsets:
             return np.zeros(0, dtype=np.int32)
-        rows = np.searchsorted(self._line_starts, np.asarray(offsets), side="right") - 1
+        rows = np.searchsorted(line_starts, np.asarray(offsets), side="right") - 1
         return np.unique(rows).astype(np.int32)
 
     def telescope(self, doc: int) -> tuple[list, list | None]:
@@ -165,7 +173,7 @@ class FormalIndex:
         """The conclusion's tree (None when the statement did not parse), decoded once."""
         got = self._concls.get(doc, _UNREAD)
         if got is _UNREAD:
-            c = self._concl[doc].as_py()
+            c = self._trees[0][doc].as_py()
             got = json.loads(c) if c else None
             _remember(self._concls, doc, got)
         return got
@@ -175,7 +183,7 @@ class FormalIndex:
         decides on the conclusion alone, and decoding is most of its cost."""
         got = self._hyp_lists.get(doc)
         if got is None:
-            got = json.loads(self._hyps[doc].as_py())
+            got = json.loads(self._trees[1][doc].as_py())
             _remember(self._hyp_lists, doc, got)
         return got
 
@@ -307,11 +315,11 @@ class FormalIndex:
 
     def _count_constants(self) -> np.ndarray:
         """Constants per doc, from the c: postings (one block: keys are sorted)."""
-        starts = [start for key, (start, _) in self.keys.items() if key.startswith("c:")]
-        ends = [start + count for key, (start, count) in self.keys.items() if key.startswith("c:")]
-        if not starts:
+        lo, hi = bisect.bisect_left(self.keys.keys, "c:"), bisect.bisect_left(self.keys.keys, "c;")  # ";" follows ":"
+        if lo == hi:
             return np.zeros(self.n, dtype=np.int32)
-        block = np.asarray(self.postings[min(starts):max(ends)])
+        starts, counts = self._key_start[lo:hi], self._key_count[lo:hi]
+        block = np.asarray(self.postings[int(starts.min()):int((starts + counts).max())])
         return np.bincount(block, minlength=self.n).astype(np.int32)
 
     def _coverage(self, doc: int, terms: list[Term], covered: int) -> float:
@@ -400,7 +408,7 @@ class FormalIndex:
         return score * min(1.0, symbols / SOFT_FULL_SYMBOLS)
 
     def _named_docs(self, name: str) -> np.ndarray:
-        return self._by_last.get(name, _NO_DOCS)
+        return self._by_last.positions(name).astype(np.int32)
 
     def _name_weight(self, name: str) -> float:
         """In (0, 1]: 1 for a name one declaration has, less the more declarations share it."""
@@ -513,11 +521,38 @@ def _remember(cache: dict, doc: int, value) -> None:
     cache[doc] = value
 
 
-def _docs_by_last_component(names: list[str]) -> dict[str, np.ndarray]:
-    """Last name component -> the docs that end in it."""
-    df = pl.DataFrame({"last": [n.rsplit(".", 1)[-1] for n in names]}).with_row_index("doc")
-    grouped = df.group_by("last").agg(pl.col("doc"))
-    return {k: np.asarray(v, dtype=np.int32) for k, v in zip(grouped["last"].to_list(), grouped["doc"].to_list())}
+def _key_slices(keys: pa.Table) -> tuple[SortedKeys, np.ndarray, np.ndarray]:
+    """formal/keys.parquet as (its keys, each key's start and count in the postings), by position;
+    a release's keys are sorted and distinct (`formal_index`), others are sorted here."""
+    names = keys.column("key").to_pylist()
+    if not is_sorted_distinct(names):
+        keys = keys.take(pc.sort_indices(keys.column("key")))
+        names = keys.column("key").to_pylist()
+    return (SortedKeys(names), np.asarray(keys.column("start").to_numpy(), dtype=np.int64),
+            np.asarray(keys.column("count").to_numpy(), dtype=np.int64))
+
+
+def _field_parents(names: list[str], kinds: pa.ChunkedArray | None) -> tuple[np.ndarray, np.ndarray]:
+    """(field docs, their structure's doc): a structure is found by its fields' statements (in
+    Arrow: a Python pass over every declaration was 0.1-0.2 s on whole Mathlib)."""
+    if kinds is None:
+        return np.zeros(0, np.int32), np.zeros(0, np.int32)
+    kinds = kinds.combine_chunks()
+    member = np.flatnonzero(pc.is_in(kinds, value_set=pa.array(sorted(_MEMBER_KINDS))).to_numpy(zero_copy_only=False))
+    member = [i for i in member.tolist() if "." in names[i]]
+    if not member:
+        return np.zeros(0, np.int32), np.zeros(0, np.int32)
+    parent_names = pa.array([names[i].rsplit(".", 1)[0] for i in member], pa.string())
+    # a name's last doc, as a dict of every name held it: the first in the reversed names
+    last = len(names) - 1 - pc.fill_null(pc.index_in(parent_names, value_set=pa.array(names[::-1], pa.string())),
+                                          len(names)).to_numpy()
+    structure = pc.is_in(kinds, value_set=pa.array(sorted(_STRUCTURE_KINDS))).to_numpy(zero_copy_only=False)
+    fields, parents = [], []
+    for i, p in zip(member, last.tolist()):
+        if p >= 0 and structure[p]:
+            fields.append(i)
+            parents.append(p)
+    return np.asarray(fields, np.int32), np.asarray(parents, np.int32)
 
 
 _NAME_LIST = re.compile(r"^\s*" + _IDENT_NAME + r"(?:\s*,\s*" + _IDENT_NAME + r")+\s*$")

@@ -6,10 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from mathindex.channel import Channel, ChannelContext, Hits, Query, best_by_position
 from mathindex.formula.formula_index import FormulaIndex, _ranges
+from mathindex.lookups import last_index_in
 from mathindex.store.layout import ReleaseLayout
 
 # The formula channel skips a query's pieces that are one variable or number (`maximal p-subgroup of
@@ -27,30 +30,36 @@ class FormulaChannel(Channel):
     name = "formula"
     skip_variables = SKIP_FORMULA_VARIABLES
 
-    def __init__(self, release: Path, names: list[str] | None = None, preload: bool = True):
-        """`names`: the `nodes` table's name column, as the engine read it (the same rows, in order);
-        `preload`: start the SymPy worker now (FormulaIndex)."""
+    def __init__(self, release: Path, preload: bool = True):
+        """`preload`: start the SymPy worker now (FormulaIndex). The names are made in Arrow: a dict
+        per formula and per node took 1 s of a one-query CLI's CPU on whole Mathlib."""
         layout = ReleaseLayout(release)
         self.index = FormulaIndex.open(layout.formula, preload=preload)
         formulas = pq.read_table(layout.table("formulas"), columns=["formula_id", "node_id"])
-        nodes = pq.read_table(layout.table("nodes"), columns=["node_id"] if names is not None else ["node_id", "name"])
-        name_of_node = dict(zip(nodes.column("node_id").to_pylist(), names if names is not None else nodes.column("name").to_pylist()))
-        name_of = {
-            f: name_of_node[n]
-            for f, n in zip(formulas.column("formula_id").to_pylist(), formulas.column("node_id").to_pylist())
-            if n in name_of_node
-        }
-        self.names = sorted(set(name_of.values()))
-        position = {n: i for i, n in enumerate(self.names)}
-        members = self.index.members
-        self.member_ptr = np.zeros(len(members) + 1, dtype=np.int64)
-        self.member_ptr[1:] = np.cumsum([len(m) for m in members])
-        self.member_name = np.fromiter((position[name_of[f]] if f in name_of else -1 for m in members for f in m),
-                                       dtype=np.int64, count=int(self.member_ptr[-1]))
+        nodes = pq.read_table(layout.table("nodes"), columns=["node_id", "name"])
+        # as dicts would: formula id -> its node's name (a formula of no node left out; of a formula id
+        # listed twice, its last row with a node), each member formula -> that name's position among
+        # the names sorted (-1: none)
+        node_row = last_index_in(formulas.column("node_id"), nodes.column("node_id"))
+        named = np.flatnonzero(node_row >= 0)
+        formula_ids = formulas.column("formula_id").take(pa.array(named))
+        last = last_index_in(formula_ids, formula_ids)
+        kept = np.flatnonzero(last == np.arange(len(last)))  # each formula id's last named row
+        name_of = nodes.column("name").take(pa.array(node_row[named[kept]]))
+        distinct = pc.unique(name_of)
+        distinct = distinct.take(pc.sort_indices(distinct))
+        self.names = distinct.to_pylist()
+        position = pc.index_in(name_of, value_set=distinct).to_numpy(zero_copy_only=False).astype(np.int64)
+        members = self.index.member_lists
+        offsets = members.offsets.to_numpy()
+        self.member_ptr = (offsets - offsets[0]).astype(np.int64)
+        at = last_index_in(members.flatten(), formula_ids.take(pa.array(kept)))
+        self.member_name = np.where(at >= 0, position[np.maximum(at, 0)], -1) if len(position) else np.full(len(at), -1)
+        self.member_name = self.member_name.astype(np.int64)
 
     @classmethod
     def open(cls, context: ChannelContext) -> FormulaChannel:
-        return cls(context.release, context.names, context.preload)
+        return cls(context.release, context.preload)
 
     @classmethod
     def runs(cls, query: Query) -> bool:

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -149,14 +150,14 @@ class FormulaIndex:
         self.group_size = load("group_size")
         self.exact = load("exact")
         vocab = pq.read_table(d / "vocab.parquet").column("token").to_pylist()
-        self.vocab = {t: i for i, t in enumerate(vocab)}
-        groups = pq.read_table(d / "groups.parquet", columns=["members"])
-        self.members = groups.column("members").to_pylist()
+        self.vocab = dict(zip(vocab, range(len(vocab))))  # token -> id (an equal token: its last id)
+        # each group's member formula ids, as one Arrow list array (`members`: as Python lists, when asked)
+        self.member_lists = pq.read_table(d / "groups.parquet", columns=["members"]).column("members").combine_chunks()
         canon_t = pq.read_table(d / "canonical.parquet")
         self.canonical: dict[str, list[int]] = {}
         for c, g in zip(canon_t.column("canonical").to_pylist(), canon_t.column("group").to_pylist()):
             self.canonical.setdefault(c, []).append(g)
-        self.n_groups = len(self.members)
+        self.n_groups = len(self.member_lists)
         if self.canonical and preload:
             canon.shared_worker().start()  # SymPy loads while the first query is parsed
 
@@ -212,6 +213,11 @@ class FormulaIndex:
         os.replace(tmp, out / "meta.json")
         return meta
 
+    @cached_property
+    def members(self) -> list[list[str]]:
+        """Each group's member formula ids (made when first asked: 0.1 s over whole Mathlib)."""
+        return self.member_lists.to_pylist()
+
     @classmethod
     def open(cls, out_dir: Path, preload: bool = True) -> FormulaIndex:
         """Opens a built index directory."""
@@ -223,6 +229,18 @@ class FormulaIndex:
         with w.lock:
             w.start()
             return w.ready(timeout_s)
+
+    def asks_canonical(self, query_latex: str, skip_variables: bool = False) -> bool:
+        """Whether searching `query_latex` asks SymPy for a canonical key (as `_search_piece` does: a
+        piece that parses whole into a tree SymPy can build), so that waiting for the worker
+        (`wait_ready`) can change the answer."""
+        if not self.canonical or self.n_groups == 0:
+            return False
+        for text, lean in query_pieces(query_latex):
+            tree, _parser, status, _reason = analyse(text, lean=lean)
+            if not (skip_variables and tree[0] in ("#v", "#n")) and status == "ok" and canon.to_spec(tree) is not None:
+                return True
+        return False
 
     # -- search --------------------------------------------------------------------------------
 

@@ -48,9 +48,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from scipy import sparse
+import scipy  # its submodules load when first used (scipy.sparse: 0.18 s, not on a search's path)
 
 from mathindex.embed.channel import VectorChannel
 from mathindex.formal.keys import ConstantResolver, leaf_symbols, tree_keys
@@ -164,7 +165,7 @@ class PremiseRanker:
             self.names = self.formal.names  # the same names: one list of them (the formal index's str objects)
         shared = dict(zip(self.names, self.names))  # one str object per name (while opening)
         self.statements = LexicalIndex(base / STATEMENTS_DIR, shared)
-        self.doc_of = {n: i for i, n in enumerate(self.names)}
+        self.doc_of = dict(zip(self.names, range(len(self.names))))
         self.n = len(self.names)
         usage = priors.column("usage").to_numpy().astype(np.float32)
         self.usage = np.log1p(usage) / max(1.0, math.log1p(float(usage.max(initial=0))))
@@ -201,17 +202,20 @@ class PremiseRanker:
         simp = pq.read_table(self.release / PREMISES_DIR / PRIORS_FILE, columns=["simp"]) if "simp" in pq.read_schema(
             self.release / PREMISES_DIR / PRIORS_FILE).names else None  # before issue 12's tenth session: none
         self.is_simp = np.zeros(self.n, np.float32) if simp is None else simp.column("simp").to_numpy(zero_copy_only=False).astype(np.float32)
-        self.kind_code = np.array([KIND_CODES.get(k, 5) for k in priors.column("kind").to_pylist()], dtype=np.float32)
-        heads = pq.read_table(ReleaseLayout(self.release).table("formal_statements"), columns=["conclusion_head"]).column("conclusion_head").to_pylist()
-        self.head_id = {h: i for i, h in enumerate(sorted({h for h in heads if h}))}
-        self.heads = np.array([self.head_id.get(h, -1) if h else -1 for h in heads], dtype=np.int64)
+        # per distinct value, then taken for every row (a Python pass per row was 0.5 s on whole Mathlib)
+        self.kind_code = _coded(priors.column("kind"), lambda k: KIND_CODES.get(k, 5)).astype(np.float32)
+        heads = pq.read_table(ReleaseLayout(self.release).table("formal_statements"), columns=["conclusion_head"]).column("conclusion_head")
+        self.head_id = {h: i for i, h in enumerate(sorted(h for h in pc.unique(heads).to_pylist() if h))}
+        self.heads = _coded(heads, lambda h: self.head_id.get(h, -1) if h else -1)
         self.size = np.log1p(np.diff(self.const_offsets)).astype(np.float32)
-        namespaces = [n.rsplit(".", 1)[0] if "." in n else "" for n in self.names]
-        self.namespace_id = {s: i for i, s in enumerate(dict.fromkeys(namespaces))}  # a row's namespace as an id
-        self.namespace = np.fromiter((self.namespace_id[s] for s in namespaces), dtype=np.int64, count=len(namespaces))
+        names = priors.column("name").combine_chunks()  # the rows' names (`self.names`)
+        namespaces = pc.if_else(pc.match_substring(names, "."), pc.replace_substring_regex(names, r"\.[^.]*$", ""), "")
+        encoded = pc.dictionary_encode(namespaces)  # ids in the order namespaces first occur
+        self.namespace_id = {s: i for i, s in enumerate(encoded.dictionary.to_pylist())}  # a row's namespace as an id
+        self.namespace = encoded.indices.to_numpy().astype(np.int64)
         lengths = np.diff(self.proof_offsets)
         owner = np.repeat(self.file_ids[:lengths.size], lengths)
-        self.file_use = sparse.csr_matrix((np.ones(owner.size, np.float32), (owner, self.proof_docs)),
+        self.file_use = scipy.sparse.csr_matrix((np.ones(owner.size, np.float32), (owner, self.proof_docs)),
                                           shape=(len(self.run_files), self.n))
 
     def _extra(self, docs: np.ndarray, constants: list[str], conclusion: tuple | None, scope: Scope | None) -> np.ndarray:
@@ -251,7 +255,7 @@ class PremiseRanker:
         self.lines = located.column("line").to_numpy() if "line" in located.column_names else None  # before issue 12's 9th session: none
         self.imports = FileGraph(pq.read_table(base / IMPORTS_FILE), self.run_files) if (base / IMPORTS_FILE).is_file() else None
         self.cooc = self._cooccurrence(len(vocab))
-        self._resolver = ConstantResolver(self.names)
+        self._resolver = ConstantResolver(self.names, lazy=True)
         self._builder = TelescopeBuilder()
 
     def _cooccurrence(self, constants: int):
@@ -261,12 +265,12 @@ class PremiseRanker:
 
         def incidence(offsets, values, width):
             rows, cols = _gather(offsets, values, theorems)
-            return sparse.csr_matrix((np.ones(cols.size, np.float32), (rows, cols)), shape=(theorems.size, width))
+            return scipy.sparse.csr_matrix((np.ones(cols.size, np.float32), (rows, cols)), shape=(theorems.size, width))
 
         stmt = incidence(self.const_offsets, self.const_ids, constants)
         proofs = incidence(self.proof_offsets, self.proof_docs, self.n)
         counts = np.asarray(stmt.sum(axis=0)).ravel()
-        return (sparse.diags((1.0 / np.maximum(counts, 1.0)).astype(np.float32)) @ (stmt.T @ proofs)).tocsr()
+        return (scipy.sparse.diags((1.0 / np.maximum(counts, 1.0)).astype(np.float32)) @ (stmt.T @ proofs)).tocsr()
 
     def constant_weights(self, constants: list[list[str]]) -> dict[int, float]:
         """constant id -> idf for the goal's constants (each alternative of an ambiguous name at its
@@ -558,6 +562,14 @@ class PremiseRanker:
 def rank_weights(cand: Candidates, weights: dict[str, float]) -> dict[str, float]:
     """The weights a query is ranked under: the fitted ones, or its fallback channel alone."""
     return weights if cand.fallback is None else {cand.fallback: 1.0}
+
+
+def _coded(column: pa.ChunkedArray | pa.Array, code) -> np.ndarray:
+    """`np.array([code(v) for v in column])` (int64; None for a null), with `code` asked once per
+    distinct value."""
+    encoded = pc.dictionary_encode(column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column)
+    values = np.asarray([code(v) for v in encoded.dictionary.to_pylist()] + [code(None)], dtype=np.int64)
+    return values[pc.fill_null(encoded.indices, len(encoded.dictionary)).to_numpy()]
 
 
 def weight_vector(weights: dict[str, float]) -> np.ndarray:

@@ -1,4 +1,6 @@
-"""BM25 score matrices built with numpy, saved in bm25s's own format (bm25s loads and queries them).
+"""BM25 score matrices built with numpy, saved in bm25s's own format, and read back without bm25s
+(`Bm25Files`: what `bm25s.BM25.load(mmap=True).get_scores` computes, in the same steps; importing
+bm25s, and scipy.sparse under it, was 0.2 s of every CLI query's CPU).
 
 bm25s builds its matrix with a Python loop over documents (a `Counter` per document): about 30 s
 for the 300 k documents of whole Mathlib. `bm25s_matrix` computes the same float32 scores
@@ -11,7 +13,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import bm25s
+import json
+
 import numpy as np
 import polars as pl
 
@@ -57,6 +60,8 @@ def bm25s_matrix(ids: np.ndarray, lengths: np.ndarray, n_vocab: int, k1: float, 
 
 def save_bm25s(out_dir: Path, docs: pl.Series, k1: float, b: float) -> None:
     """Builds and saves (bm25s format) the BM25 index of `docs` (space-joined token strings)."""
+    import bm25s  # heavy (scipy.sparse, 0.2 s): only a build writes its format; queries read it with Bm25Files
+
     vocab, ids, lengths = token_ids(docs)
     retriever = bm25s.BM25(k1=k1, b=b)
     retriever.scores = bm25s_matrix(ids, lengths, len(vocab), k1, b, retriever.dtype)
@@ -65,3 +70,39 @@ def save_bm25s(out_dir: Path, docs: pl.Series, k1: float, b: float) -> None:
     retriever.unique_token_ids_set = set(vocab.values())
     retriever.nonoccurrence_array = None  # only BM25L and BM25+ have one
     retriever.save(str(out_dir), show_progress=False)
+
+
+# bm25s's file names in a saved index (`BM25.save`), and its methods with a non-occurrence array
+FILES = {"data": "data.csc.index.npy", "indices": "indices.csc.index.npy", "indptr": "indptr.csc.index.npy",
+         "vocab": "vocab.index.json", "params": "params.index.json", "nonoccurrence": "nonoccurrence_array.index.npy"}
+NONOCCURRENCE_METHODS = ("bm25l", "bm25+")
+
+
+class Bm25Files:
+    """A saved bm25s index, its arrays memory-mapped, scored as `bm25s.BM25.get_scores` scores it:
+    each query token's column added into a zero vector in query order (`np.add.at`), in the index's
+    dtype, plus the non-occurrence scores of the methods that have them."""
+
+    def __init__(self, out_dir: Path):
+        out_dir = Path(out_dir)
+        params = json.loads((out_dir / FILES["params"]).read_text(encoding="utf-8"))
+        self.vocab_dict: dict[str, int] = json.loads((out_dir / FILES["vocab"]).read_text(encoding="utf-8"))
+        self.dtype, self.int_dtype = np.dtype(params.get("dtype", "float32")), np.dtype(params.get("int_dtype", "int32"))
+        self.num_docs = params["num_docs"]
+        self.data, self.indices, self.indptr = (np.load(out_dir / FILES[k], mmap_mode="r") for k in ("data", "indices", "indptr"))
+        self.nonoccurrence = (np.load(out_dir / FILES["nonoccurrence"]) if params.get("method") in NONOCCURRENCE_METHODS
+                              else None)
+
+    def get_scores(self, query_tokens: list[str]) -> np.ndarray:
+        """Every document's score for `query_tokens` (the tokens the vocabulary lacks left out; a
+        token listed twice counts twice)."""
+        ids = np.asarray([self.vocab_dict[t] for t in query_tokens if t in self.vocab_dict], dtype=self.int_dtype)
+        if int(ids.max(initial=0)) >= len(self.indptr) - 1:
+            raise ValueError(f"token id {int(ids.max())} is past the index's {len(self.indptr) - 1} tokens")
+        starts, ends = self.indptr[ids], self.indptr[ids + 1]
+        scores = np.zeros(self.num_docs, dtype=self.dtype)
+        for start, end in zip(starts, ends):
+            np.add.at(scores, self.indices[start:end], self.data[start:end])
+        if self.nonoccurrence is not None:
+            scores += self.nonoccurrence[ids].sum()
+        return scores

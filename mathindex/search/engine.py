@@ -10,6 +10,7 @@ import heapq
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import pyarrow as pa
@@ -112,7 +113,7 @@ class SearchEngine:
         nodes = ReleaseLayout(self.release).table("nodes")
         self.nodes = pq.read_table(nodes, columns=["name", "aliases", "kind", "title", "file", "line"])
         self.node_names = names = self.nodes.column("name").to_pylist()  # row-aligned with `nodes`
-        self.prior = read_prior(nodes, prior, names)
+        self.prior = read_prior(nodes, prior, names, self.row_of if lazy else None)
         self.resolver = IdentifierResolver(names, self.nodes.column("aliases"), lazy=lazy, order=self.prior)
         self.known, self.fields = parent_sets(self.nodes, names)
         if model is None and self.manifest is not None:
@@ -122,7 +123,7 @@ class SearchEngine:
         # are left to open: a dict of every name is 25 MB on whole Mathlib)
         shared = None if lazy else dict(zip(names, names))
         self._context = ChannelContext(self.release, names, shared, release_root(self.release), model, queries_only,
-                                       symbols, preload)
+                                       symbols, preload, lazy)
         self._deferred = {}
         for attribute, kind in CHANNELS:
             if kind.name in given:
@@ -133,6 +134,11 @@ class SearchEngine:
                 self._opened(attribute, kind, self._try(kind.name, lambda: kind.open(self._context)))
         self._context = self._context if self._deferred else None
         self.macros = release_macros(self.release)
+
+    @cached_property
+    def row_of(self) -> dict[str, int]:
+        """Each node name's row in `nodes` (a name listed twice: its last)."""
+        return dict(zip(self.node_names, range(len(self.node_names))))
 
     def _opened(self, attribute: str, kind: type[Channel], channel: Channel | None) -> None:
         setattr(self, attribute, channel)
@@ -177,8 +183,7 @@ class SearchEngine:
 
     def _ask(self, query: str) -> tuple[Query, dict[str, list[tuple[str, float]]]]:
         """`channel_hits`, with the Query the channels saw (and left their vector and coverage in)."""
-        if self.macros is not None and "\\" in query:  # typed with a LaTeX corpus's macros: as its statements
-            query = expand_query(self.macros, query)
+        query = self.expanded(query)
         results: dict[str, list[tuple[str, float]]] = {}
         latex = looks_like_formula(query) and not looks_like_lean(query)  # Lean queries name constants already
         asked = Query(query, query_kind(query), latex, runs_formula_channel(query),
@@ -189,6 +194,10 @@ class SearchEngine:
             if hits is not None:
                 results[kind.name] = hits
         return asked, results
+
+    def expanded(self, query: str) -> str:
+        """The query as the channels see it: typed with a LaTeX corpus's macros, as its statements."""
+        return expand_query(self.macros, query) if self.macros is not None and "\\" in query else query
 
     def search(self, query: str, k: int = 10) -> SearchResult:
         """The ranked hits, with how well they match (`match`, and a `notice` for an identifier the

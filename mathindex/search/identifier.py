@@ -7,7 +7,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from mathindex import identifiers
 
@@ -33,15 +35,15 @@ class IdentifierResolver:
 
     Each table maps a key to its one name (a str) or to a tuple of names: on whole Mathlib most of
     the 800 k keys have one name, and a list per key was about 70 MB of the server's memory. With
-    `lazy`, each table is made when a query first needs it (0.8 s of CPU for all three on whole
-    Mathlib; a query of five words or more needs none)."""
+    `lazy` (a one-query CLI) there are no tables: each look-up is an Arrow scan of the names (a few
+    ms; the tables took 0.4-0.8 s of CPU on whole Mathlib), with the same answers."""
 
     def __init__(self, names: Sequence[str], aliases: Sequence[list[str]] | pa.ChunkedArray | pa.Array, lazy: bool = False,
                  order: Mapping[str, float] | None = None):
         """`aliases[i]`: the aliases (labels, tags, `identifiers.Identifier.alias`) of `names[i]`, as
         lists or an Arrow list column. `order`: name -> a score (the engine's reference prior) that
         orders the several nodes one external identifier names, highest first (then by name)."""
-        self._names, self._aliases, self._order = names, aliases, order or {}
+        self._names, self._aliases, self._lazy, self._order = names, aliases, lazy, order or {}
         if not lazy:
             _ = self.exact, self.suffix, self.last
 
@@ -65,20 +67,20 @@ class IdentifierResolver:
     def resolve(self, query: str) -> list[str]:
         q = query.strip().strip("`").strip()
         m = _TAG_QUERY.match(q)
-        if m and m.group(1).upper() in self.exact:
-            return sorted(set(_names(self.exact, m.group(1).upper())))
+        if m and (tagged := self._exact(m.group(1).upper())):
+            return sorted(set(tagged))
         external = identifiers.parse(q)
         if external is not None:  # only the nodes it names, then those it is credited to: never a suffix or a nickname
-            named = set(_names(self.exact, external.alias)) or set(_names(self.exact, q))
-            credited = set(_names(self.exact, external.credited_alias)) - named
+            named = set(self._exact(external.alias)) or set(self._exact(q))
+            credited = set(self._exact(external.credited_alias)) - named
             return [n for group in (named, credited) for n in sorted(group, key=lambda n: (-self._order.get(n, 0.0), n))]
-        if _WORDS.match(q) and q not in self.exact:
+        if _WORDS.match(q) and not self._exact(q):
             return self.nickname(q)
         if not _IDENT.match(q):
             return []
         q = q.removeprefix("_root_.")
-        found = sorted(set(_names(self.exact, q)))
-        more = sorted(set(_names(self.suffix, q)) - set(found), key=lambda n: (len(n), n))
+        found = sorted(set(self._exact(q)))
+        more = sorted(set(self._suffix(q)) - set(found), key=lambda n: (len(n), n))
         return found + more[:20]
 
     def nickname(self, q: str) -> list[str]:
@@ -86,8 +88,41 @@ class IdentifierResolver:
         whose last name component is those words in CamelCase or snake_case, shortest names first."""
         words = q.replace("-", " ").replace("'", "").lower().split()
         keys = {"".join(words), "_".join(words)}
-        found = {n for k in keys for n in _names(self.last, k)}
+        found = {n for k in keys for n in self._last(k)}
         return sorted(found, key=lambda n: (n.count("."), len(n), n))[:MAX_NICKNAME_HITS]
+
+    # -- look-ups: a table's, or with `lazy` an Arrow scan giving the same names ------------------
+
+    @cached_property
+    def _column(self) -> pa.Array:
+        return pa.array(self._names, pa.string())
+
+    def _taken(self, mask) -> tuple[str, ...]:
+        return tuple(self._names[i] for i in np.flatnonzero(mask.to_numpy(zero_copy_only=False)).tolist())
+
+    def _exact(self, key: str) -> tuple[str, ...]:
+        """The names that are `key` or have it as an alias."""
+        if not self._lazy:
+            return _names(self.exact, key)
+        aliases = self._aliases if isinstance(self._aliases, (pa.Array, pa.ChunkedArray)) else pa.array(self._aliases, pa.list_(pa.string()))
+        aliases = aliases.combine_chunks() if isinstance(aliases, pa.ChunkedArray) else aliases
+        named = np.flatnonzero(pc.equal(pc.list_flatten(aliases), key).to_numpy(zero_copy_only=False))
+        rows = pc.list_parent_indices(aliases).to_numpy()[named].tolist()
+        return self._taken(pc.equal(self._column, key)) + tuple(self._names[i] for i in rows)
+
+    def _suffix(self, key: str) -> tuple[str, ...]:
+        """The names of which `key` is a proper dotted suffix (they end in `.key`)."""
+        if not self._lazy:
+            return _names(self.suffix, key)
+        return self._taken(pc.ends_with(self._column, "." + key))
+
+    def _last(self, key: str) -> tuple[str, ...]:
+        """The names whose lowercased last component is `key` (found among those that have `key`
+        in any case, then checked as the table's key is made)."""
+        if not self._lazy:
+            return _names(self.last, key)
+        maybe = self._taken(pc.match_substring(self._column, key, ignore_case=True))
+        return tuple(n for n in maybe if n.rsplit(".", 1)[-1].lower() == key)
 
 
 def unknown_identifier(query: str) -> str | None:

@@ -59,16 +59,25 @@ class InformalReranker(Channel):
     needs = ("embedding",)
 
     def __init__(self, texts: Path, encode: Callable[[list[str]], np.ndarray], cache_size: int = CACHE_SIZE,
-                 store=None, shared: dict[str, str] | None = None):
+                 store=None, shared: dict[str, str] | None = None, lazy: bool = False):
         """`store`: an EmbeddingCache of the same embedder as `encode`, or None (the LRU only).
-        `shared`: name -> the str object to key a name with (the engine's), if any."""
-        table = rendering_rows(pl.scan_parquet(texts))
-        self.row = dict(zip(shared_names(table.get_column("name").to_list(), shared), range(table.height)))
-        # one Arrow string array, not 300 k Python strings; each rendering's glosses are cut as it is
-        # asked for (`texts`): cutting all 300 k of whole Mathlib was 0.35 s of a CLI search's CPU
-        self._raw = table.get_column("text").to_arrow()
-        self._glossed = table.get_column("glossed").to_numpy()
+        `shared`: name -> the str object to key a name with (the engine's), if any. `lazy` (a
+        one-query engine): the renderings of the names asked are read as they are asked, with a
+        filter on their names (reading every rendering was 0.55 s of a prose CLI search's CPU on
+        whole Mathlib, the filtered read 0.1 s): the same texts, so the same ranks."""
+        self._texts_file, self._lazy = texts, lazy
+        self._looked: set[str] = set()  # with `lazy`: the names whose rendering was looked for
         self._text: dict[int, str] = {}  # row -> its text, once asked (a polars cut of 30 costs 0.15-0.5 ms)
+        if lazy:
+            self.row: dict[str, int] = {}
+            self._raw, self._glossed = pa.array([], pa.string()), np.zeros(0, dtype=bool)
+        else:
+            table = rendering_rows(pl.scan_parquet(texts))
+            self.row = dict(zip(shared_names(table.get_column("name").to_list(), shared), range(table.height)))
+            # one Arrow string array, not 300 k Python strings; each rendering's glosses are cut as it is
+            # asked for (`texts`): cutting all 300 k of whole Mathlib was 0.35 s of a CLI search's CPU
+            self._raw = table.get_column("text").to_arrow()
+            self._glossed = table.get_column("glossed").to_numpy()
         self.encode = encode
         self.cache_size = cache_size
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -92,8 +101,29 @@ class InformalReranker(Channel):
         embedder = vector.embedder
         store = EmbeddingCache(context.cache_dir, embedder.name, embedder.revision, embedder.dim)
         reranker = cls(ReleaseLayout(context.release).table("embedding_texts"),
-                       lambda texts: encode_on_one_thread(embedder, texts), store=store, shared=context.shared)
-        return reranker if len(reranker) else None
+                       lambda texts: encode_on_one_thread(embedder, texts), store=store, shared=context.shared,
+                       lazy=context.lazy)
+        return reranker if reranker.has_renderings() else None
+
+    def has_renderings(self) -> bool:
+        """Whether the release has any rendering (with `lazy`, its facet column is read for it)."""
+        if not self._lazy:
+            return len(self.row) > 0
+        facets = pl.scan_parquet(self._texts_file).filter(pl.col("facet").is_in(FACETS)).select(pl.len()).collect()
+        return facets.item() > 0
+
+    def _look_up(self, names: list[str]) -> None:
+        """With `lazy`: the renderings of those of `names` not looked for yet, read (rendering_rows
+        over the rows of those names: each name's own row, its text cut now)."""
+        with self._lock:
+            new = [n for n in dict.fromkeys(names) if n not in self._looked]
+            if not self._lazy or not new:
+                return
+            found = _cut(rendering_rows(pl.scan_parquet(self._texts_file).filter(pl.col("name").is_in(new))))
+            for name, text in zip(found.get_column("name").to_list(), found.get_column("text").to_list()):
+                row = len(self.row)
+                self.row[name], self._text[row] = row, text
+            self._looked.update(new)
 
     @classmethod
     def runs(cls, query: Query) -> bool:
@@ -112,6 +142,7 @@ class InformalReranker(Channel):
     def text(self, name: str) -> str | None:
         """The text the channel embeds for `name` (an informal rendering without its glosses, else
         a LaTeX statement's body), None when it has neither."""
+        self._look_up([name])
         return self.texts([name])[0] if name in self.row else None
 
     def texts(self, names: list[str]) -> list[str]:
@@ -191,8 +222,9 @@ class InformalReranker(Channel):
     def warm(self, embedder, limit: int = 0) -> dict:
         """Embeds every rendering not yet in the store (the first `limit` by name, 0: all) with
         `embedder` (`embed_renderings`), so that no query embeds one. Returns its counts."""
-        if self.store is None:
-            raise ValueError("the informal channel has no store to warm")
+        if self.store is None or self._lazy:
+            raise ValueError("the informal channel has no store to warm" if self.store is None else
+                             "a lazy informal channel reads only the renderings asked for: nothing to warm")
         raw = pl.DataFrame({"text": self._raw, "glossed": self._glossed})
         texts = _cut(raw if not limit else raw.head(limit)).get_column("text").to_arrow()
         counts = embed_renderings(texts, embedder, self.store.root)
@@ -201,6 +233,7 @@ class InformalReranker(Channel):
 
     def rerank(self, query_vector: np.ndarray, names: list[str]) -> list[tuple[str, float]]:
         """(name, cosine) of the names with a rendering, best first (ties by name)."""
+        self._look_up(names)
         have = [n for n in dict.fromkeys(names) if n in self.row]
         if not have:
             return []

@@ -1,4 +1,5 @@
-"""The lexical channel: BM25 (bm25s) over one document per node, saved with the release."""
+"""The lexical channel: BM25 over one document per node, saved with the release in bm25s's format
+(search/bm25.py writes it, and reads it back without bm25s)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,12 @@ import hashlib
 import logging
 from pathlib import Path
 
-import bm25s
 import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mathindex.search.bm25 import save_bm25s
+from mathindex.search.bm25 import Bm25Files, save_bm25s
 from mathindex.names import shared_names
 from mathindex.channel import Channel, ChannelContext, Hits, Query
 from mathindex.search.kinds import lexical_text
@@ -76,7 +76,7 @@ class LexicalIndex:
     def __init__(self, out_dir: Path, shared: dict[str, str] | None = None):
         """`shared`: name -> the str object to hold a name as (the engine's), if any."""
         self.names = shared_names(pq.read_table(out_dir / NODE_FILE).column("name").to_pylist(), shared)
-        self.retriever = bm25s.BM25.load(str(out_dir), show_progress=False, mmap=True) if self.names else None
+        self.retriever = Bm25Files(out_dir) if self.names else None
 
     def scores(self, query: str) -> np.ndarray | None:
         """BM25 score of every document (row-aligned with `names`); None when no query token is
