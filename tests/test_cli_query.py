@@ -104,9 +104,10 @@ def test_search_json_is_the_servers_answer(root, server, query, capsys):
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"query", "match", "notice", "hits", "unavailable"} and out["query"] == query
     for i, h in enumerate(out["hits"], 1):
-        assert list(h) == ["rank", "name", "score", "channels", "kind", "title", "file", "line"] and h["rank"] == i
+        assert list(h) == ["rank", "name", "score", "channels", "kind", "title", "file", "line", "also"] and h["rank"] == i
     served = server.search(query, 5)
     assert [(h["name"], h["score"], h["channels"]) for h in out["hits"]] == [(h.name, h.score, h.channels) for h in served.hits]
+    assert [[m["name"] for m in h["also"]] for h in out["hits"]] == [[m.name for m in h.also] for h in served.hits]
     assert (out["match"], out["notice"], out["unavailable"]) == (served.match, served.notice, served.unavailable)
 
 

@@ -45,6 +45,7 @@ async def _session(command, args):
                                    env={k: v for k, v in os.environ.items() if k.startswith(("HF_", "TRANSFORMERS", "PREFECT", "PYTHON"))})
     calls = {
         "search": ("search", {"query": "lattice join meet", "k": 3}),
+        "folded": ("search", {"query": "you can cancel a common factor on the left in a group", "k": 3}),
         "nonsense": ("search", {"query": "zxqv florbish wumpus", "k": 3}),
         "unknown_tag": ("search", {"query": "0BCD", "k": 3}),
         "formal": ("formal", {"query": "_ * _ = _ * _", "k": 3}),
@@ -109,6 +110,12 @@ def test_search_and_formal_answer_with_stdio_locations(session):
         # the documented --base-url makes the url absolute: the source line on that HTTP server
         assert location["url"] == (f"http://127.0.0.1:8000/source/{location['corpus']}/{location['path']}"
                                    f"#L{location['line']}")
+
+    # a declaration and the Stacks statement it cites (@[stacks MA02]) are one hit, both located
+    first = session["folded"].structured_content["hits"][0]
+    also = {m["name"]: m for m in first["also"]}
+    assert first["name"] == "MiniMath.mul_left_cancel" and also["MA02"]["also_in"] == "Stacks"
+    assert also["MA02"]["location"]["path"] == "algebra.tex" and also["MA02"]["channels"]
 
     assert session["nonsense"].structured_content["match"] == "none"
     unknown = session["unknown_tag"].structured_content

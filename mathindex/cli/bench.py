@@ -15,7 +15,8 @@ from mathindex.search.engine import SearchEngine
 def run(args: argparse.Namespace) -> int:
     release = resolved_release(args)
     suite = load_suite(args.suite)
-    summary, _ = run_suite(SearchEngine(release).names, suite)
+    engine = SearchEngine(release)
+    summary, _ = run_suite(engine.names, suite, engine.same_as.key)  # a folded hit counts by fact
     if args.json:
         print(json.dumps({"suite": suite.name, **summary}, indent=2, sort_keys=True))
         return EXIT_OK

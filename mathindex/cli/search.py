@@ -65,6 +65,9 @@ def _print_fused(answer: SearchResponse, as_json: bool) -> int:
         print(f"{h.rank:>3}. {h.name}  ({node_place(h)})  [{chans}]")
         if h.title:
             print(f"       {' '.join(h.title.split())[:110]}")
+        for m in h.also:
+            chans = " ".join(f"{c}#{r}" for c, r in m.channels.items())
+            print(f"       also in {m.also_in} {m.name}  ({node_place(m)})  [{chans}]")
     if not answer.hits:
         print("no results")
     return EXIT_OK
@@ -72,8 +75,11 @@ def _print_fused(answer: SearchResponse, as_json: bool) -> int:
 
 def _fused_json(answer: SearchResponse) -> dict:
     """`search --json`: the query, the match verdict and notice, each hit's rank, name, score, channel
-    ranks, kind, title and place, and the channels that could not open."""
-    hits = [{"rank": h.rank, "name": h.name, "score": h.score, "channels": h.channels, **node_fields(h)}
+    ranks, kind, title and place, and what was folded into it (`also`: nodes stating the same fact,
+    each with its name, own score and ranks, kind, title and place), and the channels that could not open."""
+    hits = [{"rank": h.rank, "name": h.name, "score": h.score, "channels": h.channels, **node_fields(h),
+             "also": [{"name": m.name, "also_in": m.also_in, "via": m.via, "score": m.score, "channels": m.channels,
+                       **node_fields(m)} for m in h.also]}
             for h in answer.hits]  # fmt: skip
     return {"query": answer.query, "match": answer.match, "notice": answer.notice, "hits": hits,
             "unavailable": answer.unavailable}

@@ -5,19 +5,23 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
-from mathindex.evaluation.metrics import first_gold_rank, mean_metrics
+from mathindex.evaluation.metrics import first_gold_rank, mean_metrics, same_fact
 from mathindex.evaluation.suites import Suite
 
 SearchFn = Callable[[str, int], Sequence[str]]  # query, k -> ranked hit names
 
 
-def run_suite(search: SearchFn, suite: Suite) -> tuple[dict, list[dict]]:
+def run_suite(search: SearchFn, suite: Suite, same: Callable[[str], str] | None = None) -> tuple[dict, list[dict]]:
     """Scores every query; returns (summary, bench_results rows). The summary holds the headline
-    metrics over all queries, per style, and over the `fair` subset when it differs."""
+    metrics over all queries, per style, and over the `fair` subset when it differs. `same`: a name
+    -> the key of its same_as group (`SameAsGroups.key`): names are then compared by fact
+    (`metrics.same_fact`), and the rows hold the names as compared, so they score again alike."""
     scored, rows = [], []
     for q in suite.queries:
         ranked = list(search(q.text, suite.k))
         gold = set(q.gold)
+        if same is not None:
+            ranked, gold = same_fact(ranked, gold, same)
         scored.append((q.style, q.fair, ranked, gold))
         rows.append(
             {

@@ -1,19 +1,31 @@
 """Retrieval metrics over ranked lists of hit names, binary relevance, in points (0-100).
 
 Ranked lists are deduplicated by name before scoring (first occurrence wins), so a node that
-several channels or facets return counts once; ties were already broken by the ranker.
+several channels or facets return counts once; ties were already broken by the ranker. Nodes that
+state one fact (a release's same_as groups) are one answer (`same_fact`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 
 def dedupe(ranked: Sequence[str]) -> list[str]:
     """Names in order of first appearance."""
     seen: set[str] = set()
     return [n for n in ranked if not (n in seen or seen.add(n))]
+
+
+def same_fact(ranked: Sequence[str], gold: set[str], key: Callable[[str], str]) -> tuple[list[str], set[str]]:
+    """(ranked, gold) with names compared by fact (`key`: a name -> the key of its same_as group,
+    itself when it has none): the gold names of one group count as one, the first of them by name,
+    and any hit of that group is named so, so a folded hit counts at its rank whichever member names
+    it, and an unfolded list counts the group once, at its first member."""
+    named: dict[str, str] = {}
+    for g in sorted(gold):
+        named.setdefault(key(g), g)
+    return [named.get(key(n), n) for n in ranked], set(named.values())
 
 
 def first_gold_rank(ranked: Sequence[str], gold: set[str], k: int) -> int | None:

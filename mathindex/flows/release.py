@@ -35,7 +35,7 @@ from mathindex.tasks.formal import formal_index
 from mathindex.tasks.formulas import build_formula_index, collect_formulas, parse_formulas
 from mathindex.tasks.informalise import informalise_declarations, timeout_s
 from mathindex.tasks.premises import premise_index
-from mathindex.tasks.search_index import lexical_index, nodes_table
+from mathindex.tasks.search_index import lexical_index, nodes_table, same_as_edges
 from mathindex.tasks.shards import runner_is_local
 from mathindex.tasks.store import database_started, write_database, write_tables
 
@@ -121,13 +121,14 @@ def release_flow(
                                       [(s.root, s.spec.name) for s in sources if s.spec.kind == "lean"])
             with progress.stage("search index"):
                 nodes = nodes_table(ex.declarations, ex.statements, ex.dependencies, ex.citations)
+                same_as = same_as_edges(ex.declarations, ex.statements)
                 lexical = lexical_index(texts, staging, cache)
             errors = concat([ex.errors, formula_errors], ERRORS)
             with progress.stage("tables"):
                 tables = {
                     "declarations": ex.declarations, "dependencies": ex.dependencies, "descriptions": ex.descriptions,
                     "citations": ex.citations, "latex_statements": ex.statements, "latex_macros": ex.macros, "formulas": formulas, "formula_trees": trees,
-                    "informalisations": informal, "embedding_texts": texts, "nodes": nodes, "errors": errors,
+                    "informalisations": informal, "embedding_texts": texts, "nodes": nodes, "same_as": same_as, "errors": errors,
                     "formal_statements": formal.table,
                 }  # fmt: skip
                 row_counts = write_tables(staging, tables)  # premises and bench read them

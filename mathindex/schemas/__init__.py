@@ -36,6 +36,7 @@ def table_specs() -> dict[str, TableSpec]:
         TableSpec("informalisations", embed.INFORMALISATIONS, ("full_name", "decl_id")),
         TableSpec("embedding_texts", embed.EMBEDDING_TEXTS, ("text_id",)),
         TableSpec("nodes", search.NODES, ("node_id",)),
+        TableSpec("same_as", search.SAME_AS, ("node_id", "target_node_id", "via")),
         TableSpec("formal_statements", formal.FORMAL_STATEMENTS, ("doc",)),
         TableSpec("errors", common.ERRORS, ("corpus", "stage", "file", "line", "reason")),
         TableSpec("bench_results", common.BENCH_RESULTS, ("suite", "query_id")),

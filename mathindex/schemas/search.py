@@ -1,4 +1,5 @@
-"""The `nodes` table: one row per searchable node (a Lean declaration or a LaTeX statement)."""
+"""The search tables: `nodes` (one row per searchable node, a Lean declaration or a LaTeX statement),
+`latex_symbols` and `same_as` (nodes that state one fact)."""
 
 from __future__ import annotations
 
@@ -31,5 +32,20 @@ LATEX_SYMBOLS = described(
         column("command_docs", pa.int64(), "documents with the command", nullable=False),
         column("word_docs", pa.int64(), "documents with the word", nullable=False),
         column("pmi", pa.float64(), "log(N * pair_docs / (command_docs * word_docs)), N the documents with any command", nullable=False),
+    ],
+)
+
+SAME_AS = described(
+    "One row per pair of nodes that state one fact: a Lean declaration whose attribute cites a tag (`@[stacks 0BQX]`) "
+    "and the LaTeX statement of that tag in this release (search/sameas.py); search folds a pair that both answer into one hit.",
+    [
+        column("node_id", pa.string(), "the citing Lean declaration's node id (lean:<full_name>)", nullable=False),
+        column("name", pa.string(), "its hit name (the Lean full name)", nullable=False),
+        column("target_node_id", pa.string(), "the cited statement's node id (tex:<corpus>:<statement_id>)", nullable=False),
+        column("target", pa.string(), "its hit name (the tag)", nullable=False),
+        column("via", pa.string(), "the attribute that says so: stacks (kerodon once a release has a Kerodon corpus)", nullable=False),
+        column("tag", pa.string(), "the tag as the attribute writes it", nullable=False),
+        column("file", pa.string(), "the declaration's file, relative to its corpus root", nullable=False),
+        column("line", pa.int32(), "1-based first line of the declaration (where the attribute is)", nullable=False),
     ],
 )

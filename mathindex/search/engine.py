@@ -2,7 +2,8 @@
 registry (`CHANNELS`: lexical, embedding, formula, formal for Lean-looking queries, informal for
 prose) fused by weighted reciprocal rank (search/fusion.py, with search/weights.py's weights per
 kind of query, search/kinds.py), then the reference prior (search/prior.py) and the parent channel
-(search/parents.py). Each hit reports its channels and ranks."""
+(search/parents.py). Nodes that state one fact (search/sameas.py) and answer together are one hit.
+Each hit reports its channels and ranks."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ from mathindex.search.latexquery import release_macros
 from mathindex.search.lexical import LexicalChannel
 from mathindex.search.parents import PARENT_DEPTH, parent_sets, with_parents
 from mathindex.search.prior import PRIOR, prior_score, prior_scores, prior_top, read_prior
+from mathindex.search.sameas import SameAsGroups, fold, read_groups
 from mathindex.store.integrity import IntegrityError, check_release, integrity_message, read_manifest, verify_release
 from mathindex.store.layout import ReleaseLayout
 
@@ -70,10 +72,12 @@ class SearchEngine:
     macros = None  # the LaTeX corpora's macros queries are expanded with (`latexquery.release_macros`), if any
     lexical = vector = formula = formal = informal = None  # the channels (CHANNELS); None: not open
     _deferred: dict[str, type[Channel]] = {}  # a lazy engine's channels not opened yet, by attribute
+    same_as = SameAsGroups()  # the release's same_as groups (none: nothing folds)
 
     def __init__(self, release: Path, weights: dict[str, float] | None = None, model: str | None = None,
                  prior: str = PRIOR, verify: str = "quick", symbols: Path | None = None, queries_only: bool = False,
-                 channels: Mapping[str, Channel] | None = None, preload: bool = True, lazy: bool = False):
+                 channels: Mapping[str, Channel] | None = None, preload: bool = True, lazy: bool = False,
+                 folding: bool = True):
         """`model`: a model reference as a manifest records it (`models/<name>@<rev16>`, relative to
         the release root) or an absolute path; None: the release's own (its manifest's
         `vector_index.model`, resolved against the root the release is in now). `prior`: the
@@ -89,7 +93,9 @@ class SearchEngine:
         `preload`: start the channels' helper processes as they open (ChannelContext.preload).
         `lazy` (a one-query CLI): each channel opens when first asked (`channel`, or a query it runs
         on: `Channel.runs`), so a prose query never opens the formula or formal index; the answers
-        are the same, and `unavailable` lists a channel that fails to open once it has been asked."""
+        are the same, and `unavailable` lists a channel that fails to open once it has been asked.
+        `folding`: fold the members of a same_as group that answer together into one hit (False: each
+        is a hit of its own, as before the table; benchmarks compare the two)."""
         if verify not in VERIFY_MODES:
             raise ValueError(f"verify must be one of {', '.join(VERIFY_MODES)}, not {verify!r}")
         self.release = Path(release)
@@ -102,6 +108,7 @@ class SearchEngine:
         self.unavailable: dict[str, str] = {}
         try:
             self._open(model, prior, queries_only, symbols, channels or {}, preload, lazy)
+            self.same_as = read_groups(self.release) if folding else SameAsGroups()
         except Exception as exc:
             self._refuse_if_damaged(exc)
             raise
@@ -209,16 +216,22 @@ class SearchEngine:
         resolved = self.resolver.resolve(query)
         result = self.rank(query, results, resolved, k)
         result.notice = None if resolved else unknown_identifier(query)
-        fused = [h for h in result.hits if h.name not in resolved][:2]  # the channels' own first two
+        fused = [h for h in result.hits if "identifier" not in h.channels][:2]  # the channels' own first two
         result.evidence = evidence(asked.kind, results, resolved, [(h.channels, h.score) for h in fused], asked.coverage)
         result.match = match_of(result.evidence, result.notice)
         return result
 
     def rank(self, query: str, results: dict[str, list[tuple[str, float]]], resolved: list[str], k: int,
              weights: dict[str, float] | None = None) -> SearchResult:
-        """Fuses channel hits (with `weights`, else the engine's), applies the reference prior and
-        the parent channel, and puts resolved identifiers first."""
+        """Fuses channel hits (with `weights`, else the engine's), folding the members of a same_as
+        group that answer together into one hit (`sameas.fold`: its name the best member's, its
+        score the group's, the others in `also`), applies the reference prior and the parent
+        channel, and puts resolved identifiers first (`resolved` in the answer: the resolver's own)."""
         weights = weights or settings.weights_for(query_kind(query), self.weights)
+        answer = resolved
+        folded = fold(self.same_as, results, resolved, weights)
+        if folded is not None:
+            results, resolved = folded.results, folded.resolved
         total, ranks = fused_totals(results, gap_weights(results, weights)), ChannelRanks(results)
         prior = weights.get("prior", 0.0)
         need = max(k + len(resolved), int(weights.get("parent_depth", PARENT_DEPTH)) if weights.get("parent") else 0)
@@ -230,19 +243,20 @@ class SearchEngine:
         best = heapq.nsmallest(k + len(resolved), scored, key=lambda x: (-x[1], x[0]))
 
         def hit(name: str, score: float) -> Hit:
-            return Hit(name=name, score=round(score, 8), channels=dict(sorted(ranks[name].items())))
+            return Hit(name=name, score=round(score, 8), channels=dict(sorted(ranks[name].items())),
+                       also=folded.also(name) if folded is not None else [])
 
         head = []
         if resolved:
             score_of = dict(scored) if any(n in ranks for n in resolved) else {}
             for i, n in enumerate(resolved, 1):  # a name in ranks but not in `scored` is no parent: its prior score
                 score = score_of[n] if n in score_of else prior_score(n, total[n], self.prior, prior) if n in total else None
-                h = hit(n, score) if score is not None else Hit(name=n, score=0.0)
+                h = hit(n, score) if score is not None else Hit(name=n, score=0.0, also=folded.also(n) if folded else [])
                 h.channels = {"identifier": i, **h.channels}
                 head.append(h)
         taken = set(resolved)
         hits = head + [hit(n, s) for n, s in best if n not in taken]
-        return SearchResult(query=query, hits=hits[:k], resolved=resolved, unavailable=dict(self.unavailable))
+        return SearchResult(query=query, hits=hits[:k], resolved=answer, unavailable=dict(self.unavailable))
 
     def _prior_top(self) -> float | None:
         """`prior.prior_top` of the engine's prior, computed once per prior dict."""

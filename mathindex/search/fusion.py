@@ -18,12 +18,25 @@ GAP_DEPTH = 10
 
 
 @dataclass
-class Hit:
-    """A fused result: the node's name, its fused score, and its rank in each channel."""
+class Member:
+    """A node folded into another's hit (search/sameas.py): its name, its own fused score and its own
+    rank in each channel, as it would have ranked unfolded."""
 
     name: str
     score: float
     channels: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class Hit:
+    """A fused result: the node's name, its fused score, and its rank in each channel. A folded hit
+    (nodes that state one fact) also lists the other members (`also`); its score and ranks are then
+    the group's, its channels the union of theirs."""
+
+    name: str
+    score: float
+    channels: dict[str, int] = field(default_factory=dict)
+    also: list[Member] = field(default_factory=list)
 
 
 def best_per_name(hits: list[tuple[str, float]]) -> list[tuple[str, float]]:

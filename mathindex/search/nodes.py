@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import polars as pl
 import pyarrow as pa
 
@@ -15,8 +13,7 @@ from mathindex.names import LEAN_PREFIX, hit_name, lean_node_id
 from mathindex.schemas.common import ERRORS, error_row
 from mathindex.schemas.search import NODES
 from mathindex.search.prior import reference_signals
-
-_STACKS_ATTR = re.compile(r"^stacks\s+([0-9A-Z]{4})\b")
+from mathindex.search.sameas import STACKS_ALIAS
 
 
 def build_nodes(declarations: pa.Table | None, statements: pa.Table | None,
@@ -70,7 +67,7 @@ def _declaration_nodes(declarations: pa.Table) -> pl.DataFrame:
         file=pl.col("file"),
         line=pl.col("line_start"),
         aliases=pl.col("attributes").fill_null([]).list.eval(
-            pl.element().str.extract(_STACKS_ATTR.pattern, 1)).list.drop_nulls(),
+            pl.element().str.extract(STACKS_ALIAS, 1)).list.drop_nulls(),
     )
 
 

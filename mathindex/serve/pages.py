@@ -76,6 +76,8 @@ def declaration_page(d: DeclarationResponse) -> str:
         text = plain_statement(str(row.get("body_normalised") or row.get("body") or ""))
         body.append(_section("Statement", (f'<p class="muted">{head}</p>' if head else "") +
                              f'<div class="statement">{parts_html(text)}</div>'))
+    if d.same_as:
+        body.append(_section("Same fact as", _names([(n, "same_as", True) for n in d.same_as], len(d.same_as))))
     if d.informal:
         body.append(_section("Informal", f'<p class="informal">{html.escape(d.informal)}</p>'))
     if row.get("docstring"):

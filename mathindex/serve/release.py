@@ -33,6 +33,7 @@ from mathindex.premises import GoalError
 from mathindex.premises.api import ranker_of
 from mathindex.premises.priors import PREMISES_DIR, PRIORS_FILE
 from mathindex.search.engine import VERIFY_MODES, SearchEngine
+from mathindex.search.fusion import Hit
 from mathindex.search.identifier import unknown_identifier
 from mathindex.search.kinds import query_kind, runs_formula_channel
 from mathindex.serve.encoder import PackedEncoder
@@ -42,6 +43,7 @@ from mathindex.serve.responses import (
     DeclarationResponse,
     Dependency,
     FormalHit,
+    FoldedNode,
     FormalSearchResponse,
     FormulaResponse,
     Location,
@@ -133,7 +135,7 @@ class ServedRelease:
                 return cached.model_copy(update={"cached": True})
         started = time.perf_counter()
         result = self.engine.search(query, k)
-        hits = [SearchHit(rank=i, score=h.score, channels=h.channels, **dict(node))
+        hits = [SearchHit(rank=i, score=h.score, channels=h.channels, also=self._folded(h), **dict(node))
                 for i, (h, node) in enumerate(zip(result.hits, self._nodes([h.name for h in result.hits])), 1)]
         answer = SearchResponse(release_id=self.release_id, query=query, query_kind=query_kind(query), k=k,
                                 match=result.match, notice=result.notice, hits=hits, resolved=result.resolved, unavailable=result.unavailable,
@@ -216,9 +218,10 @@ class ServedRelease:
                 informal = found[0][0] if found else None
         else:
             row, deps, n_deps, cites, n_cites = self._latex_statement(node_id, name)
+        group = self.engine.same_as.group_of.get(name, ())
         return DeclarationResponse(release_id=self.release_id, node=node, row=row, dependencies=deps,
                                    dependencies_total=n_deps, cited_by=cites, cited_by_total=n_cites,
-                                   defined_at=node.location, informal=informal)
+                                   defined_at=node.location, informal=informal, same_as=[n for n in group if n != name])
 
     def is_statement(self, name: str) -> bool:
         """Whether `name` is a LaTeX statement of this release (its title is LaTeX, not Lean)."""
@@ -247,6 +250,13 @@ class ServedRelease:
         return path
 
     # -- helpers ---------------------------------------------------------------------------------
+
+    def _folded(self, hit: Hit) -> list[FoldedNode]:
+        """The members folded into `hit`, with their locations: "also in Stacks 0BQX"."""
+        via = self.engine.same_as.via
+        return [FoldedNode(also_in=via[m.name].capitalize() if self.is_statement(m.name) and m.name in via
+                           else node.location.corpus or "", via=via.get(m.name), score=m.score, channels=m.channels,
+                           **dict(node)) for m, node in zip(hit.also, self._nodes([m.name for m in hit.also]))]
 
     def _open_premises(self):
         """(the release's PremiseRanker, None), or (None, why not): a release built before premise

@@ -55,11 +55,28 @@ class TextPart(_Model):
     mathml: str | None = Field(None, description="MathML of `latex` rebuilt from an allowlist of MathML elements and attributes")
 
 
+ALSO = "other nodes that state the same fact and answered too, folded into this hit, each with its location and its own ranks"
+
+
+class FoldedNode(Node):
+    """A node folded into a hit: it states the same fact (the release's `same_as` table: a declaration's
+    `@[stacks TAG]` and the statement of that tag) and answered the same query."""
+
+    also_in: str = Field(description="what the hit is also in: `Stacks` for the statement of a tag, else the node's "
+                                     "corpus (\"also in Stacks 0BQX\")")
+    via: str | None = Field(None, description="the attribute that ties it to the hit (stacks)")
+    score: float = Field(description="its own fused score, as it would have ranked unfolded")
+    channels: dict[str, int] = Field(description="its own rank in each channel that found it, unfolded")
+
+
 class SearchHit(Node):
     rank: int = Field(description="1-based position in the answer")
-    score: float = Field(description="fused score (weighted reciprocal rank, then the reference prior)")
+    score: float = Field(description="fused score (weighted reciprocal rank, then the reference prior); for a "
+                                     "folded hit the group's, fused as one node")
     channels: dict[str, int] = Field(description="the hit's rank in each channel that found it "
-                                                 "(identifier, lexical, embedding, formula, formal, parent)")
+                                                 "(identifier, lexical, embedding, formula, formal, parent); for a "
+                                                 "folded hit the group's best member's, in each channel any member is in")
+    also: list[FoldedNode] = Field(default_factory=list, description=ALSO)
     title_parts: list[TextPart] | None = Field(None, description="a LaTeX statement's title as prose and MathML "
                                                "parts, when it has formulas (HTTP only)")
 
@@ -147,6 +164,8 @@ class DeclarationResponse(_Model):
     cited_by_total: int
     defined_at: Location
     informal: str | None = Field(None, description="the informal rendering of a Lean declaration (informalisations)")
+    same_as: list[str] = Field(default_factory=list, description="the other nodes that state the same fact "
+                                                                 "(same_as: a declaration's Stacks tag, or the declarations citing a tag)")
 
 
 class PremiseHit(Node):
@@ -221,8 +240,13 @@ class StdioNode(Node):
     location: SourceLocation
 
 
+class StdioFoldedNode(FoldedNode):
+    location: SourceLocation
+
+
 class StdioSearchHit(SearchHit):
     location: SourceLocation
+    also: list[StdioFoldedNode] = Field(default_factory=list, description=ALSO)
 
 
 class StdioSearchResponse(SearchResponse):

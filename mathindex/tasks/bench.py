@@ -93,7 +93,7 @@ def _run_suites(release_dir: Path, suites: list[SuiteSpec], vector: VectorChanne
     for spec in suites:
         try:
             suite = load_suite(Path(spec.path), spec.name)
-            summary, suite_rows = run_suite(engine.names, suite)
+            summary, suite_rows = run_suite(engine.names, suite, engine.same_as.key)  # a folded hit counts by fact
         except Exception as exc:
             results[spec.name] = {"error": f"{type(exc).__name__}: {exc}", "metrics": {}, "queries": 0, "by_style": {}}
             continue

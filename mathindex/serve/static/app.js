@@ -109,19 +109,35 @@ async function renderQuery(q) {
   }
 }
 
-function renderHit(h) {
+function channelsNode(ranks) {
   const channels = el("span", { class: "channels" });
-  for (const [name, rank] of Object.entries(h.channels || {})) {
+  for (const [name, rank] of Object.entries(ranks || {})) {
     const known = /^[a-z]+$/.test(name) ? name : "other";
     channels.append(el("span", { class: `channel ch-${known}`, title: `${name} channel rank ${rank}` }, `${name} #${rank}`));
   }
-  const loc = h.location || {};
+  return channels;
+}
+
+function placeNode(loc) {
+  loc = loc || {};
   const where = loc.file ? `${loc.file}${loc.line ? ":" + loc.line : ""}` : "";
-  const place = loc.source_url ? el("a", { href: loc.source_url, class: "loc" }, where) : el("span", { class: "loc" }, where);
+  return loc.source_url ? el("a", { href: loc.source_url, class: "loc" }, where) : el("span", { class: "loc" }, where);
+}
+
+// A node folded into the hit (it states the same fact): "also in Stacks 0BQX", its place and its own ranks.
+function renderAlso(m) {
+  return el("div", { class: "also" },
+    document.createTextNode(`also in ${m.also_in || ""} `),
+    el("a", { href: `/decl/${encodeURIComponent(m.name)}`, class: "name" }, m.name),
+    el("span", { class: "kind" }, m.kind || ""), placeNode(m.location), channelsNode(m.channels));
+}
+
+function renderHit(h) {
   return el("li", { class: "hit" },
     el("div", { class: "head" },
       el("a", { href: `/decl/${encodeURIComponent(h.name)}`, class: "name" }, h.name),
-      el("span", { class: "kind" }, h.kind || ""), place, channels),
+      el("span", { class: "kind" }, h.kind || ""), placeNode(h.location), channelsNode(h.channels)),
+    ...(Array.isArray(h.also) ? h.also.map(renderAlso) : []),
     Array.isArray(h.title_parts) && h.title_parts.length ? partsNode("div", "title statement", h.title_parts)
       : h.title ? el("pre", { class: "title" }, h.title) : "");
 }

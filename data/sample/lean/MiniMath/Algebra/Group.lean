@@ -106,11 +106,11 @@ theorem inv_mul_cancel (a : G) : a⁻¹ * a = 1 :=
   Group.inv_mul_cancel a
 
 /-- **Left cancellation**: in a group one may cancel a common left factor [sampleGroups2025]. -/
-@[to_additive]
+@[to_additive, stacks MA02]
 theorem mul_left_cancel (h : a * b = a * c) : b = c := by
   rw [← one_mul b, ← inv_mul_cancel a, mul_assoc, h, ← mul_assoc, inv_mul_cancel, one_mul]
 
-@[to_additive]
+@[to_additive, stacks MA02 "as an equivalence"]
 theorem mul_left_cancel_iff : a * b = a * c ↔ b = c :=
   ⟨mul_left_cancel, fun h => h ▸ rfl⟩
 
@@ -139,7 +139,7 @@ theorem inv_inv (a : G) : a⁻¹⁻¹ = a :=
   inv_eq_of_mul_eq_one_right (inv_mul_cancel a)
 
 /-- The inverse of a product is the product of the inverses in the opposite order. -/
-@[to_additive (attr := simp) neg_add_rev]
+@[to_additive (attr := simp) neg_add_rev, stacks MA05]
 theorem mul_inv_rev (a b : G) : (a * b)⁻¹ = b⁻¹ * a⁻¹ :=
   inv_eq_of_mul_eq_one_right <| by
     rw [mul_assoc, ← mul_assoc b, mul_inv_cancel, one_mul, mul_inv_cancel]

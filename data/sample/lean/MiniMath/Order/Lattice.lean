@@ -125,7 +125,7 @@ theorem sup_idem (a : α) : a ⊔ a = a :=
   le_antisymm (sup_le (le_refl a) (le_refl a)) le_sup_left
 
 /-- One of the two **absorption laws**: `a ⊓ (a ⊔ b) = a`. -/
-@[simp]
+@[simp, stacks MA09 "one of the absorption laws"]
 theorem inf_sup_self (a b : α) : a ⊓ (a ⊔ b) = a :=
   le_antisymm inf_le_left (le_inf_iff.2 ⟨le_refl a, le_sup_left⟩)
 
