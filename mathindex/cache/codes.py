@@ -78,7 +78,8 @@ PREMISES = CodeSet(
 BENCH = CodeSet(
     makers=("mathindex.tasks.bench",),
     modules=("mathindex.tasks", "mathindex.evaluation.bench", "mathindex.evaluation.gate",
-             "mathindex.evaluation.suites", "mathindex.sources", *_ENGINE),
+             "mathindex.evaluation.suites", "mathindex.sources", "mathindex.lean.citations", "mathindex.bibtex",
+             *_ENGINE),  # sources pins a Lean corpus's root files, which lean.citations names
 )
 # embed.onnx: a model's checked ONNX exports
 ONNX = CodeSet(
