@@ -34,7 +34,7 @@ def ranker_of(engine: SearchEngine, weights: dict[str, float] | None = None) -> 
     """The premise ranker of a search engine's release, reading the engine's formal index and
     embedding channel (`weights`: instead of the release's, the linear ranker alone)."""
     return PremiseRanker(engine.release, formal.index if (formal := engine.channel("formal")) is not None else None, engine.vector, weights,
-                         share=not engine.lazy)
+                         lazy=engine.lazy)
 
 
 def open_ranker(release: Path, weights: dict[str, float] | None = None) -> PremiseRanker:
