@@ -45,6 +45,7 @@ class ChannelContext:
     preload: bool = True
     lazy: bool = False
     opened: dict[str, Channel] = field(default_factory=dict)
+    nodes: pa.Table | None = None  # the engine's `nodes` table (name, node_id, ...), read once for every channel
 
     @property
     def cache_dir(self) -> Path:

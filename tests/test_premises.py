@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -159,6 +160,28 @@ def test_ranker_finds_the_gold_premise_of_a_held_out_goal(tmp_path):
     assert "Tiny.double" in result.constants and result.fallback is None
     top = result.premises[names.index("Tiny.double_eq_two_mul")]
     assert top.score > 0 and {"lexical", "formal"} <= set(top.signals)
+
+
+def test_a_one_query_ranker_answers_as_the_servers_does(tmp_path):
+    """`lazy` (the CLI's ranker: co-occurrence rows made per query, the import graph when a file is
+    named, no shared names) gives the same premises, scores and signals, with and without a file."""
+    weights = {"lexical": 1.0, "knn": 1.0, "formal": 1.0, "cooc": 1.0, "earlier": 1.0, "near": 1.0, "imported": 1.0}
+    cases = {build_release(tmp_path / "tiny")[0]: ("Tiny.double (Tiny.double n) = 4 * n", [(None, None)]),
+             scope_release(tmp_path / "scope"): ("Scope.twice (Scope.twice n) = 4 * n",
+                                                 [(None, None), ("Scope/Goal.lean", 10), ("Scope.Goal", None)])}
+    compared = 0
+    for rel, (goal, places) in cases.items():
+        eager = PremiseRanker(rel, FormalIndex(rel), None, weights=weights)
+        lazy = PremiseRanker(rel, FormalIndex(rel), None, weights=weights, lazy=True)
+        assert lazy.cooc is None and "imports" not in lazy.__dict__
+        for file, line in places:
+            want, got = eager.rank(goal, "(n : Nat)", 10, file=file, line=line), lazy.rank(goal, "(n : Nat)", 10, file=file, line=line)
+            assert [(p.name, p.score, p.signals) for p in got.premises] == [(p.name, p.score, p.signals) for p in want.premises]
+            assert got.premises and got.constants == want.constants
+        ids = np.arange(len(eager.constant_idf), dtype=np.int64)[::-1].copy()
+        assert (eager.cooc[ids] != lazy._cooc_rows(ids)).nnz == 0 and eager.cooc[ids].dtype == lazy._cooc_rows(ids).dtype
+        compared += eager.cooc.nnz
+    assert compared  # the Tiny library's training proofs make co-occurrence rows
 
 
 def test_goal_without_known_constants_falls_back_and_says_so(tmp_path):

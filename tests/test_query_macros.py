@@ -99,7 +99,8 @@ def test_a_query_typed_with_the_corpus_macros_finds_the_statement(tmp_path):
 def test_the_formula_channel_names_its_groups_members_as_a_dict_of_formula_ids_would(tmp_path):
     """`FormulaChannel.search` (members as name positions, numpy) gives what mapping the index's
     first 3k formula ids through a dict to their node's name and keeping each name's best gave:
-    every k (the cut at 3k formula ids), and formulas whose node the release lacks left out."""
+    every k (the cut at 3k formula ids), and formulas whose node the release lacks left out; and so
+    does a one-query CLI's channel (`lazy`), which names the members of each query's groups alone."""
     from mathindex.formula.channel import FormulaChannel
     from mathindex.search.fusion import best_per_name
 
@@ -107,6 +108,7 @@ def test_the_formula_channel_names_its_groups_members_as_a_dict_of_formula_ids_w
     nodes = pq.read_table(ReleaseLayout(release).table("nodes"))
     pq.write_table(nodes.slice(1), ReleaseLayout(release).table("nodes"))  # one node's formulas own no name
     channel = FormulaChannel(release)
+    lazy = FormulaChannel(release, preload=False, lazy=True)
     formulas = pq.read_table(ReleaseLayout(release).table("formulas"), columns=["formula_id", "node_id"]).to_pylist()
     name_of_node = dict(zip(nodes.slice(1).column("node_id").to_pylist(), nodes.slice(1).column("name").to_pylist()))
     name_of = {f["formula_id"]: name_of_node[f["node_id"]] for f in formulas if f["node_id"] in name_of_node}
@@ -117,5 +119,7 @@ def test_the_formula_channel_names_its_groups_members_as_a_dict_of_formula_ids_w
             want = best_per_name([(name_of[f], s) for f, s in channel.index.search(query, 3 * k) if f in name_of])[:k]
             got = channel.search(query, k)
             assert repr(got) == repr(want), (query, k)
+            assert repr(lazy.search(query, k)) == repr(want), (query, k)
             seen += len(got)
     assert seen
+    assert "vocab" not in lazy.index.__dict__  # its query tokens were found without the token dict

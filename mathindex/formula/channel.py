@@ -30,36 +30,31 @@ class FormulaChannel(Channel):
     name = "formula"
     skip_variables = SKIP_FORMULA_VARIABLES
 
-    def __init__(self, release: Path, preload: bool = True):
-        """`preload`: start the SymPy worker now (FormulaIndex). The names are made in Arrow: a dict
-        per formula and per node took 1 s of a one-query CLI's CPU on whole Mathlib."""
+    def __init__(self, release: Path, preload: bool = True, nodes: pa.Table | None = None, lazy: bool = False):
+        """`preload`: start the SymPy worker now (FormulaIndex). `nodes`: the release's nodes table
+        with `node_id` and `name`, as read already (None: read here). `lazy` (a one-query CLI): the
+        member formulas' names are found at each query for its rows only (`member_names` over the
+        rows of the tables that hold them: the same names, without 0.45 s of CPU at open on whole
+        Mathlib); else for every member now."""
         layout = ReleaseLayout(release)
-        self.index = FormulaIndex.open(layout.formula, preload=preload)
+        self.index = FormulaIndex.open(layout.formula, preload=preload, lazy=lazy)
         formulas = pq.read_table(layout.table("formulas"), columns=["formula_id", "node_id"])
-        nodes = pq.read_table(layout.table("nodes"), columns=["node_id", "name"])
-        # as dicts would: formula id -> its node's name (a formula of no node left out; of a formula id
-        # listed twice, its last row with a node), each member formula -> that name's position among
-        # the names sorted (-1: none)
-        node_row = last_index_in(formulas.column("node_id"), nodes.column("node_id"))
-        named = np.flatnonzero(node_row >= 0)
-        formula_ids = formulas.column("formula_id").take(pa.array(named))
-        last = last_index_in(formula_ids, formula_ids)
-        kept = np.flatnonzero(last == np.arange(len(last)))  # each formula id's last named row
-        name_of = nodes.column("name").take(pa.array(node_row[named[kept]]))
-        distinct = pc.unique(name_of)
-        distinct = distinct.take(pc.sort_indices(distinct))
-        self.names = distinct.to_pylist()
-        position = pc.index_in(name_of, value_set=distinct).to_numpy(zero_copy_only=False).astype(np.int64)
+        if nodes is None or not {"node_id", "name"} <= set(nodes.column_names):
+            nodes = pq.read_table(layout.table("nodes"), columns=["node_id", "name"])
         members = self.index.member_lists
         offsets = members.offsets.to_numpy()
         self.member_ptr = (offsets - offsets[0]).astype(np.int64)
-        at = last_index_in(members.flatten(), formula_ids.take(pa.array(kept)))
-        self.member_name = np.where(at >= 0, position[np.maximum(at, 0)], -1) if len(position) else np.full(len(at), -1)
-        self.member_name = self.member_name.astype(np.int64)
+        self._tables: tuple[pa.Table, pa.Table, pa.Array] | None = None
+        self.names: list[str] | None = None
+        self.member_name: np.ndarray | None = None
+        if lazy:
+            self._tables = (formulas.select(["formula_id", "node_id"]), nodes.select(["node_id", "name"]), members.flatten())
+        else:
+            self.names, self.member_name = member_names(formulas, nodes, members.flatten())
 
     @classmethod
     def open(cls, context: ChannelContext) -> FormulaChannel:
-        return cls(context.release, context.preload)
+        return cls(context.release, context.preload, context.nodes, context.lazy)
 
     @classmethod
     def runs(cls, query: Query) -> bool:
@@ -81,6 +76,40 @@ class FormulaChannel(Channel):
         start, end = self.member_ptr[g], self.member_ptr[g + 1]
         rows = _ranges(start, end)[: k * 3]
         score = np.repeat(score, end - start)[: k * 3]
-        name = self.member_name[rows]
+        name, names = self._names_of(rows)
         known = name >= 0
-        return best_by_position(name[known], score[known], self.names, k)
+        return best_by_position(name[known], score[known], names, k)
+
+    def _names_of(self, rows: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        """The member rows' name positions (-1: no node) and the sorted names they point into: the
+        open channel's, or (lazy) those of the rows alone, made from the formulas and nodes that
+        name them (`member_names` over them: the same order of names, so the same hits)."""
+        if self._tables is None:
+            return self.member_name[rows], self.names
+        formulas, nodes, flat = self._tables
+        fids = flat.take(pa.array(rows, pa.int64()))
+        formulas = formulas.filter(pc.is_in(formulas.column("formula_id"), value_set=pc.unique(fids)))
+        node_ids = pc.unique(formulas.column("node_id"))  # a null too, as last_index_in matches it
+        nodes = nodes.filter(pc.is_in(nodes.column("node_id"), value_set=node_ids))
+        names, name = member_names(formulas, nodes, fids)
+        return name, names
+
+
+def member_names(formulas: pa.Table, nodes: pa.Table, members: pa.Array) -> tuple[list[str], np.ndarray]:
+    """(the names sorted, each of `members`' position among them, -1: none), as dicts would map them:
+    formula id -> its node's name (a formula of no node left out; of a formula id listed twice, its
+    last row with a node; of a node id listed twice, its last row), in Arrow. `formulas`: formula_id
+    and node_id rows, `nodes`: node_id and name rows, both in the release's order (or rows of them
+    kept in that order, that hold every row of the members' formula ids and of their node ids)."""
+    node_row = last_index_in(formulas.column("node_id"), nodes.column("node_id"))
+    named = np.flatnonzero(node_row >= 0)
+    formula_ids = formulas.column("formula_id").take(pa.array(named))
+    last = last_index_in(formula_ids, formula_ids)
+    kept = np.flatnonzero(last == np.arange(len(last)))  # each formula id's last named row
+    name_of = nodes.column("name").take(pa.array(node_row[named[kept]]))
+    distinct = pc.unique(name_of)
+    distinct = distinct.take(pc.sort_indices(distinct))
+    position = pc.index_in(name_of, value_set=distinct).to_numpy(zero_copy_only=False).astype(np.int64)
+    at = last_index_in(members, formula_ids.take(pa.array(kept)))
+    member_name = np.where(at >= 0, position[np.maximum(at, 0)], -1) if len(position) else np.full(len(at), -1)
+    return distinct.to_pylist(), member_name.astype(np.int64)

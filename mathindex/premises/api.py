@@ -33,7 +33,8 @@ def premises(release, goal: str, k: int = 32, context: str = "", file: str | Non
 def ranker_of(engine: SearchEngine, weights: dict[str, float] | None = None) -> PremiseRanker:
     """The premise ranker of a search engine's release, reading the engine's formal index and
     embedding channel (`weights`: instead of the release's, the linear ranker alone)."""
-    return PremiseRanker(engine.release, formal.index if (formal := engine.channel("formal")) is not None else None, engine.vector, weights)
+    return PremiseRanker(engine.release, formal.index if (formal := engine.channel("formal")) is not None else None, engine.vector, weights,
+                         lazy=engine.lazy)
 
 
 def open_ranker(release: Path, weights: dict[str, float] | None = None) -> PremiseRanker:

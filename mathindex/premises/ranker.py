@@ -45,6 +45,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -152,7 +153,11 @@ class PremiseRanker:
     `ranker_of`), or the release flow's stages."""
 
     def __init__(self, release: Path, formal: FormalIndex | None, vector: VectorChannel | None,
-                 weights: dict[str, float] | None = None):
+                 weights: dict[str, float] | None = None, lazy: bool = False):
+        """`lazy` (a one-query CLI): the names are not shared as one str object across the ranker's
+        tables (a server's memory; 0.2 s of CPU on whole Mathlib), the co-occurrence rows are made
+        per query for the goal's constants alone (`_cooc_rows`: the same rows) and the import graph
+        when a query names a file (`imports`); the answers are the same."""
         self.release = Path(release)
         base = check_premise_index(self.release)
         self.vector = vector
@@ -163,7 +168,7 @@ class PremiseRanker:
             raise ValueError(f"{self.release}: the premise index and the formal index list different declarations")
         if self.formal is not None:
             self.names = self.formal.names  # the same names: one list of them (the formal index's str objects)
-        shared = dict(zip(self.names, self.names))  # one str object per name (while opening)
+        shared = None if lazy else dict(zip(self.names, self.names))  # one str object per name (while opening)
         self.statements = LexicalIndex(base / STATEMENTS_DIR, shared)
         self.doc_of = dict(zip(self.names, range(len(self.names))))
         self.n = len(self.names)
@@ -172,11 +177,14 @@ class PremiseRanker:
         proof = priors.column("proof").combine_chunks()
         self.proof_offsets = proof.offsets.to_numpy()
         self.proof_docs = proof.values.to_numpy()
-        kinds = np.isin(np.asarray(priors.column("kind").to_pylist(), dtype=object), THEOREM_KINDS)
+        # in Arrow: a NumPy object array of every kind cost 0.1 s
+        kinds = pc.fill_null(pc.is_in(priors.column("kind"), value_set=pa.array(list(THEOREM_KINDS), pa.string())), False)
+        kinds = kinds.to_numpy(zero_copy_only=False).astype(bool)
         self.neighbour_ok = kinds & (np.diff(self.proof_offsets) > 0)
         self.neighbour_rows = np.flatnonzero(self.neighbour_ok)
         self.weights = weights if weights is not None else read_weights(base)["weights"]
         self.model = read_model(base) if weights is None else None  # explicit weights: the linear ranker alone
+        self._lazy = lazy
         self._open_constants(shared)
         self._open_extra(priors)
         self._open_file_proofs(base)
@@ -231,10 +239,10 @@ class PremiseRanker:
                 use = np.log1p(np.asarray(self.file_use[direct][:, docs].sum(axis=0)).ravel()).astype(np.float32)
         return np.column_stack([self.is_simp[docs], self.kind_code[docs], head_eq, namespace, self.size[docs], use])
 
-    def _open_constants(self, shared: dict[str, str]) -> None:
+    def _open_constants(self, shared: dict[str, str] | None) -> None:
         """Each row's statement constants (the formal index's, as integer ids) and their idf, the
         rows of each file, the resolver the goal's constants go through, the co-occurrence matrix.
-        `shared`: name -> the str object the ranker holds it as."""
+        `shared`: name -> the str object the ranker holds it as (None: as read)."""
         consts = pq.read_table(ReleaseLayout(self.release).table("formal_statements"), columns=["constants"]).column("constants").combine_chunks()
         encoded = pc.dictionary_encode(consts.values)
         self.const_offsets = consts.offsets.to_numpy().astype(np.int64)
@@ -253,10 +261,35 @@ class PremiseRanker:
         self.run_files = [self.file_names[int(ids[i])] for i in self.file_start[:-1]] if ids.size else []
         self.file_run = {f: i for i, f in enumerate(self.run_files)}
         self.lines = located.column("line").to_numpy() if "line" in located.column_names else None  # before issue 12's 9th session: none
-        self.imports = FileGraph(pq.read_table(base / IMPORTS_FILE), self.run_files) if (base / IMPORTS_FILE).is_file() else None
-        self.cooc = self._cooccurrence(len(vocab))
+        if not self._lazy:
+            self.imports  # noqa: B018 - opened now: a server's first query naming a file does not wait for it
+        self.cooc = None if self._lazy else self._cooccurrence(len(vocab))  # lazy: `_cooc_rows` per query
         self._resolver = ConstantResolver(self.names, lazy=True)
         self._builder = TelescopeBuilder()
+
+    @cached_property
+    def imports(self) -> FileGraph | None:
+        """The import graph of the release's files (None: a release built before it)."""
+        path = self.release / PREMISES_DIR / IMPORTS_FILE
+        return FileGraph(pq.read_table(path), self.run_files) if path.is_file() else None
+
+    def _cooc_rows(self, ids: np.ndarray):
+        """`cooc[ids]` (distinct constant ids) made for those constants alone: the training theorems
+        whose statements name them, times their proofs. Integer counts in float32 (exact), then
+        scaled as `_cooccurrence` scales them: the same rows, in a few ms."""
+        theorems = np.flatnonzero(np.diff(self.proof_offsets) > 0)
+        rows, cols = _gather(self.const_offsets, self.const_ids, theorems)
+        keep = np.isin(cols, ids)
+        theorem, constant = rows[keep], cols[keep]
+        used = np.unique(theorem)  # the theorems whose statements name any of them
+        order = np.argsort(ids)
+        at = order[np.searchsorted(ids[order], constant)]  # each entry's row among `ids`
+        stmt = scipy.sparse.csr_matrix((np.ones(at.size, np.float32), (at, np.searchsorted(used, theorem))),
+                                       shape=(ids.size, used.size))
+        owner, docs = _gather(self.proof_offsets, self.proof_docs, theorems[used])
+        proofs = scipy.sparse.csr_matrix((np.ones(docs.size, np.float32), (owner, docs)), shape=(used.size, self.n))
+        counts = np.asarray(stmt.sum(axis=1)).ravel()
+        return (scipy.sparse.diags((1.0 / np.maximum(counts, 1.0)).astype(np.float32)) @ (stmt @ proofs)).tocsr()
 
     def _cooccurrence(self, constants: int):
         """constant x row (CSR): the share of the training theorems whose statement names the
@@ -412,7 +445,7 @@ class PremiseRanker:
             return None
         ids = np.fromiter(weights, dtype=np.int64)
         w = np.fromiter(weights.values(), dtype=np.float32)
-        rows = self.cooc[ids]
+        rows = self.cooc[ids] if self.cooc is not None else self._cooc_rows(ids)
         out = np.asarray(rows.T @ w).ravel().astype(np.float32)
         return out / w.sum()
 

@@ -106,6 +106,7 @@ class SearchEngine:
             self._verified_full = verify == "full"
         self.weights = weights or {}  # overrides of weights.WEIGHTS_BY_KIND, for every kind
         self.unavailable: dict[str, str] = {}
+        self.lazy = lazy  # a one-query engine: what opens from it makes only what a query or two reads
         try:
             self._open(model, prior, queries_only, symbols, channels or {}, preload, lazy)
             self.same_as = read_groups(self.release) if folding else SameAsGroups()
@@ -118,7 +119,7 @@ class SearchEngine:
         """The nodes, the prior, the resolver and the parent sets, then each channel of CHANNELS
         (with `lazy`, those not `given` are left to `channel`)."""
         nodes = ReleaseLayout(self.release).table("nodes")
-        self.nodes = pq.read_table(nodes, columns=["name", "aliases", "kind", "title", "file", "line"])
+        self.nodes = pq.read_table(nodes, columns=["name", "node_id", "aliases", "kind", "title", "file", "line"])
         self.node_names = names = self.nodes.column("name").to_pylist()  # row-aligned with `nodes`
         self.prior = read_prior(nodes, prior, names, self.row_of if lazy else None)
         self.resolver = IdentifierResolver(names, self.nodes.column("aliases"), lazy=lazy, order=self.prior)
@@ -130,7 +131,7 @@ class SearchEngine:
         # are left to open: a dict of every name is 25 MB on whole Mathlib)
         shared = None if lazy else dict(zip(names, names))
         self._context = ChannelContext(self.release, names, shared, release_root(self.release), model, queries_only,
-                                       symbols, preload, lazy)
+                                       symbols, preload, lazy, nodes=self.nodes)
         self._deferred = {}
         for attribute, kind in CHANNELS:
             if kind.name in given:

@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Callable
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 PARENT_DEPTH = 20  # members counted: the fused head's first PARENT_DEPTH names
 MEMBER_KINDS = frozenset({"field", "constructor"})  # node kinds that state what their parent is
@@ -46,8 +47,8 @@ def parent_sets(nodes: pa.Table, names: list[str] | None = None) -> tuple[frozen
     """The parent channel's node names and, among them, the fields and constructors (MEMBER_KINDS),
     from a `nodes` table with `name` and `kind` (`names`: its name column, as read already)."""
     names = nodes.column("name").to_pylist() if names is None else names
-    kinds = nodes.column("kind").to_pylist()
-    return frozenset(names), frozenset(n for n, k in zip(names, kinds) if k in MEMBER_KINDS)
+    members = nodes.column("name").filter(pc.is_in(nodes.column("kind"), value_set=pa.array(sorted(MEMBER_KINDS))))
+    return frozenset(names), frozenset(members.to_pylist())  # the kinds in Arrow: a list of every kind cost 0.05 s
 
 
 def with_parents(scored: list[tuple[str, float]], ranks, weights: dict[str, float], known, fields,

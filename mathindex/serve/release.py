@@ -103,9 +103,8 @@ class ServedRelease:
             log.warning("release %s: channel %s unavailable: %s", self.release_id, channel, why)
         _thread_safe_encoding(self.engine)
         self.premise_ranker, self.premises_missing = self._open_premises() if premises else (None, "not opened")
-        nodes = pq.read_table(ReleaseLayout(path).table("nodes"), columns=["name", "node_id", "corpus"])
-        self._node_ids = nodes.column("node_id")
-        self._corpora = nodes.column("corpus")
+        self._node_ids = self.engine.nodes.column("node_id")  # the engine's table: nodes.parquet is read once
+        self._corpora = pq.read_table(ReleaseLayout(path).table("nodes"), columns=["corpus"]).column("corpus")
         self._node_cols = {c: self.engine.nodes.column(c) for c in ("kind", "title", "file", "line")}
         self._row_of = self.engine.row_of
         self._corpus_roots = {c.name: Path(c.path) for c in self.manifest.corpora if c.path}
