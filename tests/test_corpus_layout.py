@@ -195,7 +195,7 @@ def test_get_corpus_lays_out_the_pinned_commit_of_a_fake_mathlib(tmp_path: Path,
     assert (tmp_path / "corpora" / "mathlib4.git").is_dir() == (given == "file URL")  # only a URL is fetched
     [source], _ = load_sources(sources)
     pin = pin_source(source)
-    assert (pin.commit, pin.files) == (pinned, 3)  # the three .lean files: what the release hashes and reads
+    assert (pin.commit, pin.files) == (pinned, 4)  # the three .lean files and docs/100.yaml: what the release hashes and reads
     code, out, _ = _get(capsys, src, "--sources", str(sources))
     assert code == 0 and out.endswith(f"already laid out: {corpus}")
 
