@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from mathindex.corpusfiles import list_files
+from mathindex.corpusfiles import CorpusRoot, Refused, list_files, max_bytes_for, read_file
 from mathindex.lean.lexer import blank
 from mathindex.schemas.common import table
 from mathindex.schemas.lean import NOTATIONS
@@ -55,10 +55,11 @@ def extract_notations(root: Path, corpus: str) -> pa.Table:
     """Every notation command of the .lean files under root (NOTATIONS, in file and line order);
     a file that cannot be read or decoded is skipped (the declaration extraction reports it)."""
     rows = []
+    confined = CorpusRoot.of(Path(root))
     for rel, path in list_files(Path(root), (".lean",)):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+        try:  # the one reader of corpus files: confined to the root, no FIFO, device or link out, capped
+            text = read_file(confined, path, max_bytes_for(path)).decode("utf-8")
+        except (Refused, OSError, UnicodeDecodeError):
             continue
         rows.extend({"corpus": corpus, "file": rel, **r} for r in file_notations(text))
     return table(rows, NOTATIONS)
