@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,24 +20,19 @@ from mathindex.lean.descriptions import TITLE_LISTS, TOPIC_LISTS
 from mathindex.schemas.manifest import SourcesFile
 from mathindex.sources import load_sources, pin_source
 from mathindex.upstream import LayoutError, check_target, layout, pattern_regex, source_dir, upstream_specs
+from tests.git_fixture import git
 
 ROOT = Path(__file__).resolve().parents[1]
 MATHLIB_SOURCES = ROOT / "bench" / "sources" / "mathlib.yaml"
 PINNED = "93594942ef3b93fae5272d7bf368676ff40f8eb1"
 
 
-def _git(repo: Path, *args: str) -> str:
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t", "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
-           "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z", "PATH": "/usr/bin:/bin", "HOME": str(repo)}
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
-                          env=env).stdout.strip()
 
 
 def _commit_all(repo: Path, message: str) -> str:
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", message)
-    return _git(repo, "rev-parse", "HEAD")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+    return git(repo, "rev-parse", "HEAD")
 
 
 def _write(repo: Path, files: dict[str, str]) -> None:
@@ -57,7 +51,7 @@ def mirror(tmp_path: Path) -> tuple[Path, str]:
     _write(repo, {"book.tex": "\\begin{theorem}$a \\over b$\\end{theorem}\n",
                   "ch/one.tex": "\\begin{lemma}$\\|f\\| \\le 1$\\end{lemma}\n",
                   "slides.md": "not laid out\n", "LICENSE.md": "CC-BY-SA-4.0\n"})
-    _git(repo, "init", "-q")
+    git(repo, "init", "-q")
     return repo / ".git", _commit_all(repo, "book")
 
 
@@ -157,7 +151,7 @@ def fake_mathlib(tmp_path: Path) -> tuple[Path, str]:
     repo = tmp_path / "mathlib4"
     repo.mkdir()
     _write(repo, FAKE_MATHLIB)
-    _git(repo, "init", "-q")
+    git(repo, "init", "-q")
     pinned = _commit_all(repo, "the pinned commit")
     _write(repo, {"Mathlib/Algebra/Fake.lean": "theorem later : True := trivial\n"})
     _commit_all(repo, "a later commit")

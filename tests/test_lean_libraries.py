@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pyarrow as pa
@@ -22,6 +21,7 @@ from mathindex.search.nodes import build_nodes
 from mathindex.sources import load_sources, pin_source
 from mathindex.tasks.extract import merge_extractions
 from mathindex.upstream import LayoutError, layout, pattern_regex, source_dir, upstream_specs
+from tests.git_fixture import git
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "tests" / "fixtures" / "lean-core"
@@ -31,12 +31,6 @@ LAID_OUT = ["COMMIT", "Init.lean", "Init/Data/List/Basic.lean", "Init/Prelude.le
             "Lean/Elab/FxCommand.lean", "Std.lean", "Std/Data/FxMap.lean", "UPSTREAM"]
 
 
-def _git(repo: Path, *args: str) -> str:
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t", "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
-           "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z", "PATH": "/usr/bin:/bin", "HOME": str(repo)}
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
-                          env=env).stdout.strip()
 
 
 @pytest.fixture()
@@ -45,13 +39,13 @@ def fake_core(tmp_path: Path) -> tuple[Path, str]:
     on top (so HEAD is not what is laid out)."""
     repo = tmp_path / "lean4"
     shutil.copytree(CORE, repo)
-    _git(repo, "init", "-q")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "the release")
-    tagged = _git(repo, "rev-parse", "HEAD")
-    _git(repo, "tag", "-a", TAG, "-m", "release candidate")  # annotated, as Lean's release tags are
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the release")
+    tagged = git(repo, "rev-parse", "HEAD")
+    git(repo, "tag", "-a", TAG, "-m", "release candidate")  # annotated, as Lean's release tags are
     (repo / "src" / "Init" / "Prelude.lean").write_text("prelude\ndef fxLater : Nat := 0\n")
-    _git(repo, "commit", "-qam", "a later commit")
+    git(repo, "commit", "-qam", "a later commit")
     return repo, tagged
 
 
@@ -107,11 +101,11 @@ def test_a_commit_beside_the_tag_is_checked_against_it(tmp_path: Path, fake_core
     repo, tagged = fake_core
     [spec] = upstream_specs(_core_sources(tmp_path, commit=tagged))
     assert layout(repo, spec, tmp_path / "a").commit == tagged
-    later = _git(repo, "rev-parse", "HEAD")
+    later = git(repo, "rev-parse", "HEAD")
     [spec] = upstream_specs(_core_sources(tmp_path, commit=later))
     with pytest.raises(LayoutError, match=f"tag {TAG} of .* names commit {tagged}, not the pinned {later}"):
         layout(repo, spec, tmp_path / "b")
-    _git(repo, "tag", "-d", TAG)
+    git(repo, "tag", "-d", TAG)
     [spec] = upstream_specs(_core_sources(tmp_path))
     with pytest.raises(LayoutError, match=f"has no tag {TAG} of leanprover/lean4: fetch it"):
         layout(repo, spec, tmp_path / "c")
