@@ -27,8 +27,6 @@ MATHLIB_SOURCES = ROOT / "bench" / "sources" / "mathlib.yaml"
 PINNED = "93594942ef3b93fae5272d7bf368676ff40f8eb1"
 
 
-
-
 def _commit_all(repo: Path, message: str) -> str:
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", message)

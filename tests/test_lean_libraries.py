@@ -31,8 +31,6 @@ LAID_OUT = ["COMMIT", "Init.lean", "Init/Data/List/Basic.lean", "Init/Prelude.le
             "Lean/Elab/FxCommand.lean", "Std.lean", "Std/Data/FxMap.lean", "UPSTREAM"]
 
 
-
-
 @pytest.fixture()
 def fake_core(tmp_path: Path) -> tuple[Path, str]:
     """A git repository of the fixture core: the release tag on the first commit, a later commit
