@@ -21,7 +21,7 @@ from mathindex.cache.layout import CacheLayout
 from mathindex.cache.shards import ShardStore
 from mathindex.cache.codes import CACHES, FORMAL, FORMULA_FEATURES, INFORMAL, LEAN, TOKENS
 from mathindex.cache.digest import PACKAGE_DIR, expand, import_closure
-from mathindex.cache.shards import DIGESTS, publish_dir, verify
+from mathindex.cache.shards import DIGESTS, publish_dir, verify, write_json
 from mathindex.formula.parse_cache import parse_version
 from mathindex.store.layout import RootLayout
 from mathindex.store.releases import published_release
@@ -61,6 +61,18 @@ def test_only_the_layout_names_a_cache_folder():
                     and node.value.startswith(("lean-final-", "statements-", "lean-")):
                 found.append(f"{path.name}:{node.lineno}: {node.value!r}")
     assert not found
+
+
+def test_threads_of_one_process_write_the_same_file_at_once(tmp_path):
+    """The embed shards of a local run are threads of one process, and each writes the cache's
+    meta.json when it is missing: every writer must finish, and the file must be whole."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = tmp_path / "meta.json"
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda i: write_json(path, {"writer": i, "pad": "x" * 100_000}), range(200)))
+    assert json.loads(path.read_text())["pad"] == "x" * 100_000
+    assert [p.name for p in tmp_path.iterdir()] == ["meta.json"]
 
 
 def test_a_damaged_shard_is_skipped_logged_and_removed(tmp_path, caplog):

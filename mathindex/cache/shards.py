@@ -14,6 +14,8 @@ import logging
 import os
 import shutil
 import socket
+import threading
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,11 +31,19 @@ DIGESTS = "digests.json"  # an entry's files and their sha256, written when the 
 _BAD = (OSError, ValueError, pa.ArrowException, pl.exceptions.PolarsError)  # what damage raises
 
 
+def temp_beside(path: Path) -> Path:
+    """A temporary name beside `path`, unique to this writer: threads of one process (the embed
+    shards of a local run) write the same file at once, and a name shared by the process let one
+    thread rename the other's file away."""
+    path = Path(path)
+    return path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.{uuid.uuid4().hex[:8]}.tmp")
+
+
 def write_atomic(path: Path, write: Callable[[Path], object]) -> Path:
     """Calls `write(tmp)` for a temporary path beside `path`, then renames it to `path`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = temp_beside(path)
     try:
         write(tmp)
         os.replace(tmp, path)

@@ -45,7 +45,7 @@ from tokenizers import Tokenizer
 
 from mathindex.cache.layout import CacheLayout
 from mathindex.cache.codes import ONNX
-from mathindex.cache.shards import damaged, seal, verify
+from mathindex.cache.shards import damaged, seal, temp_beside, verify
 from mathindex.embed.models import entry_name
 from mathindex.embed.torch_ops import forward, tokenise
 
@@ -283,7 +283,7 @@ def quantise(src: Path, dst: Path) -> None:
     time (onnxruntime.quantization.quantize_dynamic)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic  # heavy, optional: exporting only
 
-    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+    tmp = temp_beside(dst)
     quantize_dynamic(str(src), str(tmp), per_channel=True, weight_type=QuantType.QInt8,
                      op_types_to_quantize=["MatMul"])
     tmp.replace(dst)
@@ -359,7 +359,7 @@ def prepare_packed(model, name: str, revision: str, root: Path) -> Path | None:
         for f in (PACKED_CHECK_FILE, PACKED_FILE, QUERY_FILE, TOKENIZER_FILE):
             (final / f).unlink(missing_ok=True)
     if not check_file.exists():
-        tmp = final / f".{PACKED_FILE}.{os.getpid()}.tmp"
+        tmp = temp_beside(final / PACKED_FILE)
         t0 = time.perf_counter()
         check: dict = {"name": name, "revision": revision, "exporter": exporter_key(), "threshold": MIN_COSINE,
                        "probe_texts": len(PROBE_TEXTS)}
@@ -428,7 +428,7 @@ def write_query_files(packed: Path, embedder) -> None:
     own = query_tokenizer(tok, embedder.max_seq_length)
     if own is None:
         return
-    tmp = final / f".{TOKENIZER_FILE}.{os.getpid()}.tmp"
+    tmp = temp_beside(final / TOKENIZER_FILE)
     tmp.write_text(own.to_str(), encoding="utf-8")
     tmp.replace(final / TOKENIZER_FILE)
     _write_json(final / QUERY_FILE, {"name": embedder.name, "revision": embedder.revision, "dim": embedder.dim,
@@ -450,7 +450,7 @@ def _sealed(final: Path, check_name: str, model_file: str) -> list[str]:
 
 def _write_json(path: Path, data: dict) -> None:
     """`data` into `path` whole (a temporary file renamed), so a reader never sees half of it."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = temp_beside(path)
     tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
     tmp.replace(path)
 
