@@ -152,7 +152,7 @@ def _embeddings(c: CacheLayout) -> Path:
 def _lean_rows(c: CacheLayout) -> Path:
     for final in c.lean_finals():  # else the whole tree comes from its final tables
         shutil.rmtree(final)
-    return _garbage(_first(c.lean, "*/raw.arrow"))
+    return _garbage(_first(c.lean, "*/*/raw.arrow"))
 
 
 def _lean_final(c: CacheLayout) -> Path:

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mathindex.lean import extract_lean_tree
-from mathindex.lean.extract import extract_file
+from mathindex.lean.shards import extract_file
 
 GOOD = """namespace Good
 /-- doc -/

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mathindex.lean import LeanExtraction, extract_lean_tree
-from mathindex.lean.extract import extract_file, module_name
+from mathindex.lean.shards import extract_file, module_name
 from mathindex.lean.instances import Lookup, instance_name
 from mathindex.lean.names import additive_name, dual_name, split_case
 from mathindex.schemas.common import ERRORS
@@ -190,9 +190,9 @@ def test_extract_file_never_raises_on_bad_bytes() -> None:
 
 
 def test_process_pool_gives_the_same_tables(monkeypatch: pytest.MonkeyPatch, fixture_run: LeanExtraction) -> None:
-    import mathindex.lean.extract as ex
+    import mathindex.lean.shards as shards
 
-    monkeypatch.setattr(ex, "CHUNK_FILES", 1)  # two files -> two chunks -> the 2-process pool
+    monkeypatch.setattr(shards, "SPREAD_MIN_BYTES", 1)  # two files -> two shards -> the 2-process pool
     pooled = extract_lean_tree(FIXTURES, "demo")
     assert pooled.declarations.equals(fixture_run.declarations)
     assert pooled.dependencies.equals(fixture_run.dependencies)

@@ -44,10 +44,10 @@ FORMULAS = CodeSet(makers=("mathindex.formula.api",), modules=_FORMULA, librarie
 # formula.formula_index: a tree's index features
 FORMULA_FEATURES = CodeSet(makers=("mathindex.formula.formula_index",),
                            modules=("mathindex.formula.formula_index", *_FORMULA))
-# lean.extract: per-file raw rows and a whole tree's tables (files are read through corpusfiles)
+# lean.shards: per-file raw rows; lean.extract: a whole tree's tables (files are read through corpusfiles)
 LEAN = CodeSet(
-    makers=("mathindex.lean.extract",),
-    modules=("mathindex.lean.extract", "mathindex.lean.scanner", "mathindex.lean.finalise",
+    makers=("mathindex.lean.extract", "mathindex.lean.shards"),
+    modules=("mathindex.lean.extract", "mathindex.lean.shards", "mathindex.lean.scanner", "mathindex.lean.finalise",
              "mathindex.lean.dependencies", "mathindex.lean.descriptions", "mathindex.lean.citations",
              "mathindex.lean.instances", "mathindex.bibtex", "mathindex.identifiers", "mathindex.names",
              "mathindex.lean.names", "mathindex.lean.proof_refs", "mathindex.lean.binders", "mathindex.lean.lexer",

@@ -20,7 +20,7 @@ class CacheLayout:
     INFORMAL = "informal"  # informal.informalise.InformalCache: renderings, by statement and context
     INFORMAL_MODEL = "informal-model"  # the same for a model's renderings (no code digest: they are the model's)
     EMBEDDINGS = "embeddings"  # embed.embedder.EmbeddingCache: vectors, by model and text sha256
-    LEAN = "lean"  # lean.extract: per-file rows and whole-tree tables, by file contents
+    LEAN = "lean"  # lean.shards: per-file rows, by file contents; lean.extract: whole-tree tables
     FORMAL = "formal"  # formal.formal_index: statement facts, by statement text
     PREMISES = "premises"  # premises.premise_cache: the premise stage's files, by its inputs
     BENCH = "bench"  # tasks.bench: benchmark results, by the release's files and the suites
@@ -58,8 +58,17 @@ class CacheLayout:
         return self.root / self.LEAN
 
     def lean_rows(self, version: str) -> Path:
-        """Per-file raw rows of one (code, corpus) version: files, raw and errors Arrow files."""
+        """Per-file raw rows of one (code, corpus) version: its entries (`lean_rows_entry`)."""
         return self.lean / f"lean-{version}"
+
+    def lean_rows_entry(self, version: str, key: str) -> Path:
+        """One entry of per-file rows (`key`: its files' contents): files, raw and errors Arrow files."""
+        return self.lean_rows(version) / key
+
+    def lean_rows_entries(self, version: str) -> list[Path]:
+        """Every entry of per-file rows of one version, by name (run marks and temporaries left out)."""
+        d = self.lean_rows(version)
+        return sorted(p for p in d.iterdir() if p.is_dir() and not p.name.startswith(".")) if d.is_dir() else []
 
     def lean_final(self, key: str) -> Path:
         """The finished tables of one whole tree (`key`: the code and every file's digest)."""

@@ -30,7 +30,7 @@ from mathindex.store.releases import building, published_release, unique_release
 from mathindex.tasks.bench import baseline_metrics, gate_release, run_benchmarks
 from mathindex.tasks.embed import (build_embedding_texts, embed_and_index, embed_in_shards, embedder_spec,
                                    load_release_embedder, shard_texts)
-from mathindex.tasks.extract import extract_latex, extract_lean, merge_extractions
+from mathindex.tasks.extract import extract_latex, extract_lean_sources, merge_extractions
 from mathindex.tasks.formal import formal_index
 from mathindex.tasks.formulas import build_formula_index, collect_formulas, parse_formulas
 from mathindex.tasks.informalise import informalise_declarations, timeout_s
@@ -88,9 +88,9 @@ def release_flow(
             release_id = new_release_id(pins, root)
         with building(root, release_id) as staging:
             with progress.stage("extract"):
-                lean_runs = [extract_lean.submit(s, cache) for s in sources if s.spec.kind == "lean"]
                 latex_runs = [extract_latex.submit(s) for s in sources if s.spec.kind == "latex"]
-                ex = merge_extractions([f.result() for f in lean_runs], [f.result() for f in latex_runs])
+                lean_runs = extract_lean_sources(sources, cache, local=runner_is_local())
+                ex = merge_extractions(lean_runs, [f.result() for f in latex_runs])
             with progress.stage("informalise"):
                 informalised = informalise_declarations.with_options(timeout_seconds=timeout_s(informal_spec))(
                     ex.declarations, ex.dependencies, cache, informal_spec)

@@ -1,10 +1,12 @@
-"""`extract_lean_tree`: every `*.lean` file under a root, a per-file content-hash cache, a small
-process pool, and the corpus-wide pass that names generated declarations."""
+"""`extract_lean_tree`: every `*.lean` file under a root, its files scanned in content-keyed shards
+(`lean.shards`: the per-file pass and its rows cache) by a small process pool or the flow's task
+runner (`plan_extraction`, then the shards, then `finish_extraction`), and the corpus-wide pass that
+names generated declarations, resolves dependencies and reads descriptions and citations; a whole
+tree's tables are cached by its files' digests."""
 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import shutil
 import time
@@ -14,37 +16,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from mathindex.cache.layout import CacheLayout
-from mathindex.cache.shards import read_arrow, write_arrow
-from mathindex.cache.codes import LEAN
-from mathindex.cache.shards import damaged
-from mathindex.corpusfiles import MAX_BYTES, CorpusRoot, Refused, digest, list_files, max_bytes_for, read_file, too_large
+from mathindex.cache.shards import damaged, read_arrow, write_arrow
+from mathindex.corpusfiles import CorpusRoot, Refused, digest, list_files, max_bytes_for, read_file
 from mathindex.lean import citations, descriptions
 from mathindex.lean.finalise import finalise
-from mathindex.lean.scanner import STAGE, scan_file
-from mathindex.schemas.common import ERRORS, error_row
+from mathindex.lean.shards import (ERRORS_ORDER, MAX_FILE_BYTES, SHARD_BYTES, LeanShard, cached_files, plan_shards,
+                                   rows_version, scan_shard, scanned_rows, store_shard, tree_rows)
+from mathindex.schemas.common import ERRORS
 from mathindex.schemas.lean import CITATIONS, DECLARATIONS, DEPENDENCIES, DESCRIPTIONS
 from mathindex.workers import mp_context, stop_on_sigterm
 
 log = logging.getLogger(__name__)
-
-_RAW_EXTRA = [
-    pa.field("_seq", pa.int32(), nullable=False),  # row order inside its file
-    pa.field("_deps", pa.list_(pa.string())),  # constants the signature names, as written
-    pa.field("_proof_deps", pa.list_(pa.string())),  # constants only the body names, as written
-    pa.field("_inst", pa.string()),  # JSON naming hint of an anonymous instance
-    pa.field("_twin_src", pa.string()),
-    pa.field("_twin_tgt", pa.string()),
-    pa.field("_resolve", pa.string()),  # JSON [name, namespace, opens] for `attribute [...] name`
-    pa.field("_ns", pa.string()),  # namespace and opens (JSON) in force, to resolve dependencies
-    pa.field("_opens", pa.string()),
-]
-RAW = pa.schema([f for f in DECLARATIONS if f.name != "decl_id"] + _RAW_EXTRA)
-_FILES = pa.schema([pa.field("file", pa.string(), nullable=False), pa.field("sha256", pa.string(), nullable=False)])
-MAX_FILE_BYTES = MAX_BYTES[".lean"]
-CHUNK_FILES = 64
 
 
 @dataclass(frozen=True)
@@ -58,93 +42,19 @@ class LeanExtraction:
     citations: pa.Table = field(default_factory=CITATIONS.empty_table)
 
 
-def module_name(rel: str) -> str:
-    """`Mathlib/Order/Lattice.lean` -> `Mathlib.Order.Lattice`."""
-    return rel[: -len(".lean")].replace("/", ".") if rel.endswith(".lean") else rel.replace("/", ".")
+@dataclass(frozen=True)
+class LeanPlan:
+    """One Lean source before its per-file pass: its files (sorted) and their digests, its
+    whole-tree cache entry (None without a cache), that entry's tables when they are there already
+    (`done`: nothing to scan), and the shards of the files whose rows the cache lacks."""
 
-
-def decode(data: bytes, corpus: str, rel: str) -> tuple[str | None, list[dict]]:
-    """File bytes as text (None when it is not text at all) plus error rows."""
-    errors = []
-    if b"\0" in data[:65536]:
-        return None, [error_row(corpus, rel, None, STAGE, "binary content (NUL bytes); not a Lean source file")]
-    try:
-        return data.decode("utf-8"), errors
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        errors.append(error_row(corpus, rel, line, STAGE, f"invalid UTF-8 at byte {exc.start}; replaced"))
-        return data.decode("utf-8", errors="replace"), errors
-
-
-def extract_file(data: bytes, corpus: str, rel: str) -> tuple[list[dict], list[dict]]:
-    """Raw declaration rows and error rows of one file; never raises."""
-    if len(data) > MAX_FILE_BYTES:
-        return [], [error_row(corpus, rel, None, STAGE, too_large(len(data), MAX_FILE_BYTES))]
-    text, errors = decode(data, corpus, rel)
-    if text is None:
-        return [], errors
-    try:
-        decls, _, errs = scan_file(text, corpus, module_name(rel), rel)
-    except Exception as exc:  # noqa: BLE001 - a bad file must never stop the corpus
-        log.warning("extractor failed on %s: %s", rel, exc)
-        return [], errors + [error_row(corpus, rel, None, STAGE, f"extractor failed: {type(exc).__name__}: {exc}")]
-    rows = []
-    for i, d in enumerate(decls):
-        twin = d.pop("_twin", None)
-        inst = d.pop("_inst", None)
-        resolve = d.pop("_resolve", None)
-        d["_seq"] = i
-        d.setdefault("_proof_deps", None)  # source declarations only
-        d["_inst"] = json.dumps(inst, ensure_ascii=False) if inst is not None and not d["full_name"] else None
-        d["_twin_src"] = twin[0] if twin else None
-        d["_twin_tgt"] = (twin[2] + ":" + twin[1]) if twin else None
-        d["_resolve"] = json.dumps(resolve, ensure_ascii=False) if resolve else None
-        d["_ns"] = d.get("_ns", "")
-        d["_opens"] = d.get("_opens") or "[]"
-        rows.append(d)
-    return rows, errors + errs
-
-
-def _extract_chunk(args: tuple[str, CorpusRoot, list[tuple[str, str]]]) -> tuple[pa.Table, pa.Table]:
-    corpus, root, items = args
-    rows: list[dict] = []
-    errs: list[dict] = []
-    for rel, path in items:
-        try:
-            data = read_file(root, path, MAX_FILE_BYTES)
-        except Refused as exc:  # outside the root, not a regular file, too large, unreadable
-            errs.append(error_row(corpus, rel, None, STAGE, str(exc)))
-            continue
-        r, e = extract_file(data, corpus, rel)
-        rows.extend(r)
-        errs.extend(e)
-    return pa.Table.from_pylist(rows, schema=RAW), pa.Table.from_pylist(errs, schema=ERRORS)
-
-
-_ROWS = {"files": _FILES, "raw": RAW, "errors": ERRORS}  # a per-file entry's tables, files.arrow written last
-
-
-def _load_cache(cache_dir: Path, version: str) -> tuple[dict[str, str], pa.Table, pa.Table] | None:
-    """The per-file rows of `version` under a root's cache directory; None when there are none, or
-    (logged, removed) when a table cannot be read or has another schema."""
-    d = CacheLayout(cache_dir).lean_rows(version)
-    if not (d / "files.arrow").is_file():
-        return None
-    tables = {name: read_arrow(d / f"{name}.arrow", schema) for name, schema in _ROWS.items()}
-    if any(t is None for t in tables.values()):
-        damaged(d, "a table of the per-file rows is damaged")
-        return None
-    files = tables["files"]
-    return dict(zip(files["file"].to_pylist(), files["sha256"].to_pylist())), tables["raw"], tables["errors"]
-
-
-def _save_cache(cache_dir: Path, version: str, shas: dict[str, str], raw: pa.Table, errs: pa.Table) -> None:
-    d = CacheLayout(cache_dir).lean_rows(version)
-    files = pa.table({"file": list(shas), "sha256": list(shas.values())}, schema=_FILES)
-    (d / "files.arrow").unlink(missing_ok=True)  # the entry is incomplete until files.arrow is back
-    write_arrow(d / "raw.arrow", raw)
-    write_arrow(d / "errors.arrow", errs)
-    write_arrow(d / "files.arrow", files)  # last: a cache is valid only once this exists
+    root: Path
+    corpus: str
+    tree: list[tuple[str, Path]] = field(repr=False)
+    shas: dict[str, str] = field(repr=False)
+    final_dir: Path | None
+    shards: list[LeanShard] = field(repr=False)
+    done: LeanExtraction | None = field(default=None, repr=False)
 
 
 def file_hashes(root: Path) -> tuple[list[tuple[str, Path]], dict[str, str]]:
@@ -155,57 +65,91 @@ def file_hashes(root: Path) -> tuple[list[tuple[str, Path]], dict[str, str]]:
     return tree, {rel: digest(confined, p, MAX_FILE_BYTES) for rel, p in tree}
 
 
-def extract_raw(root: Path, corpus: str, cache_dir: Path | None = None, workers: int = 2,
-                hashed: tuple[list[tuple[str, Path]], dict[str, str]] | None = None) -> tuple[pa.Table, pa.Table]:
-    """Raw per-file rows (RAW schema) and errors for every `*.lean` under root, using the cache
-    under `cache_dir` (a root's cache directory: `CacheLayout.lean_rows`)."""
-    tree, shas = hashed or file_hashes(root)
-    version = _version(corpus)
-    cached = _load_cache(cache_dir, version) if cache_dir else None
-    keep: set[str] = set()
-    parts_raw: list[pa.Table] = []
-    parts_err: list[pa.Table] = []
-    if cached:
-        old, raw, errs = cached
-        keep = {f for f, s in shas.items() if s and old.get(f) == s}
-        keep_arr = pa.array(sorted(keep), pa.string())
-        parts_raw.append(raw.filter(pc.is_in(raw["file"], keep_arr)))
-        parts_err.append(errs.filter(pc.is_in(errs["file"], keep_arr)))
-    todo = [(rel, str(p)) for rel, p in tree if rel not in keep]
-    log.info("lean extraction: %d files, %d from cache, %d to scan", len(tree), len(keep), len(todo))
-    confined = CorpusRoot.of(root)
-    chunks = [(corpus, confined, todo[i : i + CHUNK_FILES]) for i in range(0, len(todo), CHUNK_FILES)]
+def plan_extraction(root: Path, corpus: str, cache_dir: Path | None = None, spread: int = 1, start: int = 0,
+                    shard_bytes: int = SHARD_BYTES) -> LeanPlan:
+    """What extracting `root` takes: nothing when the whole-tree entry of its files is cached (`done`),
+    else shards (`lean.shards.plan_shards`, indexed from `start`, at least `spread` of them) of the
+    files whose rows the cache under `cache_dir` lacks (all of them without a cache)."""
+    root = Path(root)
+    tree, shas = file_hashes(root)
+    root_files = {f"\0root/{rel}": sha for rel, sha in root_file_hashes(root).items()}  # apart from the .lean names
+    final_dir = CacheLayout(cache_dir).lean_final(_tree_key(corpus, shas | root_files)) if cache_dir else None
+    if final_dir is not None and (final_dir / "done").exists():
+        final = {name: read_arrow(final_dir / f"{name}.arrow", schema) for name, schema in _FINAL.items()}
+        if all(t is not None for t in final.values()):
+            return LeanPlan(root, corpus, tree, shas, final_dir, [], LeanExtraction(**final))
+        damaged(final_dir, "a table of the whole-tree entry is damaged")
+    version = rows_version(corpus)
+    held = cached_files(cache_dir, version, shas)
+    todo = [(rel, shas[rel]) for rel, _ in tree if rel not in held]
+    shards = plan_shards(root, corpus, version, todo, shard_bytes, spread, start)
+    log.info("lean extraction of %s: %d files, %d from cache, %d to scan in %d shards", corpus, len(tree), len(held),
+             len(todo), len(shards))
+    return LeanPlan(root, corpus, tree, shas, final_dir, shards)
+
+
+def scan_in_pool(shards: list[LeanShard], cache_dir: Path | None, workers: int = 2) -> list[tuple[pa.Table, pa.Table]]:
+    """Scans `shards` in a process pool of `workers` (in this process for one shard or worker), each
+    stored in the rows cache under `cache_dir` as it comes; their rows in shard order when there is
+    no cache, else none (`finish_extraction` reads them back)."""
+    kept: list[tuple[pa.Table, pa.Table]] = []
+
+    def keep(shard: LeanShard, rows: tuple[pa.Table, pa.Table]) -> None:
+        if cache_dir is not None:
+            store_shard(cache_dir, shard, *rows)
+        else:
+            kept.append(rows)
+
     done = 0
-    if workers > 1 and len(chunks) > 1:
+    if workers > 1 and len(shards) > 1:
         try:
             with ProcessPoolExecutor(max_workers=workers, mp_context=mp_context(), initializer=stop_on_sigterm) as pool:
-                for r, e in pool.map(_extract_chunk, chunks):
-                    parts_raw.append(r)
-                    parts_err.append(e)
+                for rows in pool.map(scan_shard, shards):
+                    keep(shards[done], rows)
                     done += 1
         except (BrokenProcessPool, OSError) as exc:  # a dead worker: finish in this process
             log.warning("lean worker pool failed (%s); scanning the remaining files in-process", exc)
-    for c in chunks[done:]:
-        r, e = _extract_chunk(c)
-        parts_raw.append(r)
-        parts_err.append(e)
-    raw = pa.concat_tables(parts_raw) if parts_raw else RAW.empty_table()
-    errs = pa.concat_tables(parts_err) if parts_err else ERRORS.empty_table()
-    if keep:  # cached rows and new rows interleave by file: restore the order
-        raw = raw.sort_by([("file", "ascending"), ("_seq", "ascending")])
-    errs = errs.sort_by([("file", "ascending"), ("line", "ascending"), ("reason", "ascending")])
-    if cache_dir and todo:
-        _save_cache(Path(cache_dir), version, shas, raw, errs)
-    return raw, errs
+    for shard in shards[done:]:
+        keep(shard, scan_shard(shard))
+    return kept
 
 
-def _version(corpus: str) -> str:
-    """The per-file rows' version: the digest of the extraction's code (`cache.codes.LEAN`) and the corpus."""
-    return LEAN.digest() + hashlib.sha256(corpus.encode()).hexdigest()[:8]
+def finish_extraction(plan: LeanPlan, cache_dir: Path | None, scanned: list[tuple[pa.Table, pa.Table]] | None = None,
+                      ) -> LeanExtraction:
+    """The tables of `plan`'s tree once its shards are scanned: the rows from the rows cache under
+    `cache_dir` (else `scanned`, in shard order) in sorted file order, the corpus-wide pass, the
+    descriptions and citations, stored as the whole-tree entry."""
+    if plan.done is not None:
+        return plan.done
+    t0 = time.perf_counter()
+    if cache_dir is not None:
+        raw, errs = tree_rows(cache_dir, rows_version(plan.corpus), plan.shas)
+    else:
+        raw, errs = scanned_rows(scanned or [])
+    decls, deps, more_errs = finalise(raw, plan.corpus)
+    del raw
+    if more_errs.num_rows:
+        errs = pa.concat_tables([errs, more_errs]).sort_by(ERRORS_ORDER)
+    described, cited = extract_descriptions(plan.root, plan.tree, decls)
+    log.info("lean extraction of %s: corpus pass %.2fs", plan.corpus, time.perf_counter() - t0)
+    if plan.final_dir is not None:
+        _store_final(CacheLayout(cache_dir), plan.final_dir, LeanExtraction(decls, deps, errs, described, cited))
+    return LeanExtraction(decls, deps, errs, described, cited)
+
+
+def _store_final(layout: CacheLayout, final_dir: Path, tables: LeanExtraction) -> None:
+    """`tables` as the whole-tree entry `final_dir` ("done" last), other whole-tree entries removed."""
+    for old in layout.lean_finals():
+        if old != final_dir and (old / "done").exists():
+            shutil.rmtree(old, ignore_errors=True)
+    (final_dir / "done").unlink(missing_ok=True)
+    for name in _FINAL:
+        write_arrow(final_dir / f"{name}.arrow", getattr(tables, name))
+    (final_dir / "done").write_text("ok\n")  # last: the entry is read only once this exists
 
 
 def _tree_key(corpus: str, shas: dict[str, str]) -> str:
-    h = hashlib.sha256(_version(corpus).encode())
+    h = hashlib.sha256(rows_version(corpus).encode())
     for rel in sorted(shas):
         h.update(f"{rel}\0{shas[rel]}\n".encode())
     return h.hexdigest()[:24]
@@ -248,40 +192,18 @@ _FINAL = {"declarations": DECLARATIONS, "dependencies": DEPENDENCIES, "errors": 
           "citations": CITATIONS}
 
 
-def extract_lean_tree(root: Path, corpus: str, cache_dir: Path | None = None) -> LeanExtraction:
+def extract_lean_tree(root: Path, corpus: str, cache_dir: Path | None = None, workers: int = 2) -> LeanExtraction:
     """Declarations, dependency edges, descriptions, citations and errors of every `*.lean` file
-    under `root` (sorted). With `cache_dir` (a root's cache directory: `CacheLayout.lean`), per-file rows are
-    reused by content hash, and a tree whose files all match a previous run reuses that run's tables."""
-    hashed = file_hashes(Path(root))
-    layout = CacheLayout(cache_dir) if cache_dir else None
-    root_files = {f"\0root/{rel}": sha for rel, sha in root_file_hashes(Path(root)).items()}  # apart from the .lean names
-    final_dir = layout.lean_final(_tree_key(corpus, hashed[1] | root_files)) if layout is not None else None
-    if final_dir is not None and (final_dir / "done").exists():
-        final = {name: read_arrow(final_dir / f"{name}.arrow", schema) for name, schema in _FINAL.items()}
-        if all(t is not None for t in final.values()):
-            return LeanExtraction(**final)
-        damaged(final_dir, "a table of the whole-tree entry is damaged")
+    under `root` (sorted), its shards scanned by a process pool of `workers` (`scan_in_pool`). With
+    `cache_dir` (a root's cache directory), per-file rows are reused by content hash, and a tree
+    whose files all match a previous run reuses that run's tables."""
+    plan = plan_extraction(Path(root), corpus, cache_dir, spread=workers)
+    if plan.done is not None:
+        return plan.done
     t0 = time.perf_counter()
-    raw, errs = extract_raw(Path(root), corpus, cache_dir, hashed=hashed)
-    t1 = time.perf_counter()
-    decls, deps, more_errs = finalise(raw, corpus)
-    log.info("lean extraction: per-file pass %.2fs, corpus pass %.2fs", t1 - t0, time.perf_counter() - t1)
-    del raw
-    if more_errs.num_rows:
-        errs = pa.concat_tables([errs, more_errs]).sort_by(
-            [("file", "ascending"), ("line", "ascending"), ("reason", "ascending")]
-        )
-    described, cited = extract_descriptions(Path(root), hashed[0], decls)
-    if final_dir is not None:
-        for old in layout.lean_finals():
-            if old != final_dir and (old / "done").exists():
-                shutil.rmtree(old, ignore_errors=True)
-        (final_dir / "done").unlink(missing_ok=True)
-        for name, table in (("declarations", decls), ("dependencies", deps), ("errors", errs), ("descriptions", described),
-                            ("citations", cited)):
-            write_arrow(final_dir / f"{name}.arrow", table)
-        (final_dir / "done").write_text("ok\n")  # last: the entry is read only once this exists
-    return LeanExtraction(decls, deps, errs, described, cited)
+    scanned = scan_in_pool(plan.shards, cache_dir, workers)
+    log.info("lean extraction of %s: per-file pass %.2fs", corpus, time.perf_counter() - t0)
+    return finish_extraction(plan, cache_dir, scanned)
 
 
-__all__ = ["LeanExtraction", "extract_lean_tree", "extract_raw", "extract_file", "module_name"]
+__all__ = ["LeanExtraction", "LeanPlan", "extract_lean_tree", "finish_extraction", "plan_extraction", "scan_in_pool"]

@@ -1,7 +1,9 @@
-"""Extraction tasks: Lean declarations and LaTeX/XML statements of one pinned source each."""
+"""Extraction tasks: Lean declarations, in content-keyed shards of files (`lean.shards`), and
+LaTeX/XML statements of one pinned source each."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -9,12 +11,18 @@ import pyarrow as pa
 
 from mathindex.latex import extract_latex_tree
 from mathindex.lean import extract_lean_tree
+from mathindex.lean.extract import LeanExtraction, LeanPlan, finish_extraction, plan_extraction
+from mathindex.lean.shards import SHARD_BYTES, extract_shard
 from mathindex.search.nodes import names_in_several_corpora
 from mathindex.schemas import latex as latex_schema
 from mathindex.schemas import lean as lean_schema
 from mathindex.schemas.common import ERRORS, concat
 from mathindex.sources import Source
-from mathindex.tasks import io_stage
+from mathindex.tasks import io_stage, stage
+from mathindex.tasks.shards import run_shards
+
+SHARD_BYTES_ENV = "MATHINDEX_LEAN_SHARD_BYTES"  # smaller Lean shards spread a small corpus over more workers (the tests)
+LOCAL_POOL = True  # a local run scans each source's shards in the stage's process pool, not on the flow's threads
 
 
 @dataclass(frozen=True)
@@ -34,6 +42,46 @@ class Extraction:
 @io_stage(name="extract_lean")
 def extract_lean(source: Source, cache_dir: Path):
     return extract_lean_tree(source.root, source.spec.name, cache_dir=cache_dir)
+
+
+def shard_bytes(default: int = SHARD_BYTES) -> int:
+    """Source bytes a Lean shard: $MATHINDEX_LEAN_SHARD_BYTES when set, else `default`."""
+    raw = os.environ.get(SHARD_BYTES_ENV, "")
+    if raw and (not raw.isdigit() or int(raw) < 1):
+        raise ValueError(f"{SHARD_BYTES_ENV} must be a positive integer, not {raw!r}")
+    return int(raw) if raw else default
+
+
+@stage(name="plan_lean")
+def plan_lean(source: Source, cache_dir: Path, spread: int, start: int, size: int) -> LeanPlan:
+    """One Lean source's shards of files the rows cache lacks (`lean.extract.plan_extraction`)."""
+    return plan_extraction(source.root, source.spec.name, cache_dir, spread, start, size)
+
+
+extract_lean_shard = io_stage(name="extract_lean_shard", task_run_name="extract-lean-shard-{shard.index}")(extract_shard)
+
+
+@stage(name="finish_lean")
+def finish_lean(plan: LeanPlan, cache_dir: Path) -> LeanExtraction:
+    """One Lean source's tables from its rows in the cache (`lean.extract.finish_extraction`)."""
+    return finish_extraction(plan, cache_dir)
+
+
+def extract_lean_sources(sources: list[Source], cache_dir: Path, local: bool) -> list[LeanExtraction]:
+    """The Lean sources' extractions. On the flow's thread pool (`local`) with LOCAL_POOL, one task
+    a source, each scanning its shards in its own process pool; else every source's shards as tasks
+    through the flow's task runner (`tasks.shards.run_shards`: on Dask all at once, locally a shard
+    a core), each stored in the root's rows cache, and each source's tables from there, in file order."""
+    lean = [s for s in sources if s.spec.kind == "lean"]
+    if local and LOCAL_POOL:
+        return [f.result() for f in [extract_lean.submit(s, cache_dir) for s in lean]]
+    cores = os.cpu_count() or 1
+    plans: list[LeanPlan] = []
+    for source in lean:
+        plans.append(plan_lean(source, cache_dir, cores if local else 1, sum(len(p.shards) for p in plans), shard_bytes()))
+    run_shards(extract_lean_shard, [s for p in plans for s in p.shards], "lean extraction", cores if local else None,
+               cache_dir=cache_dir)
+    return [finish_lean(p, cache_dir) for p in plans]
 
 
 @io_stage(name="extract_latex")
