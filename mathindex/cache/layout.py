@@ -74,9 +74,9 @@ class CacheLayout:
         """The finished tables of one whole tree (`key`: the code and every file's digest)."""
         return self.lean / f"lean-final-{key}"
 
-    def lean_finals(self) -> list[Path]:
-        """Every whole-tree entry there is."""
-        return sorted(self.lean.glob("lean-final-*")) if self.lean.is_dir() else []
+    def lean_finals(self, prefix: str = "") -> list[Path]:
+        """Every whole-tree entry there is (whose key starts with `prefix`)."""
+        return sorted(self.lean.glob(f"lean-final-{prefix}*")) if self.lean.is_dir() else []
 
     def formal_statements(self, code: str) -> Path:
         """The statement facts of one code version (one Parquet file)."""

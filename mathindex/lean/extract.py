@@ -22,8 +22,8 @@ from mathindex.cache.shards import damaged, read_arrow, write_arrow
 from mathindex.corpusfiles import CorpusRoot, Refused, digest, list_files, max_bytes_for, read_file
 from mathindex.lean import citations, descriptions
 from mathindex.lean.finalise import finalise
-from mathindex.lean.shards import (ERRORS_ORDER, MAX_FILE_BYTES, SHARD_BYTES, LeanShard, cached_files, plan_shards,
-                                   rows_version, scan_shard, scanned_rows, store_shard, tree_rows)
+from mathindex.lean.shards import (ERRORS_ORDER, MAX_FILE_BYTES, SHARD_BYTES, LeanShard, cached_files, corpus_tag,
+                                   plan_shards, rows_version, scan_shard, scanned_rows, store_shard, tree_rows)
 from mathindex.schemas.common import ERRORS
 from mathindex.schemas.lean import CITATIONS, DECLARATIONS, DEPENDENCIES, DESCRIPTIONS
 from mathindex.workers import mp_context, stop_on_sigterm
@@ -133,13 +133,14 @@ def finish_extraction(plan: LeanPlan, cache_dir: Path | None, scanned: list[tupl
     described, cited = extract_descriptions(plan.root, plan.tree, decls)
     log.info("lean extraction of %s: corpus pass %.2fs", plan.corpus, time.perf_counter() - t0)
     if plan.final_dir is not None:
-        _store_final(CacheLayout(cache_dir), plan.final_dir, LeanExtraction(decls, deps, errs, described, cited))
+        _store_final(CacheLayout(cache_dir), plan.corpus, plan.final_dir, LeanExtraction(decls, deps, errs, described, cited))
     return LeanExtraction(decls, deps, errs, described, cited)
 
 
-def _store_final(layout: CacheLayout, final_dir: Path, tables: LeanExtraction) -> None:
-    """`tables` as the whole-tree entry `final_dir` ("done" last), other whole-tree entries removed."""
-    for old in layout.lean_finals():
+def _store_final(layout: CacheLayout, corpus: str, final_dir: Path, tables: LeanExtraction) -> None:
+    """`tables` as the whole-tree entry `final_dir` ("done" last), the corpus's other whole-tree
+    entries removed (another corpus's stay: a release extracts several)."""
+    for old in layout.lean_finals(f"{corpus_tag(corpus)}-"):
         if old != final_dir and (old / "done").exists():
             shutil.rmtree(old, ignore_errors=True)
     (final_dir / "done").unlink(missing_ok=True)
@@ -149,10 +150,11 @@ def _store_final(layout: CacheLayout, final_dir: Path, tables: LeanExtraction) -
 
 
 def _tree_key(corpus: str, shas: dict[str, str]) -> str:
+    """The whole-tree entry's key: the corpus (each corpus keeps its own entry), the code and every file's digest."""
     h = hashlib.sha256(rows_version(corpus).encode())
     for rel in sorted(shas):
         h.update(f"{rel}\0{shas[rel]}\n".encode())
-    return h.hexdigest()[:24]
+    return f"{corpus_tag(corpus)}-{h.hexdigest()[:24]}"
 
 
 ROOT_FILES = citations.ROOT_FILES

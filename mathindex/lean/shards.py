@@ -102,9 +102,14 @@ def extract_file(data: bytes, corpus: str, rel: str) -> tuple[list[dict], list[d
     return rows, errors + errs
 
 
+def corpus_tag(corpus: str) -> str:
+    """A corpus name as cache entries carry it."""
+    return hashlib.sha256(corpus.encode()).hexdigest()[:8]
+
+
 def rows_version(corpus: str) -> str:
     """The rows cache's version: the digest of the extraction's code (`cache.codes.LEAN`) and the corpus."""
-    return LEAN.digest() + hashlib.sha256(corpus.encode()).hexdigest()[:8]
+    return LEAN.digest() + corpus_tag(corpus)
 
 
 def files_key(version: str, files: list[tuple[str, str]] | tuple[tuple[str, str], ...]) -> str:
