@@ -2,7 +2,7 @@
 on 127.0.0.1, started here and always torn down. The sample release built through them is
 byte-identical to the local runner's (but for the files that record the run), and so is one whose
 worker is killed in the middle of the embed stage: the lost shard runs again on the other worker,
-and the flow's log names it."""
+and the flow's log names it. The Lean files are scanned on the workers too, in shards."""
 
 from __future__ import annotations
 
@@ -23,14 +23,17 @@ import pytest
 from bench.release_diff import RECORDS_THE_RUN, compare
 from mathindex.cache.layout import CacheLayout
 from mathindex.cli import main
+from mathindex.lean.shards import rows_version
 from mathindex.store.integrity import read_manifest
 from mathindex.store.layout import RootLayout
 from mathindex.store.releases import published_release
+from mathindex.tasks.extract import SHARD_BYTES_ENV
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parent.parent
 START_S = 60  # the scheduler and both workers up
 SHARD_TEXTS = "100"  # the sample's 740 texts to embed as 8 shards, spread over both workers
+LEAN_SHARD_BYTES = "8000"  # the sample's 6 Lean files (52 KB) as 4 shards
 
 
 class Cluster(NamedTuple):
@@ -83,12 +86,13 @@ def dask_cluster(logs: Path) -> Iterator[Cluster]:
 
 
 def _seeded_root(sample_root: Path, root: Path) -> Path:
-    """A new root with the sample root's caches, less the embeddings (hard links): every vector is
-    embedded again, by the cluster's workers, and the other stages are not paid for twice."""
+    """A new root with the sample root's caches, less the embeddings and the Lean rows (hard links):
+    every vector is embedded and every Lean file scanned again, by the cluster's workers, and the
+    other stages are not paid for twice."""
     src, dst = RootLayout(sample_root).cache, RootLayout(root).cache
     dst.mkdir(parents=True)
     for entry in src.iterdir():
-        if entry.name != CacheLayout.EMBEDDINGS:
+        if entry.name not in (CacheLayout.EMBEDDINGS, CacheLayout.LEAN):
             subprocess.run(["cp", "-al", str(entry), str(dst / entry.name)], check=True)
     return root
 
@@ -106,6 +110,7 @@ def _assert_same_bytes(local: Path, cluster: Path) -> None:
 
 def test_the_sample_release_on_a_two_worker_cluster_is_byte_identical(sample_release_root, tmp_path, monkeypatch):
     monkeypatch.setenv("MATHINDEX_EMBED_SHARD_TEXTS", SHARD_TEXTS)
+    monkeypatch.setenv(SHARD_BYTES_ENV, LEAN_SHARD_BYTES)
     root = _seeded_root(sample_release_root, tmp_path / "root")
     with dask_cluster(tmp_path / "logs") as cluster:
         code = main(["release", "--out", str(root), "--runner", "dask", "--dask-address", cluster.address])
@@ -118,6 +123,8 @@ def test_the_sample_release_on_a_two_worker_cluster_is_byte_identical(sample_rel
     # the shards really ran on the workers: each left the model's vectors in the shared cache
     local = read_manifest(published_release(sample_release_root)).vector_index.embedding
     assert embedding.embedded == local.distinct and embedding.cached == 0
+    # and the Lean files were scanned there, a rows cache entry a shard
+    assert len(CacheLayout(RootLayout(root).cache).lean_rows_entries(rows_version("sample-lean"))) == 4
 
 
 class _Killer(threading.Thread):
@@ -146,6 +153,7 @@ class _Killer(threading.Thread):
 def test_a_worker_killed_in_the_embed_stage_costs_a_retry_not_the_bytes(sample_release_root, tmp_path, monkeypatch,
                                                                          caplog):
     monkeypatch.setenv("MATHINDEX_EMBED_SHARD_TEXTS", SHARD_TEXTS)
+    monkeypatch.setenv(SHARD_BYTES_ENV, LEAN_SHARD_BYTES)
     root = _seeded_root(sample_release_root, tmp_path / "root")
     with dask_cluster(tmp_path / "logs") as cluster:
         killer = _Killer(RootLayout(root).cache, cluster.workers)

@@ -123,7 +123,7 @@ def finish_extraction(plan: LeanPlan, cache_dir: Path | None, scanned: list[tupl
         return plan.done
     t0 = time.perf_counter()
     if cache_dir is not None:
-        raw, errs = tree_rows(cache_dir, rows_version(plan.corpus), plan.shas)
+        raw, errs = tree_rows(cache_dir, plan.root, plan.corpus, plan.shas)
     else:
         raw, errs = scanned_rows(scanned or [])
     decls, deps, more_errs = finalise(raw, plan.corpus)

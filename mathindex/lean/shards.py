@@ -237,10 +237,26 @@ def cached_files(cache_dir: Path | None, version: str, shas: dict[str, str]) -> 
     return held
 
 
-def tree_rows(cache_dir: Path, version: str, shas: dict[str, str]) -> tuple[pa.Table, pa.Table]:
+def tree_rows(cache_dir: Path, root: Path, corpus: str, shas: dict[str, str]) -> tuple[pa.Table, pa.Table]:
     """Raw rows (by file, then row order) and errors (by file, line, reason) of every file `shas`
-    names, from the rows cache, which must hold them all (a ValueError names one it lacks). Entries
-    that gave nothing are removed; past MAX_ENTRIES the rest are folded into one."""
+    names, from the rows cache; files it lacks (an entry found damaged since the plan, a shard that
+    never stored its rows) are scanned here first, logged. Entries that gave nothing are removed;
+    past MAX_ENTRIES the rest are folded into one."""
+    version = rows_version(corpus)
+    got = _take_rows(cache_dir, version, shas)
+    if isinstance(got, list):
+        log.warning("lean rows cache of %s lacks %d file(s), e.g. %s; scanning them now", corpus, len(got), got[0])
+        for shard in plan_shards(root, corpus, version, [(f, shas[f]) for f in got]):
+            store_shard(cache_dir, shard, *scan_shard(shard))
+        got = _take_rows(cache_dir, version, shas)
+        if isinstance(got, list):
+            raise ValueError(f"lean rows cache {CacheLayout(cache_dir).lean_rows(version)} lacks {got[0]} "
+                             "right after storing it")
+    return got
+
+
+def _take_rows(cache_dir: Path, version: str, shas: dict[str, str]) -> tuple[pa.Table, pa.Table] | list[str]:
+    """`tree_rows` from the cache alone, or the files it lacks (sorted)."""
     entries = CacheLayout(cache_dir).lean_rows_entries(version)
     taken: set[str] = set()
     used: list[tuple[Path, dict[str, pa.Table], list[str]]] = []
@@ -255,8 +271,7 @@ def tree_rows(cache_dir: Path, version: str, shas: dict[str, str]) -> tuple[pa.T
         if mine:
             used.append((entry, tables, mine))
     if missing := sorted(set(shas) - taken):
-        raise ValueError(f"lean rows cache {CacheLayout(cache_dir).lean_rows(version)} lacks {len(missing)} "
-                         f"file(s), e.g. {missing[0]} (a shard that never stored its rows?)")
+        return missing
     parts = [(t["raw"].filter(pc.is_in(t["raw"]["file"], pa.array(mine, pa.string()))),
               t["errors"].filter(pc.is_in(t["errors"]["file"], pa.array(mine, pa.string())))) for _, t, mine in used]
     raw = pa.concat_tables([RAW.empty_table(), *(r for r, _ in parts)]).sort_by(_RAW_ORDER)
