@@ -37,6 +37,8 @@ STATEMENTS = [
     ("Finset.card_range", "(n : ℕ) : #(range n) = n", "", "source"),
     ("Cardinal.mk", "(α : Type u) : Cardinal", "", "source"),
     ("Cardinal.mk_le", "{α β : Type u} (f : α → β) : #α ≤ #β", "", "source"),
+    ("Finset.card_union_le", "(s t : Finset α) : #(s ∪ t) ≤ #s + #t", "", "source"),
+    ("Demo.abs_union_le", "(s t : ℝ) : |s ∪ t| ≤ |s| + |t|", "", "source"),
 ]
 NOTATION_ROWS = [  # (atom, target, scope, file)
     ("φ", "Nat.totient", "scoped", "Nat/Totient.lean"),
@@ -98,6 +100,16 @@ def test_notation_and_dot_notation_are_constants(index):
     # `#s` is Finset.card in Finset, Cardinal.mk in Cardinal
     assert names(index, "Finset.card, Finset.range") == ["Finset.card_range"]
     assert "Cardinal.mk" in constants(index, "Cardinal.mk_le") and "Finset.card" not in constants(index, "Cardinal.mk_le")
+
+
+def test_bars_in_a_fused_query_also_read_as_a_cardinality(index):
+    """People write `|s|` for the size of a finite set, where Mathlib writes `#s`: the fused channel
+    scores both readings, the one as written a little higher where both match; Loogle mode keeps
+    the bars as written."""
+    soft = [name for name, _ in index.soft("`|s ∪ t| ≤ |s| + |t|`", 10)]
+    assert soft[:2] == ["Demo.abs_union_le", "Finset.card_union_le"]
+    assert [name for name, _ in index.soft("`|range n| = n`", 10)][:1] == ["Finset.card_range"]
+    assert names(index, "|_ ∪ _| ≤ _") == ["Demo.abs_union_le"]
 
 
 def test_the_statement_naming_just_the_query_constants_ranks_first(index):

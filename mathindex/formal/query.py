@@ -240,6 +240,36 @@ def _notation(term: Term, notation: dict[str, str]) -> Term:
     return term
 
 
+CARD_LEAF = "card"  # the leaf a statement's `#s` becomes (`Finset.card`, `Fintype.card`, `Nat.card`: formal.notation)
+
+
+def card_reading(term: Term) -> Term | None:
+    """The term with each `|x|` read as a cardinality (`card x`), or None when it has no `|x|`.
+    People write `|s|` for the size of a finite set where Mathlib writes `#s`; Loogle mode keeps
+    the bars as written, the fused channel scores both readings (`FormalSearch._score_piece`)."""
+    if not any(x[0] == "abs" for x in _nodes([term.tree, *term.hypotheses])):
+        return None
+    return Term(term.kind, term.text, term.start, constants=term.constants, fragment=term.fragment,
+                tree=_abs_as_card(term.tree), hypotheses=[_abs_as_card(h) for h in term.hypotheses],
+                conclusion=_abs_as_card(term.conclusion))
+
+
+def _abs_as_card(t):
+    if t is None or t[0][0] == "#" or t[0] in ("?", "_"):
+        return t
+    kids = tuple(_abs_as_card(k) if isinstance(k, tuple) else k for k in t[1:])
+    return ("apply", ("#c", CARD_LEAF), *kids) if t[0] == "abs" else (t[0], *kids)
+
+
+def _nodes(trees: list[tuple]):
+    stack = [t for t in trees if t is not None]
+    while stack:
+        x = stack.pop()
+        yield x
+        if x[0][0] != "#" and x[0] not in ("?", "_"):
+            stack.extend(k for k in x[1:] if isinstance(k, tuple))
+
+
 def _leaves(trees: list[tuple]):
     stack = list(trees)
     while stack:

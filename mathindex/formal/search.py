@@ -39,6 +39,7 @@ from mathindex.formal.query import (
     Term,
     UnknownConstant,
     Vocabulary,
+    card_reading,
     parse_query,
     pattern_term,
     signature_term,
@@ -55,6 +56,7 @@ SOFT_FULL_SYMBOLS = 4  # a piece with fewer operators and constants counts in pr
 _STRUCTURE_KINDS = frozenset({"structure", "class", "inductive", "coinductive"})
 _MEMBER_KINDS = frozenset({"field", "constructor"})  # found by name, they lift their structure
 MEMBER_TYPE_BONUS = 1.0  # a named piece whose type matches the member's telescope
+CARD_READING_WEIGHT = 0.9  # a piece read with `|x|` as `card x`: below the reading as written, where both match
 _NAMED = re.compile(r"^(" + _IDENT_NAME + r")\s*(?=[:({\[⦃])")
 _PIECE = re.compile(r"`([^`]+)`")
 
@@ -371,8 +373,8 @@ class FormalIndex:
     def _score_piece(self, piece: str) -> np.ndarray | None:
         """One backtick piece's scores: a constant's declarations get 0.5, and a field or
         constructor of that name its name's weight; a named piece (`step : σ → α → σ`) scores the
-        declarations of that name; a term's (key overlap + exact shape + verified match) x its
-        informativeness."""
+        declarations of that name; a term scores as `_score_term`, as the better of its two
+        readings when it writes `|x|` (`query.card_reading`)."""
         if IDENT_RE.match(piece):
             alts = self.vocab.resolve(piece) if len(piece) > 1 else []
             score = np.zeros(self.n, dtype=np.float32)
@@ -390,6 +392,15 @@ class FormalIndex:
             term = pattern_term(piece, 0, self.vocab, strict=False)
         except (FormalQueryError, UnknownConstant, ValueError, RecursionError):
             return None
+        score = self._score_term(term)
+        card = card_reading(term)  # `|s|` may be the size of `s`, which statements write `#s`
+        if card is not None and (as_card := self._score_term(card)) is not None:
+            as_card *= CARD_READING_WEIGHT
+            score = as_card if score is None else np.maximum(score, as_card)
+        return score
+
+    def _score_term(self, term: Term) -> np.ndarray | None:
+        """A pattern piece's scores: (key overlap + exact shape + verified match) x informativeness."""
         lists = _as_lists(term)
         weights = self._piece_keys(term)
         if not weights:
