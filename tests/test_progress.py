@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +113,23 @@ def test_inside_a_flow_run_logging_info_the_stage_lines_are_run_log_records(monk
     _run(["pin"])
     assert records == [] and log.getvalue().startswith("release: 1/1 pin ")
     logger.removeHandler(handler)
+
+
+def test_each_stage_records_its_own_peak_memory(monkeypatch):
+    """A stage that holds 300 MB shows it in its peak; the stage after it, which holds little, does
+    not inherit it (the peak is reset at each stage's start where Linux allows it)."""
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    with StageProgress(["small", "big", "after"], desc="release") as progress:
+        with progress.stage("small"):
+            pass
+        with progress.stage("big"):
+            block = bytearray(300 * 1024 * 1024)
+            block[::4096] = b"x" * len(block[::4096])  # touch every page: resident, not just reserved
+            del block
+        with progress.stage("after"):
+            pass
+    peaks = progress.peak_mb
+    assert list(peaks) == ["small", "big", "after"]
+    assert peaks["big"] >= peaks["small"] + 250
+    if Path("/proc/self/clear_refs").exists():
+        assert peaks["after"] < peaks["big"] - 250

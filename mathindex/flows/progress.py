@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import logging
 import os
+import resource
 import sys
 import time
+from pathlib import Path
 from typing import TextIO
 
 from prefect.context import FlowRunContext
@@ -57,6 +59,7 @@ class StageProgress:
         else:
             quiet_library_bars()
         self.seconds: dict[str, float] = {}
+        self.peak_mb: dict[str, int] = {}  # the flow process's peak RSS in each stage (`stage_peak_mb`)
 
     def stage(self, name: str):
         return _Stage(self, name)
@@ -95,6 +98,7 @@ class _Stage:
         self.progress, self.name = progress, name
 
     def __enter__(self):
+        reset_peak()
         self.start = time.perf_counter()
         if self.progress.bar is not None:
             self.progress.bar.set_postfix_str(self.name)
@@ -102,5 +106,29 @@ class _Stage:
 
     def __exit__(self, *exc):
         self.progress.seconds[self.name] = round(time.perf_counter() - self.start, 2)
+        self.progress.peak_mb[self.name] = stage_peak_mb()
         self.progress.finished(self.name, exc[0] is None)
         return False
+
+
+_STATUS, _CLEAR_REFS = Path("/proc/self/status"), Path("/proc/self/clear_refs")
+
+
+def reset_peak() -> None:
+    """Resets the process's peak RSS (Linux: `5` into /proc/self/clear_refs), so that the next
+    `stage_peak_mb` is the peak since; elsewhere, or where it is refused, nothing."""
+    try:
+        _CLEAR_REFS.write_text("5")
+    except OSError:
+        pass
+
+
+def stage_peak_mb() -> int:
+    """The process's peak RSS in MB since `reset_peak` (VmHWM), else since it started (ru_maxrss)."""
+    try:
+        for line in _STATUS.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024

@@ -151,7 +151,7 @@ def release_flow(
                     release_id=release_id, pins=pins, embedder=vector.embedder,
                     vector_index=vector.manifest_entry(), formula_index=formula_built.manifest_entry(),
                     lexical_index=lexical.manifest_entry(), formal_index=formal_built.manifest_entry(),
-                    stages=stage_report(ex, trees, errors, progress.seconds), row_counts=row_counts, errors=errors,
+                    stages=stage_report(ex, trees, errors, progress), row_counts=row_counts, errors=errors,
                     suites=suite_pins, premises=premises.manifest_entry(), informaliser=informalised.report.model_dump(exclude_none=True),
                     embedder_recipe=trained.entry if trained else None,
                 )  # fmt: skip
@@ -205,8 +205,10 @@ def new_release_id(pins: list, root: Path) -> str:
     return unique_release_id(root, h.hexdigest())
 
 
-def stage_report(ex, trees: pa.Table, errors: pa.Table, seconds: dict[str, float]) -> dict[str, str]:
-    """One line per stage for the manifest and the notes."""
+def stage_report(ex, trees: pa.Table, errors: pa.Table, progress: StageProgress) -> dict[str, str]:
+    """One line per stage for the manifest and the notes; the stages' seconds, and the flow process's
+    peak RSS in MB in each stage (its worker processes not counted: a forked child's RSS counts the
+    pages it shares with the flow)."""
     status = Counter(trees.column("status").to_pylist())
     canon = Counter(trees.column("canonical_status").to_pylist())
     return {
@@ -215,5 +217,6 @@ def stage_report(ex, trees: pa.Table, errors: pa.Table, seconds: dict[str, float
         "formulas": "parse " + ", ".join(f"{k} {v}" for k, v in sorted(status.items()))
         + "; canonical " + ", ".join(f"{k} {v}" for k, v in sorted(canon.items())),
         "errors": f"{errors.num_rows} rows",
-        "seconds": ", ".join(f"{k} {v}" for k, v in seconds.items()),
+        "seconds": ", ".join(f"{k} {v}" for k, v in progress.seconds.items()),
+        "peak_rss_mb": ", ".join(f"{k} {v}" for k, v in progress.peak_mb.items()),
     }  # fmt: skip
