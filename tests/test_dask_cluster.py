@@ -28,12 +28,14 @@ from mathindex.store.integrity import read_manifest
 from mathindex.store.layout import RootLayout
 from mathindex.store.releases import published_release
 from mathindex.tasks.extract import SHARD_BYTES_ENV
+from mathindex.tasks.formulas import SHARD_ENV
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parent.parent
 START_S = 60  # the scheduler and both workers up
 SHARD_TEXTS = "100"  # the sample's 740 texts to embed as 8 shards, spread over both workers
 LEAN_SHARD_BYTES = "8000"  # the sample's 6 Lean files (52 KB) as 4 shards
+SHARD_FORMULAS = "100"  # the sample's 457 distinct formulas to parse as 5 shards, on both workers
 
 
 class Cluster(NamedTuple):
@@ -86,13 +88,13 @@ def dask_cluster(logs: Path) -> Iterator[Cluster]:
 
 
 def _seeded_root(sample_root: Path, root: Path) -> Path:
-    """A new root with the sample root's caches, less the embeddings and the Lean rows (hard links):
-    every vector is embedded and every Lean file scanned again, by the cluster's workers, and the
-    other stages are not paid for twice."""
+    """A new root with the sample root's caches, less the embeddings, the Lean rows and the parsed
+    formulas (hard links): every vector is embedded, every Lean file scanned and every formula parsed
+    again, by the cluster's workers, and the other stages are not paid for twice."""
     src, dst = RootLayout(sample_root).cache, RootLayout(root).cache
     dst.mkdir(parents=True)
     for entry in src.iterdir():
-        if entry.name not in (CacheLayout.EMBEDDINGS, CacheLayout.LEAN):
+        if entry.name not in (CacheLayout.EMBEDDINGS, CacheLayout.LEAN, CacheLayout.FORMULAS):
             subprocess.run(["cp", "-al", str(entry), str(dst / entry.name)], check=True)
     return root
 
@@ -111,6 +113,7 @@ def _assert_same_bytes(local: Path, cluster: Path) -> None:
 def test_the_sample_release_on_a_two_worker_cluster_is_byte_identical(sample_release_root, tmp_path, monkeypatch):
     monkeypatch.setenv("MATHINDEX_EMBED_SHARD_TEXTS", SHARD_TEXTS)
     monkeypatch.setenv(SHARD_BYTES_ENV, LEAN_SHARD_BYTES)
+    monkeypatch.setenv(SHARD_ENV, SHARD_FORMULAS)
     root = _seeded_root(sample_release_root, tmp_path / "root")
     with dask_cluster(tmp_path / "logs") as cluster:
         code = main(["release", "--out", str(root), "--runner", "dask", "--dask-address", cluster.address])
@@ -125,6 +128,8 @@ def test_the_sample_release_on_a_two_worker_cluster_is_byte_identical(sample_rel
     assert embedding.embedded == local.distinct and embedding.cached == 0
     # and the Lean files were scanned there, a rows cache entry a shard
     assert len(CacheLayout(RootLayout(root).cache).lean_rows_entries(rows_version("sample-lean"))) == 4
+    # and each formula shard its rows in the parse cache (the flow merges them past 16 only)
+    assert len(list((RootLayout(root).cache / CacheLayout.FORMULAS).rglob("*.parquet"))) == 5
 
 
 class _Killer(threading.Thread):

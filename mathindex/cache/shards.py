@@ -207,9 +207,28 @@ class ShardStore:
 
     def add(self, rows: pl.DataFrame) -> None:
         """Writes `rows` as one new shard; merges the shards when there are more than max_shards."""
+        if self.put(rows) is not None:
+            self.compact()
+
+    def put(self, rows: pl.DataFrame) -> Path | None:
+        """Writes `rows` as one new shard named `part_name` of its keys, and merges nothing: the
+        write of one content-keyed shard of a stage, many of which run at once (`compact` after)."""
         if self.dir is None or rows.is_empty():
-            return
-        self._write(rows)
+            return None
+        return self._write(rows)
+
+    def part(self, name: str) -> pl.DataFrame | None:
+        """The rows of the shard `name` (`part_name` of its keys) when it is there and reads back
+        with the schema (a damaged one is logged and removed), else None."""
+        path = None if self.dir is None else self.dir / f"{name}.parquet"
+        if path is None or not path.is_file():
+            return None
+        table = read_parquet(path, self.schema)
+        return None if table is None else pl.from_arrow(table)
+
+    def compact(self) -> None:
+        """Merges the shards into one when there are more than max_shards; one writer at a time
+        (`add`, or the stage that gathered its shards' `put`s)."""
         shards = self.shards()
         if self.max_shards is not None and len(shards) > self.max_shards:
             merged = self._write(pl.from_arrow(pa.concat_tables(self._tables())).unique("key", keep="first"))
@@ -219,8 +238,12 @@ class ShardStore:
 
     def _write(self, rows: pl.DataFrame) -> Path:
         table = rows.sort("key").to_arrow().select(self.schema.names).cast(self.schema)
-        name = hashlib.sha256("\n".join(table.column("key").to_pylist()).encode()).hexdigest()[:20]
-        return write_parquet(self.dir / f"{name}.parquet", table)
+        return write_parquet(self.dir / f"{part_name(table.column('key').to_pylist())}.parquet", table)
+
+
+def part_name(keys: list[str]) -> str:
+    """The name of a `ShardStore` shard holding `keys`: the sha256 of the sorted keys, 20 hex digits."""
+    return hashlib.sha256("\n".join(sorted(keys)).encode()).hexdigest()[:20]
 
 
 def empty(schema: pa.Schema) -> pl.DataFrame:

@@ -32,7 +32,7 @@ from mathindex.tasks.embed import (build_embedding_texts, embed_and_index, embed
                                    load_release_embedder, shard_texts)
 from mathindex.tasks.extract import extract_latex, extract_lean_sources, merge_extractions
 from mathindex.tasks.formal import formal_index
-from mathindex.tasks.formulas import build_formula_index, collect_formulas, parse_formulas
+from mathindex.tasks.formulas import build_formula_index, collect_formulas, parse_in_shards, shard_formulas
 from mathindex.tasks.informalise import informalise_declarations, timeout_s
 from mathindex.tasks.premises import premise_index
 from mathindex.tasks.search_index import lexical_index, nodes_table, same_as_edges
@@ -114,7 +114,7 @@ def release_flow(
                                          runner="local" if runner_is_local() else "dask")
             with progress.stage("formulas"):
                 formulas = collect_formulas(ex.formulas, ex.declarations)
-                trees, formula_errors = parse_formulas(formulas, SYMPY_BUDGET_S, cache)
+                trees, formula_errors = parse_in_shards(formulas, SYMPY_BUDGET_S, cache, shard_formulas())
                 formula_built = build_formula_index(trees, formulas, staging, cache)
             with progress.stage("formal index"):
                 formal = formal_index(ex.declarations, ex.dependencies, staging, cache,

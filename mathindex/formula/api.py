@@ -125,7 +125,7 @@ def describe_formula(latex: str) -> dict:
 _INPUT_COLUMNS = ("formula_id", "corpus", "file", "line", "latex", "latex_normalised", "source")
 
 
-def _inputs(formulas: pa.Table) -> pl.DataFrame:
+def formula_inputs(formulas: pa.Table) -> pl.DataFrame:
     """formula_id, corpus, file, line, the text to parse (latex_normalised, else latex), `lean`
     (source lean) and the cache key of (text, source), one row per input formula in input order."""
     cols = [c for c in _INPUT_COLUMNS if c in formulas.column_names]
@@ -144,32 +144,50 @@ def _inputs(formulas: pa.Table) -> pl.DataFrame:
     return df.with_columns(key=pl.Series(keys, dtype=pl.String))
 
 
+def uncached(inputs: pl.DataFrame, cache_dir: Path | None, budget_s: float) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(the cache rows of `inputs`' distinct formulas found under `cache_dir`, the distinct
+    formulas to parse: key, text, lean, in input order)."""
+    todo = inputs.unique("key", keep="first", maintain_order=True).select("key", "text", "lean")
+    found = parse_cache(cache_dir, budget_s).load(todo["key"]) if cache_dir is not None else fcache.empty()
+    return found, todo.join(found.select("key"), on="key", how="anti", maintain_order="left")
+
+
+def cacheable(rows: pl.DataFrame) -> pl.DataFrame:
+    """The parse rows that may be cached: all but those the SymPy worker never saw (`WORKER_DOWN`)."""
+    return rows.filter(pl.col("canonical_reason").ne(canon.WORKER_DOWN).fill_null(True))
+
+
+def assemble(inputs: pl.DataFrame, rows: pl.DataFrame) -> tuple[pa.Table, pa.Table]:
+    """FORMULA_TREES (one row per input, in input order) and ERRORS rows from `rows`, the parse
+    rows of every distinct key of `inputs` (one each, in any order: the join decides the order)."""
+    out = inputs.join(rows, on="key", how="left", maintain_order="left")
+    trees = out.select(FORMULA_TREES.names).to_arrow().cast(FORMULA_TREES)
+    return trees, _errors(out)
+
+
 def parse_formulas(formulas: pa.Table, budget_s: float = 2.0,
                    cache_dir: Path | None = None) -> tuple[pa.Table, pa.Table]:
     """FORMULA_TREES rows (one per input formula_id, in input order) and ERRORS rows (input order).
 
     Each distinct (text, source) is parsed once; with `cache_dir` (a release root's cache) results
     of earlier runs of the same code are reused (`formula.parse_cache`) and the new ones stored, so a
-    rebuild parses only the formulas it has not seen. The rows come out the same either way."""
-    inputs = _inputs(formulas)
-    todo = inputs.unique("key", keep="first", maintain_order=True).select("key", "text", "lean")
-    cache = parse_cache(cache_dir, budget_s) if cache_dir is not None else None
-    found = cache.load(todo["key"]) if cache is not None else fcache.empty()
-    todo = todo.join(found.select("key"), on="key", how="anti", maintain_order="left")
-    fresh = _parse_texts(todo, budget_s)
+    rebuild parses only the formulas it has not seen. The rows come out the same either way. The
+    release parses in content-keyed shards instead (`formula.shards`), with the same rows."""
+    inputs = formula_inputs(formulas)
+    found, todo = uncached(inputs, cache_dir, budget_s)
+    fresh = parse_rows(todo, budget_s)
     log.info("formulas: %d rows, %d distinct, %d cached, %d parsed", inputs.height,
              found.height + fresh.height, found.height, fresh.height)
-    if cache is not None:
-        cache.add(fresh.filter(pl.col("canonical_reason").ne(canon.WORKER_DOWN).fill_null(True)))
-    out = inputs.join(pl.concat([found, fresh]), on="key", how="left", maintain_order="left")
-    trees = out.select(FORMULA_TREES.names).to_arrow().cast(FORMULA_TREES)
-    return trees, _errors(out)
+    if cache_dir is not None:
+        parse_cache(cache_dir, budget_s).add(cacheable(fresh))
+    return assemble(inputs, pl.concat([found, fresh]))
 
 
-def _parse_texts(todo: pl.DataFrame, budget_s: float) -> pl.DataFrame:
+def parse_rows(todo: pl.DataFrame, budget_s: float, worker: canon.CanonicalWorker | None = None) -> pl.DataFrame:
     """Cache rows (`formula.parse_cache.SCHEMA`) for `todo` (key, text, lean), in batches.
 
-    Canonical forms run in one killable SymPy worker that works on a batch while the next is
+    Canonical forms run in one killable SymPy worker (`worker`, kept open; else a new one, closed
+    after) that works on a batch while the next is
     parsed; a formula past `budget_s` is recorded as `timeout` and the rest of its batch goes on
     in a fresh worker. A `timeout` is cached like any other result: the budget (part of the code
     version) has had its say, and trying again each nightly would spend it again and make the
@@ -177,7 +195,8 @@ def _parse_texts(todo: pl.DataFrame, budget_s: float) -> pl.DataFrame:
     if todo.is_empty():
         return fcache.empty()
     parts: list[pa.Table] = []
-    worker = canon.CanonicalWorker()
+    own = worker is None
+    worker = canon.CanonicalWorker() if own else worker
     inflight: list[dict] | None = None  # SymPy works on it while we parse on
     try:
         for batch in todo.iter_slices(CANONICAL_BATCH):
@@ -201,7 +220,8 @@ def _parse_texts(todo: pl.DataFrame, budget_s: float) -> pl.DataFrame:
             inflight = rows
         parts.append(_finish(worker, inflight, budget_s))
     finally:
-        worker.close()
+        if own:
+            worker.close()
     return pl.from_arrow(pa.concat_tables(parts))
 
 

@@ -1,0 +1,91 @@
+"""The formulas stage as content-keyed shards: the distinct formulas the parse cache lacks, cut
+into shards by key (`plan_shards`), and one shard parsed, with its SymPy canonical forms, and
+stored in the root's parse cache under its key by whichever process runs it (`parse_shard`: a
+task runner's thread or a Dask worker). A formula's row depends only on its text and source, so
+the tables are the same whatever ran the shards (`api.assemble` joins the rows in input order).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+
+from mathindex.cache.shards import RunMarks, part_name, worker_id
+from mathindex.formula import api
+from mathindex.formula import canonical as canon
+from mathindex.formula.parse_cache import parse_cache
+
+log = logging.getLogger(__name__)
+
+# distinct formulas a shard parses: 2-3 s of one core for whole Mathlib's statement types (about
+# 0.1 ms each), 11 shards for its 276,525; a worker holds one shard's rows (about 15 MB) at a time
+SHARD_FORMULAS = 25_000
+
+
+@dataclass(frozen=True)
+class FormulaShard:
+    """Distinct formulas to parse (key, text, lean), sorted by key; `key` names the parse cache
+    shard they are stored as (`cache.shards.part_name` of their keys)."""
+
+    index: int
+    key: str
+    todo: pa.Table = field(repr=False)
+
+
+@dataclass(frozen=True)
+class ParsedShard:
+    """What running one shard did: its parse rows (`parse_cache.SCHEMA`), the worker that ran it,
+    the workers whose earlier runs of it were lost (`cache.shards.RunMarks`), formulas parsed (0 when
+    the cache held the shard already) and seconds."""
+
+    index: int
+    key: str
+    worker: str
+    lost: tuple[str, ...]
+    parsed: int
+    seconds: float
+    rows: pa.Table = field(repr=False)
+
+
+def plan_shards(todo: pl.DataFrame, shard_formulas: int = SHARD_FORMULAS, spread: int = 1) -> list[FormulaShard]:
+    """`todo` (key, text, lean: the distinct formulas to parse) sorted by key and cut into shards of
+    `shard_formulas`, or fewer so that there are at least `spread` shards, each named by its content:
+    the same formulas give the same shards whatever their order or whatever runs them."""
+    todo = todo.select("key", "text", "lean").sort("key")
+    size = max(1, min(shard_formulas, -(-todo.height // max(1, spread))))
+    shards = []
+    for i, start in enumerate(range(0, todo.height, size)):
+        part = todo.slice(start, size)
+        shards.append(FormulaShard(i, part_name(part["key"].to_list()), part.to_arrow()))
+    return shards
+
+
+def parse_shard(shard: FormulaShard, budget_s: float, cache_dir: Path | None) -> ParsedShard:
+    """Parses one shard (SymPy in this process's lent worker, `canonical.lent_worker`) and stores its
+    rows in the parse cache under `cache_dir` (None: nowhere); when that cache shard is there
+    already (a rerun after a lost worker that had stored it) its rows are read back instead. The
+    run is marked before anything else, so that a rerun names a lost one (`RunMarks`)."""
+    t0 = time.perf_counter()
+    store = parse_cache(cache_dir, budget_s) if cache_dir is not None else None
+    marks = RunMarks(store.dir, shard.key) if store is not None else None
+    lost = marks.start() if marks is not None else []
+    if lost:
+        log.warning("formula shard %d (%s): run again on %s after a lost run on %s", shard.index, shard.key,
+                    worker_id(), ", ".join(lost))
+    rows = store.part(shard.key) if store is not None else None
+    parsed = 0
+    if rows is None:
+        with canon.lent_worker() as worker:
+            rows = api.parse_rows(pl.from_arrow(shard.todo), budget_s, worker)
+        parsed = rows.height
+        if store is not None:
+            store.put(api.cacheable(rows))
+    if marks is not None:
+        marks.done()
+    return ParsedShard(shard.index, shard.key, worker_id(), tuple(lost), parsed, time.perf_counter() - t0,
+                       rows.to_arrow())
