@@ -39,6 +39,8 @@ theorem double_le (n : Nat) : n ≤ double n := by
 end Tiny
 
 theorem root_fact (n : Nat) : Tiny.double n = n + n := rfl
+
+theorem _root_.rooted_fact (n : Nat) : Tiny.double n = 2 * n := Tiny.double_eq n
 """,
     "Tiny/Order.lean": """import Mathlib.Order.Basic
 
@@ -51,6 +53,8 @@ theorem Small.zero : Small 0 := by decide
 end Tiny.Order
 
 theorem uses_root (n : Nat) : Tiny.double n = n + n := root_fact n
+
+theorem uses_rooted (n : Nat) : Tiny.double n = 2 * n := rooted_fact n
 """,
 }
 TEX = {
@@ -108,7 +112,8 @@ def test_copies_extract_to_k_times_the_base_and_share_no_name(corpora) -> None:
     names = three.declarations["full_name"].to_pylist()
     assert len(names) == 3 * base.declarations.num_rows and len(set(names)) == len(names)
     assert sorted(copy_of(n) for n in names) == sorted([0, 1, 2] * base.declarations.num_rows)
-    assert {"ScaleK1.Tiny_k1.double", "ScaleK1.root_fact", "ScaleK2.Tiny_k2.Order_k2.Small_k2.zero"} <= set(names)
+    assert {"ScaleK1.Tiny_k1.double", "ScaleK1.root_fact", "ScaleK2.Tiny_k2.Order_k2.Small_k2.zero",
+            "rooted_fact_k1"} <= set(names)
     assert sorted({m for m in three.declarations["module"].to_pylist()}) == sorted(
         f"Tiny_k{i}.{m}" for i in range(3) for m in ("Basic", "Order_k" + str(i)))
 
@@ -119,8 +124,9 @@ def test_references_resolve_inside_their_own_copy(corpora) -> None:
     resolved = [r for r in three.dependencies.to_pylist() if r["resolved"]]
     assert len(resolved) == 3 * sum(base.dependencies["resolved"].to_pylist()) > 0
     assert all(copy_of(r["full_name"]) == copy_of(r["target"]) for r in resolved)
-    assert {"full_name": "ScaleK2.uses_root", "target": "ScaleK2.root_fact"} in [
-        {k: r[k] for k in ("full_name", "target")} for r in resolved]
+    pairs = [{k: r[k] for k in ("full_name", "target")} for r in resolved]
+    assert {"full_name": "ScaleK2.uses_root", "target": "ScaleK2.root_fact"} in pairs
+    assert {"full_name": "ScaleK2.uses_rooted", "target": "rooted_fact_k2"} in pairs
 
 
 def test_labels_tags_and_citations_stay_inside_their_copy(corpora) -> None:

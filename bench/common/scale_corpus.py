@@ -34,10 +34,14 @@ LEAN_IDENT = re.compile(r"(?<![\w'₀-₉ₐ-ₜᵢ-ᵪ])[^\W\d][\w'₀-₉ₐ-�
 NAMESPACE = re.compile(r"^[ \t]*namespace[ \t]+(\S+)", re.M)
 DECL_HEAD = re.compile(r"\b(?:theorem|lemma|def|abbrev|instance|structure|class|inductive|opaque|axiom)[ \t]+([^\s(\[{:]+)")
 RESERVED = frozenset({"Type", "Prop", "Sort"})  # capitalised keywords
+# words a `_root_.` declaration's first component must not be (it is renamed whatever its case)
+KEYWORDS = frozenset("at by calc do else end exact fun have if in instance let match namespace open section show "
+                     "simp theorem then where with".split())
 HEADER_LINE = re.compile(r"(?:module|prelude)\b|(?:(?:public|private|meta)\s+)*import\b")
 STACKS_ATTR = re.compile(r"(\bstacks[ \t]+)([0-9A-Z]{4})\b")
 TEX_KEYS = re.compile(r"(\\(?:label|ref|eqref|cref|Cref|autoref|pageref|nameref|vref)\*?\{)([^{}]*)(\})")
 TEX_HYPERREF = re.compile(r"(\\hyperref\[)([^\]]*)(\])")
+COPY_MARK = r"ScaleK\d|_k\d"  # what every renamed Lean name carries (a regex): one without it is shared by the copies
 TAG_CHARS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 TAG_SPACE = len(TAG_CHARS) ** 4
 TAGS_FILE = Path("tags") / "tags"
@@ -88,14 +92,19 @@ def _lean_files(root: Path) -> list[tuple[str, int]]:
 def lean_namespaces(texts: list[str], top_dirs: set[str]) -> frozenset[str]:
     """The components every copy renames: namespace components and non-last components of declared
     names, capitalised (lower-case ones are dot-notation namespaces such as `le`, whose words are
-    also tactics and attributes), and the top-level module directories."""
-    found = set(top_dirs)
+    also tactics and attributes), the first component after `_root_.` of a declared name whatever
+    its case (the wrapper namespace does not reach it), and the top-level module directories."""
+    found, rooted = set(top_dirs), set()
     for text in texts:
         for m in NAMESPACE.finditer(text):
             found.update(m.group(1).split("."))
         for m in DECL_HEAD.finditer(text):
-            found.update(m.group(1).split(".")[:-1])
-    return frozenset(c for c in found if c[:1].isupper() and LEAN_IDENT.fullmatch(c) and c not in RESERVED)
+            parts = m.group(1).split(".")
+            found.update(parts[:-1])
+            if parts[0] == "_root_" and len(parts) > 1:
+                rooted.add(parts[1])
+    capitalised = {c for c in found if c[:1].isupper() and c not in RESERVED}
+    return frozenset(c for c in capitalised | (rooted - KEYWORDS - RESERVED) if LEAN_IDENT.fullmatch(c))
 
 
 def _is_chapter(path: Path) -> bool:
