@@ -32,7 +32,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -350,10 +350,12 @@ def report(results: list[dict], cpu: str, command: str) -> tuple[str, dict]:
     ks = [r["k"] for r in results]
     stages = list(dict.fromkeys(s for r in results for s in r["stage_seconds"]))
     head = " | ".join(f"k={k}" for k in ks)
-    lines = [f"CPU: {cpu}", f"command: `{command}`", "",
+    lines = [f"CPU: {cpu}", "", f"command: `{command}`", "",
              "stage seconds (manifest) and growth exponent: each cell wall s / CPU s (the process tree's, sampled); "
-             f"the exponent is the slope of log s on log k, target <= {TARGET}, flagged on CPU s", "",
-             f"| stage | {head} | exponent wall | exponent CPU | |", "|---|" + "---:|" * (len(ks) + 2) + "---|"]
+             f"the exponent is the slope of log s on log k, target <= {TARGET}, flagged on CPU s; the last column "
+             "is the CPU exponent between the two largest k alone (fixed costs weigh less there)", "",
+             f"| stage | {head} | exponent wall | exponent CPU | | CPU exponent, last two k |",
+             "|---|" + "---:|" * (len(ks) + 2) + "---|---:|"]
     slopes: dict[str, float | None] = {}
     show = lambda e: "" if e is None else f"{e:.2f}"  # noqa: E731
     for s in [*stages, "finish"]:
@@ -366,12 +368,15 @@ def report(results: list[dict], cpu: str, command: str) -> tuple[str, dict]:
             flag = "above target" if max(cpu_s) >= NOISE_S else f"above target (under {NOISE_S:.0f} CPU s: noise)"
         cells = " | ".join(("-" if s == "finish" else f"{w:.1f}") + f" / {c:.1f}" for w, c in zip(wall, cpu_s))
         name = f"{s} (CPU and memory: with the process start)" if s == stages[0] else s
-        lines.append(f"| {name} | {cells} | {show(slopes[s])} | {show(e)} | {flag} |")
+        last = exponent(ks[-2:], cpu_s[-2:]) if len(ks) > 2 else None
+        lines.append(f"| {name} | {cells} | {show(slopes[s])} | {show(e)} | {flag} | {show(last)} |")
     wall, cpu_s = [r["wall_s"] for r in results], [r["cpu_s"] for r in results]
     slopes["release wall s"], slopes["release CPU s"] = exponent(ks, wall), exponent(ks, cpu_s)
     cells = " | ".join(f"{w:.1f} / {c:.1f}" for w, c in zip(wall, cpu_s))
-    lines.append(f"| **release** | {cells} | {show(slopes['release wall s'])} | {show(slopes['release CPU s'])} | |")
-    lines += ["", "peak memory, MB: per stage the process tree's peak RSS (its sum, sampled every 0.5 s; - no sample); peak RSS: the largest process (wait4)", "",
+    last = exponent(ks[-2:], cpu_s[-2:]) if len(ks) > 2 else None
+    lines.append(f"| **release** | {cells} | {show(slopes['release wall s'])} | {show(slopes['release CPU s'])} | | {show(last)} |")
+    lines += ["", "peak memory, MB: per stage the process tree's peak RSS (its sum, sampled every 0.5 s; - no sample); "
+              "peak RSS: the largest process (wait4)", "",
               f"| stage | {head} |", "|---|" + "---:|" * len(ks)]
     for s in [*stages, "finish"]:
         if any(s in r["stage_peak_tree_rss_mb"] for r in results):
@@ -380,6 +385,9 @@ def report(results: list[dict], cpu: str, command: str) -> tuple[str, dict]:
             lines.append(f"| {name} | " + " | ".join("-" if p is None else f"{p:.0f}" for p in peaks) + " |")
     lines.append("| **peak tree RSS** | " + " | ".join(f"{r['peak_tree_rss_mb']:.0f}" for r in results) + " |")
     lines.append("| **peak RSS** | " + " | ".join(f"{r['peak_rss_mb']:.0f}" for r in results) + " |")
+    if len(ks) > 1:
+        per_copy = (results[-1]["peak_tree_rss_mb"] - results[0]["peak_tree_rss_mb"]) / (ks[-1] - ks[0])
+        lines += ["", f"peak tree RSS per added copy: {per_copy:.0f} MB (k={ks[0]} to k={ks[-1]})"]
     rows = [
         ("declarations", lambda r: f"{r['rows']['declarations']:,}"),
         ("declarations without a copy mark (shared)", lambda r: f"{r.get('unmarked_declarations', 0):,}"),
@@ -407,7 +415,8 @@ def report(results: list[dict], cpu: str, command: str) -> tuple[str, dict]:
         "vector index build s", "vector index MB", "lexical index MB", "DuckDB file MB", "serving RSS MB") if slopes[label] is not None)]
     above = [s for s in stages if (e := slopes[f"{s} (CPU)"]) is not None and e > TARGET
              and max(r["stage_cpu_s"].get(s, 0.0) for r in results) >= NOISE_S]
-    lines.append(f"stages above the target exponent {TARGET} (CPU s, at least {NOISE_S:.0f} s): {', '.join(above) if above else 'none'}")
+    lines.append(f"stages above the target exponent {TARGET} (CPU s, at least {NOISE_S:.0f} s): "
+                 f"{', '.join(above) if above else 'none'}")
     return "\n".join(lines) + "\n", slopes
 
 
