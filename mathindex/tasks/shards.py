@@ -14,6 +14,7 @@ from prefect.context import FlowRunContext
 from prefect.logging import get_run_logger
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from mathindex.stop import stoppable
 from mathindex.tasks import RETRY_DELAYS_S, is_transient
 
 
@@ -26,7 +27,14 @@ def runner_is_local() -> bool:
 def run_shards(task, shards: list, label: str, window: int | None = None, **params: Any) -> list:
     """`task.submit(shard, **params)` for each shard (each has `index` and `key`), at most `window`
     in flight (None: all at once); the results in shard order. A shard lost with its worker is
-    submitted again, up to len(RETRY_DELAYS_S) times; any other error is raised."""
+    submitted again, up to len(RETRY_DELAYS_S) times; any other error is raised, and then (as on
+    a termination signal while waiting) the shards still running on this process's threads are told
+    to stop (`mathindex.stop`)."""
+    with stoppable():
+        return _run_shards(task, shards, label, window, params)
+
+
+def _run_shards(task, shards: list, label: str, window: int | None, params: dict) -> list:
     log = get_run_logger()
     results: list = [None] * len(shards)
     todo, in_flight, retries = deque(range(len(shards))), deque(), [0] * len(shards)
