@@ -29,8 +29,8 @@ def _table(texts: list[str]) -> pa.Table:
 
 
 class _NoCache:
-    def lookup(self, keys):
-        return np.zeros(len(keys), dtype=bool), np.zeros((0, 1), dtype=np.float32)
+    def contains(self, keys):
+        return np.zeros(len(keys), dtype=bool)
 
 
 def test_shards_are_planned_by_content_shortest_first():

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from mathindex.cache.layout import CacheLayout
 from mathindex.cache.shards import RunMarks, worker_id
 from mathindex.embed.base import EmbedderError
-from mathindex.embed.embedder import EmbeddingCache, SentenceTransformerEmbedder
+from mathindex.embed.embedder import EmbeddingCache, SentenceTransformerEmbedder, text_keys
 from mathindex.embed.models import entry_name
 
 log = logging.getLogger(__name__)
@@ -102,15 +102,14 @@ class ShardDone:
     seconds: float
 
 
-def missing_texts(texts: pa.Table, cache: EmbeddingCache) -> tuple[np.ndarray, list[str]]:
-    """(sorted S32 keys, texts) of the distinct texts of `texts` (`text`, `sha256` columns) the cache
-    lacks, shortest text first (ties by key)."""
+def missing_texts(texts: pa.Table, cache: EmbeddingCache, keys: np.ndarray | None = None) -> tuple[np.ndarray, list[str]]:
+    """(sorted S32 keys, texts) of the distinct texts of `texts` (a `text` column; `sha256` if
+    present; `keys`: its `text_keys` when the caller has them) the cache lacks, shortest text first
+    (ties by key). Only the cache's keys are read (`EmbeddingCache.contains`)."""
     if texts.num_rows == 0:
         return np.zeros(0, dtype="S32"), []
-    raw = np.frombuffer(bytes.fromhex("".join(texts.column("sha256").to_pylist())), dtype="S32")
-    uniq, first = np.unique(raw, return_index=True)
-    found, _ = cache.lookup(uniq)
-    todo = np.flatnonzero(~found)
+    uniq, first = np.unique(text_keys(texts) if keys is None else keys, return_index=True)
+    todo = np.flatnonzero(~cache.contains(uniq))
     col = texts.column("text").take(pa.array(first[todo].astype(np.int64)))
     order = np.argsort(pc.utf8_length(col).to_numpy(zero_copy_only=False), kind="stable")
     return uniq[todo][order], col.take(pa.array(order)).to_pylist()
