@@ -107,8 +107,9 @@ class VectorIndex:
         info = embedder_info(embedder_info_)
         vectors, ids = _checked(vectors, ids, info)
         shas = list(shas) if shas is not None else [None] * len(ids)
-        order = np.argsort(ids, kind="stable")  # one add order (by id), one graph, whoever calls
-        vectors, ids, shas = vectors[order], ids[order], [shas[i] for i in order]
+        if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):  # one add order (by id), one graph, whoever calls
+            order = np.argsort(ids, kind="stable")  # a copy of every vector: only for rows out of id order
+            vectors, ids, shas = vectors[order], ids[order], [shas[i] for i in order]
         t0 = time.perf_counter()
         index = faiss.index_factory(info["dim"], f"IDMap2,HNSW{M},SQ8", faiss.METRIC_INNER_PRODUCT)
         _hnsw(index).hnsw.efConstruction = ef_construction
