@@ -5,11 +5,13 @@ same bytes as one built from one array; the exact recall search gives IndexFlatI
 from __future__ import annotations
 
 import hashlib
+import json
 
 import numpy as np
 import pyarrow as pa
 
 from mathindex.embed import embedder as embedder_module
+from mathindex.embed import vector_index
 from mathindex.embed.embedder import EmbeddingCache, cache_texts, embed_texts, text_keys
 from mathindex.embed.truth import exact_neighbours
 from mathindex.embed.vector_index import INDEX_FILES, VectorIndex, embed_and_index
@@ -106,3 +108,14 @@ def test_the_exact_search_gives_index_flat_ips_bytes():
         want = flat.search(queries, 33)
         got = exact_neighbours(x, queries, 33)
         assert got[0].tobytes() == want[0].tobytes() and got[1].tobytes() == want[1].tobytes()
+
+
+def test_the_content_key_hashed_a_slice_at_a_time_is_the_whole_join(monkeypatch):
+    shas = [hashlib.sha256(str(i).encode()).hexdigest() for i in range(10)]
+    table = pa.table({"text_id": np.arange(10, dtype=np.int64), "sha256": shas})
+    info = {"name": "m", "revision": "r", "dim": DIM}
+    whole = hashlib.sha256(json.dumps({"embedder": info, "options": {}}, sort_keys=True).encode())
+    whole.update(np.arange(10, dtype=np.int64).tobytes())
+    whole.update("\n".join(shas).encode())
+    monkeypatch.setattr(vector_index, "KEY_SLICE", 3)
+    assert vector_index.content_key(table, info, {}) == whole.hexdigest()

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mathindex.embed import truth as recall_truth
-from mathindex.embed.embedder import EmbedStats, embed_texts, queries_fit
+from mathindex.embed.embedder import KEY_SLICE, EmbedStats, embed_texts, queries_fit
 from mathindex.schemas.embed import VECTOR_IDS
 
 log = logging.getLogger(__name__)
@@ -367,7 +367,9 @@ def content_key(texts: pa.Table, info: dict, index_options: dict) -> str:
     (text_id, text sha256) rows in order. Equal keys mean an identical index can be reused."""
     h = hashlib.sha256(json.dumps({"embedder": info, "options": index_options}, sort_keys=True).encode())
     h.update(np.ascontiguousarray(texts.column("text_id").to_numpy(), dtype=np.int64).tobytes())
-    h.update("\n".join(texts.column("sha256").to_pylist()).encode())
+    shas = texts.column("sha256")
+    for start in range(0, len(shas), KEY_SLICE):  # "\n".join of every sha256, a slice at a time
+        h.update((("\n" if start else "") + "\n".join(shas.slice(start, KEY_SLICE).to_pylist())).encode())
     return h.hexdigest()
 
 
