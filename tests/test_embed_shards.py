@@ -29,17 +29,17 @@ def _table(texts: list[str]) -> pa.Table:
 
 
 class _NoCache:
-    def lookup(self, keys):
-        return np.zeros(len(keys), dtype=bool), np.zeros((0, 1), dtype=np.float32)
+    def contains(self, keys):
+        return np.zeros(len(keys), dtype=bool)
 
 
 def test_shards_are_planned_by_content_shortest_first():
     keys, todo = missing_texts(_table(TEXTS), _NoCache())
-    assert todo == sorted(set(TEXTS), key=len)  # distinct lengths here; ties go by key
+    assert todo.to_pylist() == sorted(set(TEXTS), key=len)  # distinct lengths here; ties go by key
     shards = plan_shards(keys, todo, 3)
     assert [len(s.texts) for s in shards] == [3, 1] and [s.index for s in shards] == [0, 1]
     again = plan_shards(*missing_texts(_table(list(reversed(TEXTS))), _NoCache()), 3)
-    assert [(s.key, s.texts) for s in again] == [(s.key, s.texts) for s in shards]
+    assert [(s.key, s.texts.to_pylist()) for s in again] == [(s.key, s.texts.to_pylist()) for s in shards]
 
 
 def test_run_marks_name_a_lost_run_and_go_when_the_shard_is_stored(tmp_path):
@@ -62,7 +62,7 @@ def test_a_shard_is_stored_under_its_key_and_a_rerun_embeds_nothing(tmp_path):
     cache = EmbeddingCache(tmp_path, embedder.name, embedder.revision, embedder.dim)
     assert first.embedded == 4 and first.lost == () and (cache.dir / f"{shard.key}.keys.npy").is_file()
     found, vectors = cache.lookup(shard.raw_keys())
-    assert found.all() and np.array_equal(vectors, embedder.encode(list(shard.texts)))
+    assert found.all() and np.array_equal(vectors, embedder.encode(shard.texts.to_pylist()))
     (cache.dir / f"{RunMarks.PREFIX}{shard.key}-gone-1").touch()
     again = embed_shard(shard, spec, tmp_path)
     assert again.embedded == 0 and again.lost == ("gone-1",)

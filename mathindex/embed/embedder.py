@@ -386,6 +386,41 @@ class EmbeddingCache:
             vectors[sel] = vec_maps[s][hit_row[sel]]
         return found, vectors
 
+    def contains(self, keys: np.ndarray) -> np.ndarray:
+        """Which of the S32 `keys` the cache holds (`lookup`'s mask), by binary search in each
+        shard's sorted keys (`add` sorts them): no vector is read."""
+        found = np.zeros(len(keys), dtype=bool)
+        for path in self.shards():
+            todo = np.flatnonzero(~found)
+            if not len(todo):
+                break
+            got = self.open_shard(path)
+            if got is not None and len(got[0]):
+                found[todo[_positions(got[0], keys[todo])[1]]] = True
+        return found
+
+    def read(self, keys: np.ndarray, out: np.ndarray, chunk_rows: int | None = None) -> np.ndarray:
+        """Writes the vector of each S32 key `keys[i]` (repeats allowed) into `out[i]` and returns the
+        found mask (other rows of `out` untouched). Shard files are read in chunks of `chunk_rows`
+        (READ_ROWS) rows, not memory-mapped: the gather holds one chunk, never a whole shard's pages."""
+        chunk_rows = chunk_rows or READ_ROWS
+        found = np.zeros(len(keys), dtype=bool)
+        for path in self.shards():
+            todo = np.flatnonzero(~found)
+            if not len(todo):
+                break
+            got = self.open_shard(path)
+            if got is None or not len(got[0]):
+                continue
+            pos, hit = _positions(got[0], keys[todo])
+            order = np.argsort(pos[hit], kind="stable")
+            try:
+                _read_rows(got[1], pos[hit][order], todo[hit][order], out, chunk_rows)
+            except FileNotFoundError:  # compacted away since it was listed: its keys are in the merged shard
+                continue
+            found[todo[hit]] = True
+        return found
+
     def add(self, keys: np.ndarray, vectors: np.ndarray) -> None:
         """Store a new shard (keys S32, vectors float32); its name is the sha256 of its keys."""
         if not len(keys):
@@ -419,6 +454,35 @@ class EmbeddingCache:
             if p != merged:
                 p.unlink(missing_ok=True)
                 Path(str(p).replace(".keys.npy", ".vecs.npy")).unlink(missing_ok=True)
+
+
+READ_ROWS = 16_384  # rows of one read of a shard's vectors (24 MB at dimension 384)
+
+
+def _positions(shard_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(row in the sorted `shard_keys` where each of `keys` would be, whether it is there)."""
+    pos = np.minimum(np.searchsorted(shard_keys, keys), len(shard_keys) - 1)
+    return pos, np.asarray(shard_keys[pos]) == keys
+
+
+def _read_rows(vecs: np.memmap, rows: np.ndarray, targets: np.ndarray, out: np.ndarray, chunk_rows: int) -> None:
+    """out[targets[i]] = vecs[rows[i]] for ascending `rows`, read from the memory-mapped .npy's file
+    in chunks of at most `chunk_rows` rows (plain reads: the pages stay out of this process's RSS)."""
+    dim = vecs.shape[1]
+    row_bytes = dim * vecs.dtype.itemsize
+    buf = np.empty((min(chunk_rows, len(vecs)), dim), dtype=vecs.dtype)
+    with open(vecs.filename, "rb") as fh:
+        start = 0
+        while start < len(rows):
+            first = int(rows[start])
+            last = min(first + len(buf), len(vecs))
+            stop = int(np.searchsorted(rows, last, side="left"))
+            part = buf[: last - first]
+            fh.seek(vecs.offset + first * row_bytes)
+            if fh.readinto(memoryview(part).cast("B")) != part.nbytes:
+                raise OSError(f"{vecs.filename}: shorter than its header says")
+            out[targets[start:stop]] = part[rows[start:stop] - first]
+            start = stop
 
 
 def _save_npy(path: Path, arr: np.ndarray) -> None:
@@ -479,6 +543,85 @@ class EmbedStats:
     index_updated: bool = False  # the last release's index was updated with the changed texts, not rebuilt
 
 
+KEY_SLICE = 65_536  # texts hashed or hex keys decoded at a time (`text_keys`)
+
+
+def text_keys(texts: pa.Table) -> np.ndarray:
+    """Raw S32 sha256 keys row-aligned with `texts`: its `sha256` column (hex) when it has one, else
+    its `text` column hashed; a slice at a time, never the whole column as Python strings."""
+    hexes = "sha256" in texts.column_names
+    col = texts.column("sha256" if hexes else "text")
+    out = np.empty(len(col), dtype="S32")
+    for start in range(0, len(col), KEY_SLICE):
+        part = col.slice(start, KEY_SLICE).to_pylist()
+        out[start : start + len(part)] = (np.frombuffer(bytes.fromhex("".join(part)), dtype="S32") if hexes else
+                                          [hashlib.sha256(t.encode("utf-8")).digest() for t in part])
+    return out
+
+
+def _encode_missing(texts: pa.Table, first: np.ndarray, missing: np.ndarray, embedder: Embedder, stats: EmbedStats,
+                    chunk_texts: int):
+    """Yields (positions in `missing`'s numbering, vectors) for the texts at rows `first[missing]`,
+    shortest first, `chunk_texts` at a time (one worker pool for all chunks). An empty text is
+    refused with a one-line ValueError."""
+    rows = pa.array(first[missing].astype(np.int64))
+    todo_col = texts.column("text").take(rows)
+    empty = int(pc.sum(pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(todo_col)), 0)).as_py() or 0)
+    if empty or todo_col.null_count:
+        raise ValueError(f"{empty + todo_col.null_count} empty text(s) in the embedding texts; "
+                         "embedding_texts() never writes one")
+    by_length = np.argsort(pc.utf8_length(todo_col).to_numpy(zero_copy_only=False), kind="stable")
+    missing, todo_col = missing[by_length], todo_col.take(pa.array(by_length))
+    keep = getattr(embedder, "keep_workers", None)
+    if keep is not None:
+        embedder.keep_workers = True  # one worker pool for all chunks
+    try:
+        for start in range(0, len(missing), chunk_texts):
+            part = missing[start : start + chunk_texts]
+            todo = todo_col.slice(start, len(part)).to_pylist()
+            t1 = time.perf_counter()
+            new = np.asarray(embedder.encode(todo), dtype=np.float32)
+            stats.encode_seconds += time.perf_counter() - t1
+            if new.shape != (len(todo), embedder.dim):
+                raise EmbedderError(f"embedder {embedder.name} returned shape {new.shape}, "
+                                    f"expected ({len(todo)}, {embedder.dim})")
+            stats.embedded += len(part)
+            yield part, new
+            if len(missing) > chunk_texts:
+                log.info("embedded %d of %d missing texts (%.0f texts/s)", stats.embedded, len(missing),
+                         stats.embedded / max(stats.encode_seconds, 1e-9))
+    finally:
+        if keep is not None:
+            embedder.keep_workers = keep
+            if not keep:
+                embedder.close()
+
+
+def cache_texts(texts: pa.Table, embedder: Embedder, cache_dir: Path, stats: EmbedStats | None = None,
+                compact_above: int = 32, chunk_texts: int = 20_000, keys: np.ndarray | None = None) -> EmbedStats:
+    """Embeds the distinct texts of `texts` (a `text` column; `sha256` if present; `keys`: its
+    `text_keys` when the caller has them) that the embedding cache under `cache_dir` lacks into it,
+    as `embed_texts` does, but returns only its counts: no vector is read or kept."""
+    t0 = time.perf_counter()
+    stats = stats if stats is not None else EmbedStats()
+    stats.rows = texts.num_rows
+    if texts.num_rows:
+        uniq, first = np.unique(text_keys(texts) if keys is None else keys, return_index=True)
+        stats.distinct = len(uniq)
+        cache = EmbeddingCache(cache_dir, embedder.name, embedder.revision, embedder.dim)
+        missing = np.flatnonzero(~cache.contains(uniq))
+        stats.cached = len(uniq) - len(missing)
+        if len(missing):
+            for part, new in _encode_missing(texts, first, missing, embedder, stats, chunk_texts):
+                cache.add(uniq[part], new)
+            if len(cache.shards()) > compact_above:
+                cache.compact()
+    stats.seconds = time.perf_counter() - t0
+    log.info("embedded %d of %d distinct texts (%d rows, %d cached) in %.1f s",
+             stats.embedded, stats.distinct, stats.rows, stats.cached, stats.seconds)
+    return stats
+
+
 def embed_texts(
     texts: pa.Table, embedder: Embedder, cache_dir: Path | None, stats: EmbedStats | None = None,
     compact_above: int = 32, chunk_texts: int = 20_000,
@@ -488,7 +631,8 @@ def embed_texts(
     Each distinct sha256 is embedded at most once; vectors cached under `cache_dir` for this
     embedder's (name, revision) are reused. Missing texts are embedded shortest first in chunks of
     `chunk_texts`, each stored in the cache as soon as it is done, so an interrupted run (hours on a
-    whole corpus) resumes where it stopped. An empty text is refused with a one-line ValueError.
+    whole corpus) resumes where it stopped (`cache_texts`); the rows are then read from the cache
+    into the one array returned (`EmbeddingCache.read`). An empty text is refused with a one-line ValueError.
     """
     t0 = time.perf_counter()
     stats = stats if stats is not None else EmbedStats()
@@ -496,57 +640,20 @@ def embed_texts(
     stats.rows = n
     if n == 0:
         return np.zeros((0, embedder.dim), dtype=np.float32)
-    if "sha256" in texts.column_names:
-        raw = np.frombuffer(bytes.fromhex("".join(texts.column("sha256").to_pylist())), dtype="S32")
-    else:
-        raw = np.array([hashlib.sha256(t.encode("utf-8")).digest() for t in texts.column("text").to_pylist()], dtype="S32")
-    uniq, first, inverse = np.unique(raw, return_index=True, return_inverse=True)
-    stats.distinct = len(uniq)
-    vectors = np.zeros((len(uniq), embedder.dim), dtype=np.float32)
-    cache = EmbeddingCache(cache_dir, embedder.name, embedder.revision, embedder.dim) if cache_dir else None
-    found = np.zeros(len(uniq), dtype=bool)
-    if cache is not None:
-        found, cached = cache.lookup(uniq)
-        vectors[found] = cached
-    stats.cached = int(found.sum())
-    missing = np.flatnonzero(~found)
-    if len(missing):
-        rows = pa.array(first[missing].astype(np.int64))
-        todo_col = texts.column("text").take(rows)
-        empty = int(pc.sum(pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(todo_col)), 0)).as_py() or 0)
-        if empty or todo_col.null_count:
-            raise ValueError(f"{empty + todo_col.null_count} empty text(s) in the embedding texts; "
-                             "embedding_texts() never writes one")
-        by_length = np.argsort(pc.utf8_length(todo_col).to_numpy(zero_copy_only=False), kind="stable")
-        missing, todo_col = missing[by_length], todo_col.take(pa.array(by_length))
-        keep = getattr(embedder, "keep_workers", None)
-        if keep is not None:
-            embedder.keep_workers = True  # one worker pool for all chunks
-        try:
-            for start in range(0, len(missing), chunk_texts):
-                part = missing[start : start + chunk_texts]
-                todo = todo_col.slice(start, len(part)).to_pylist()
-                t1 = time.perf_counter()
-                new = np.asarray(embedder.encode(todo), dtype=np.float32)
-                stats.encode_seconds += time.perf_counter() - t1
-                if new.shape != (len(todo), embedder.dim):
-                    raise EmbedderError(f"embedder {embedder.name} returned shape {new.shape}, "
-                                        f"expected ({len(todo)}, {embedder.dim})")
-                vectors[part] = new
-                stats.embedded += len(part)
-                if cache is not None:
-                    cache.add(uniq[part], new)
-                if len(missing) > chunk_texts:
-                    log.info("embedded %d of %d missing texts (%.0f texts/s)", stats.embedded, len(missing),
-                             stats.embedded / max(stats.encode_seconds, 1e-9))
-        finally:
-            if keep is not None:
-                embedder.keep_workers = keep
-                if not keep:
-                    embedder.close()
-        if cache is not None and len(cache.shards()) > compact_above:
-            cache.compact()
+    keys = text_keys(texts)
+    if cache_dir is None:
+        uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        stats.distinct = len(uniq)
+        vectors = np.zeros((len(uniq), embedder.dim), dtype=np.float32)
+        for part, new in _encode_missing(texts, first, np.arange(len(uniq)), embedder, stats, chunk_texts):
+            vectors[part] = new
+        stats.seconds = time.perf_counter() - t0
+        return vectors[inverse.reshape(-1)]
+    cache_texts(texts, embedder, cache_dir, stats, compact_above, chunk_texts, keys)
+    out = np.empty((n, embedder.dim), dtype=np.float32)
+    found = EmbeddingCache(cache_dir, embedder.name, embedder.revision, embedder.dim).read(keys, out)
+    if not found.all():
+        raise EmbedderError(f"{int((~found).sum())} vectors of {embedder.name} missing from the cache under "
+                            f"{cache_dir} right after they were stored (removed meanwhile?)")
     stats.seconds = time.perf_counter() - t0
-    log.info("embedded %d of %d distinct texts (%d rows, %d cached) in %.1f s",
-             stats.embedded, stats.distinct, n, stats.cached, stats.seconds)
-    return vectors[inverse.reshape(-1)]
+    return out

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from mathindex.cache.layout import CacheLayout
 from mathindex.cache.shards import RunMarks, worker_id
 from mathindex.embed.base import EmbedderError
-from mathindex.embed.embedder import EmbeddingCache, SentenceTransformerEmbedder
+from mathindex.embed.embedder import EmbeddingCache, SentenceTransformerEmbedder, text_keys
 from mathindex.embed.models import entry_name
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ class EmbedShard:
     index: int
     key: str
     keys: bytes = field(repr=False)  # the S32 keys, concatenated, in text order
-    texts: tuple[str, ...] = field(repr=False)
+    texts: pa.StringArray = field(repr=False, compare=False)  # Arrow, not Python strings: a plan holds every missing text (`key` names them)
 
     def raw_keys(self) -> np.ndarray:
         return np.frombuffer(self.keys, dtype="S32")
@@ -102,21 +102,20 @@ class ShardDone:
     seconds: float
 
 
-def missing_texts(texts: pa.Table, cache: EmbeddingCache) -> tuple[np.ndarray, list[str]]:
-    """(sorted S32 keys, texts) of the distinct texts of `texts` (`text`, `sha256` columns) the cache
-    lacks, shortest text first (ties by key)."""
+def missing_texts(texts: pa.Table, cache: EmbeddingCache, keys: np.ndarray | None = None) -> tuple[np.ndarray, pa.StringArray]:
+    """(sorted S32 keys, texts) of the distinct texts of `texts` (a `text` column; `sha256` if
+    present; `keys`: its `text_keys` when the caller has them) the cache lacks, shortest text first
+    (ties by key). Only the cache's keys are read (`EmbeddingCache.contains`)."""
     if texts.num_rows == 0:
-        return np.zeros(0, dtype="S32"), []
-    raw = np.frombuffer(bytes.fromhex("".join(texts.column("sha256").to_pylist())), dtype="S32")
-    uniq, first = np.unique(raw, return_index=True)
-    found, _ = cache.lookup(uniq)
-    todo = np.flatnonzero(~found)
-    col = texts.column("text").take(pa.array(first[todo].astype(np.int64)))
+        return np.zeros(0, dtype="S32"), pa.array([], pa.string())
+    uniq, first = np.unique(text_keys(texts) if keys is None else keys, return_index=True)
+    todo = np.flatnonzero(~cache.contains(uniq))
+    col = texts.column("text").cast(pa.string()).take(pa.array(first[todo].astype(np.int64)))
     order = np.argsort(pc.utf8_length(col).to_numpy(zero_copy_only=False), kind="stable")
-    return uniq[todo][order], col.take(pa.array(order)).to_pylist()
+    return uniq[todo][order], col.take(pa.array(order)).combine_chunks()
 
 
-def plan_shards(keys: np.ndarray, texts: list[str], shard_texts: int = SHARD_TEXTS, spread: int = 1) -> list[EmbedShard]:
+def plan_shards(keys: np.ndarray, texts: pa.StringArray, shard_texts: int = SHARD_TEXTS, spread: int = 1) -> list[EmbedShard]:
     """`keys`/`texts` (as `missing_texts` orders them) cut into shards of `shard_texts`, or fewer
     so that there are at least `spread` shards (one a core of a local run), each named by its
     content: the same texts give the same shards whatever runs them."""
@@ -125,7 +124,8 @@ def plan_shards(keys: np.ndarray, texts: list[str], shard_texts: int = SHARD_TEX
     for i, start in enumerate(range(0, len(texts), shard_texts)):
         part = keys[start : start + shard_texts]
         key = hashlib.sha256(np.sort(part).tobytes()).hexdigest()[:20]
-        shards.append(EmbedShard(i, key, part.tobytes(), tuple(texts[start : start + shard_texts])))
+        own = texts.take(pa.array(np.arange(start, start + len(part))))  # its own buffers: a pickled slice carries all
+        shards.append(EmbedShard(i, key, part.tobytes(), own))
     return shards
 
 
@@ -144,7 +144,7 @@ def embed_shard(shard: EmbedShard, spec: EmbedderSpec, cache_dir: Path) -> Shard
     cache = EmbeddingCache(cache_dir, embedder.name, embedder.revision, embedder.dim)
     embedded = 0
     if cache.open_shard(cache.dir / f"{shard.key}.keys.npy") is None:
-        vectors = np.asarray(embedder.encode(list(shard.texts)), dtype=np.float32)
+        vectors = np.asarray(embedder.encode(shard.texts.to_pylist()), dtype=np.float32)
         if vectors.shape != (len(shard.texts), embedder.dim):
             raise EmbedderError(f"embedder {embedder.name} returned shape {vectors.shape}, "
                                 f"expected ({len(shard.texts)}, {embedder.dim})")

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mathindex.embed import truth as recall_truth
-from mathindex.embed.embedder import EmbedStats, embed_texts, queries_fit
+from mathindex.embed.embedder import KEY_SLICE, EmbedStats, embed_texts, queries_fit
 from mathindex.schemas.embed import VECTOR_IDS
 
 log = logging.getLogger(__name__)
@@ -107,8 +107,9 @@ class VectorIndex:
         info = embedder_info(embedder_info_)
         vectors, ids = _checked(vectors, ids, info)
         shas = list(shas) if shas is not None else [None] * len(ids)
-        order = np.argsort(ids, kind="stable")  # one add order (by id), one graph, whoever calls
-        vectors, ids, shas = vectors[order], ids[order], [shas[i] for i in order]
+        if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):  # one add order (by id), one graph, whoever calls
+            order = np.argsort(ids, kind="stable")  # a copy of every vector: only for rows out of id order
+            vectors, ids, shas = vectors[order], ids[order], [shas[i] for i in order]
         t0 = time.perf_counter()
         index = faiss.index_factory(info["dim"], f"IDMap2,HNSW{M},SQ8", faiss.METRIC_INNER_PRODUCT)
         _hnsw(index).hnsw.efConstruction = ef_construction
@@ -366,7 +367,9 @@ def content_key(texts: pa.Table, info: dict, index_options: dict) -> str:
     (text_id, text sha256) rows in order. Equal keys mean an identical index can be reused."""
     h = hashlib.sha256(json.dumps({"embedder": info, "options": index_options}, sort_keys=True).encode())
     h.update(np.ascontiguousarray(texts.column("text_id").to_numpy(), dtype=np.int64).tobytes())
-    h.update("\n".join(texts.column("sha256").to_pylist()).encode())
+    shas = texts.column("sha256")
+    for start in range(0, len(shas), KEY_SLICE):  # "\n".join of every sha256, a slice at a time
+        h.update((("\n" if start else "") + "\n".join(shas.slice(start, KEY_SLICE).to_pylist())).encode())
     return h.hexdigest()
 
 

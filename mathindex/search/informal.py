@@ -32,7 +32,7 @@ import polars as pl
 import pyarrow as pa
 
 from mathindex.embed.channel import encode_on_one_thread
-from mathindex.embed.embedder import EmbeddingCache, EmbedStats, embed_texts
+from mathindex.embed.embedder import EmbeddingCache, cache_texts
 from mathindex.informal.rules import GLOSS_PATTERN  # without_context's pattern: one owner of what a gloss is
 from mathindex.names import shared_names
 from mathindex.search import weights as settings
@@ -271,10 +271,9 @@ def _cut(rows: pl.DataFrame) -> pl.DataFrame:
 def embed_renderings(texts: pa.Array | pa.ChunkedArray, embedder, cache_dir: Path) -> dict:
     """Embeds the renderings `texts` not yet in the embedding cache under `cache_dir` (the one the
     channel reads: keyed by the text's sha256, per model) with `embedder`: the embed stage's
-    `embed_texts`, its worker pool chunk by chunk, each chunk stored as done, so an interrupted run
-    resumes. Returns its counts (renderings, distinct, cached, embedded, seconds)."""
-    stats = EmbedStats()
-    embed_texts(pa.table({"text": texts}), embedder, cache_dir, stats)
+    `cache_texts`, its worker pool chunk by chunk, each chunk stored as done, so an interrupted run
+    resumes; no vector is read back. Returns its counts (renderings, distinct, cached, embedded, seconds)."""
+    stats = cache_texts(pa.table({"text": texts}), embedder, cache_dir)
     return {"renderings": stats.rows, "distinct": stats.distinct, "cached": stats.cached,
             "embedded": stats.embedded, "seconds": round(stats.seconds, 1)}
 

@@ -3,11 +3,11 @@ FAISS int8 HNSW index over them, and the informal channel's rendering vectors (i
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 from prefect.logging import get_run_logger
@@ -15,7 +15,7 @@ from prefect.logging import get_run_logger
 from mathindex.cache.codes import EMBEDDING_TEXTS
 from mathindex.cache.stages import StageCache
 from mathindex.embed.channel import VectorChannel, query_embedder
-from mathindex.embed.embedder import EMBED_BACKEND, EmbeddingCache, SentenceTransformerEmbedder, onnx_dir_for, query_encoding
+from mathindex.embed.embedder import EMBED_BACKEND, EmbeddingCache, SentenceTransformerEmbedder, onnx_dir_for, query_encoding, text_keys
 from mathindex.embed.models import ModelPin
 from mathindex.embed.shards import SHARD_TEXTS, EmbedderSpec, EmbedShard, ShardDone, embed_shard, load_embedder, missing_texts, plan_shards
 from mathindex.embed.texts import EMBEDDED_FACETS, embedded_texts, embedding_texts
@@ -105,18 +105,20 @@ def plan_embed_shards(texts: pa.Table, embedder, cache_dir: Path, previous: Path
     last = reusable_index(previous)
     cache = EmbeddingCache(cache_dir, embedder.name, embedder.revision, embedder.dim)
     index_texts = embedded_texts(texts).sort_by("text_id")
-    parts = []
+    parts, keys = [], []  # texts and their S32 keys (the index's from its sha256 column, renderings hashed)
+    index_missing = 0
     if not reusable(last, content_key(index_texts, embedder_info(embedder), {})):
-        parts.append(pa.table({"text": index_texts.column("text").cast(pa.string()),
-                               "sha256": index_texts.column("sha256").cast(pa.string())}))
-    index_missing = len(missing_texts(parts[0], cache)[0]) if parts else 0
+        parts.append(pa.table({"text": index_texts.column("text").cast(pa.string())}))
+        keys.append(text_keys(index_texts.select(["sha256"])))
+        index_missing = int((~cache.contains(np.unique(keys[0]))).sum())
     if not getattr(embedder, "bf16", False):
         renderings = rendering_texts(pl.from_arrow(texts.select(["name", "facet", "text"]))).get_column("text")
-        shas = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in renderings.to_list()]
-        parts.append(pa.table({"text": renderings.to_arrow().cast(pa.string()), "sha256": pa.array(shas, pa.string())}))
-    empty = pa.table({"text": pa.array([], pa.string()), "sha256": pa.array([], pa.string())})
-    keys, todo = missing_texts(pa.concat_tables(parts) if parts else empty, cache)
-    return ShardPlan(plan_shards(keys, todo, shard_texts, spread), index_missing, len(keys) - index_missing, last)
+        parts.append(pa.table({"text": renderings.to_arrow().cast(pa.string())}))
+        keys.append(text_keys(parts[-1]))
+    if not parts:
+        return ShardPlan([], 0, 0, last)
+    missing, todo = missing_texts(pa.concat_tables(parts), cache, np.concatenate(keys))
+    return ShardPlan(plan_shards(missing, todo, shard_texts, spread), index_missing, len(missing) - index_missing, last)
 
 
 embed_shard_task = io_stage(name="embed_shard", task_run_name="embed-shard-{shard.index}")(embed_shard)

@@ -1,0 +1,120 @@
+"""The release flow's embed stage on a warm cache, in fresh processes paired against a baseline
+checkout's code: its peak RSS (VmHWM, reset at each step as the flow resets it at each stage),
+wall and CPU seconds, and whether its vector/ files are byte for byte the baseline's.
+
+    .venv/bin/python -m bench.embed_memory RELEASE_DIR --cache ROOT/cache --baseline-code DIR [--runs N]
+
+RELEASE_DIR gives embedding_texts.parquet (read only); --cache is a root's cache that already
+holds every vector of those texts and of their renderings for the bundled model (a release of
+them built it: no text is embedded, the stage reads its vectors back and builds the index), and
+is not written to unless a text is missing. --baseline-code is a checkout of the code to pair
+against, e.g. `git archive main | tar -x -C build/bench_main`. Steps: `model` (load the
+embedder), `plan` (which texts the cache lacks), `index` (vectors read, HNSW SQ8 built, recall
+measured, renderings checked): the flow's load_release_embedder, embed_in_shards, embed_and_index.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from bench.common.machine import cpu_model
+
+CHILD = r"""
+import json, os, resource, sys, time
+from pathlib import Path
+def peak_mb():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) // 1024
+def reset_peak():
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+texts_path, out, cache = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+t0, c0 = time.perf_counter(), time.process_time()
+import pyarrow.parquet as pq
+from mathindex.embed.models import ModelPin
+from mathindex.embed.shards import load_embedder
+from mathindex.tasks.embed import embed_and_index, embedder_spec, plan_embed_shards
+texts = pq.read_table(texts_path)
+steps = {}
+def mark(name, t, c):
+    steps[name] = {"wall": round(time.perf_counter() - t, 2), "cpu": round(time.process_time() - c, 2), "peak_mb": peak_mb()}
+    reset_peak()
+    return time.perf_counter(), time.process_time()
+t, c = mark("texts", t0, c0)
+model = ModelPin(None, None)
+spec = embedder_spec(model, cache, "fp32", local=True)
+embedder = load_embedder(spec)
+t, c = mark("model", t, c)
+plan = plan_embed_shards.fn(texts, embedder, cache, None, 20_000, os.cpu_count() or 1)
+if plan.shards:
+    sys.exit(f"the cache lacks {sum(len(s.texts) for s in plan.shards)} texts: not warm")
+t, c = mark("plan", t, c)
+embedder.threads = 0
+vector = embed_and_index.fn(texts, model, out, cache, None, precision="fp32", embedder=embedder, sharded=(plan, []))
+t, c = mark("index", t, c)
+kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"steps": steps, "wall": round(time.perf_counter() - t0, 2),
+                  "cpu": round(time.process_time() - c0 + kids.ru_utime + kids.ru_stime, 2),
+                  "peak_mb": max(s["peak_mb"] for s in steps.values()), "rows": vector.index["count"]}))
+"""
+
+
+def run_stage(code: Path, texts: Path, out: Path, cache: Path) -> dict:
+    """One embed stage in a fresh process under `code`; its figures and its vector files' sha256."""
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    env = dict(os.environ, PYTHONPATH=str(code))
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(texts), str(out), str(cache)], env=env,
+                          capture_output=True, text=True, cwd=code)
+    if proc.returncode:
+        raise SystemExit(f"embed stage failed under {code}: {proc.stderr.strip().splitlines()[-3:]}")
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    vector = out / "vector"
+    got["files"] = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(vector.iterdir())}
+    return got
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("release", type=Path, help="a release directory with embedding_texts.parquet")
+    ap.add_argument("--cache", type=Path, required=True, help="a root's cache holding every vector of those texts")
+    ap.add_argument("--baseline-code", type=Path, required=True, help="checkout to pair against (holds mathindex/)")
+    ap.add_argument("--code", type=Path, default=Path.cwd(), help="checkout measured (default: the current directory)")
+    ap.add_argument("--work", type=Path, default=Path("build/embed_memory"), help="scratch directory")
+    ap.add_argument("--runs", type=int, default=1, help="paired runs (baseline, then this code)")
+    a = ap.parse_args()
+    work = a.work.resolve()
+    texts, cache = (a.release / "embedding_texts.parquet").resolve(), a.cache.resolve()
+    print("CPU:", cpu_model(), flush=True)
+    runs: dict[str, list[dict]] = {"baseline": [], "code": []}
+    for i in range(a.runs):
+        for name, code in (("baseline", a.baseline_code.resolve()), ("code", a.code.resolve())):
+            runs[name].append(got := run_stage(code, texts, work / name, cache))
+            print(f"run {i} {name}: {got['rows']} rows, wall {got['wall']} s, CPU {got['cpu']} s, peak {got['peak_mb']} MB, "
+                  f"steps {got['steps']}", flush=True)
+    print(f"\nmedians over {a.runs} runs (ratio = this code / baseline)")
+    for figure in ("peak_mb", "wall", "cpu"):
+        base, mine = (statistics.median(r[figure] for r in runs[n]) for n in ("baseline", "code"))
+        print(f"{figure:8s} baseline {base:9.1f}  this code {mine:9.1f}  ratio {mine / base:.3f}")
+    for step in runs["code"][0]["steps"]:
+        base, mine = (statistics.median(r["steps"][step]["peak_mb"] for r in runs[n]) for n in ("baseline", "code"))
+        print(f"peak MB in step {step:6s} baseline {base:6.0f}  this code {mine:6.0f}")
+    differ = sorted({f for b, c in zip(runs["baseline"], runs["code"]) for f in b["files"] if b["files"][f] != c["files"].get(f)})
+    if differ:
+        print("vector files DIFFER from the baseline's:", ", ".join(differ))
+        return 1
+    print("vector files byte-identical to the baseline's in every run:", ", ".join(runs["code"][0]["files"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
