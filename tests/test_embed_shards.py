@@ -60,12 +60,12 @@ def test_a_shard_is_stored_under_its_key_and_a_rerun_embeds_nothing(tmp_path):
     (shard,) = plan_shards(*missing_texts(_table(TEXTS), EmbeddingCache(tmp_path, embedder.name, embedder.revision, embedder.dim)))
     first = embed_shard(shard, spec, tmp_path)
     cache = EmbeddingCache(tmp_path, embedder.name, embedder.revision, embedder.dim)
-    assert first.embedded == 4 and first.lost == () and (cache.dir / f"{shard.key}.keys.npy").is_file()
+    assert first.computed == 4 and first.lost == () and (cache.dir / f"{shard.key}.keys.npy").is_file()
     found, vectors = cache.lookup(shard.raw_keys())
     assert found.all() and np.array_equal(vectors, embedder.encode(shard.texts.to_pylist()))
     (cache.dir / f"{RunMarks.PREFIX}{shard.key}-gone-1").touch()
     again = embed_shard(shard, spec, tmp_path)
-    assert again.embedded == 0 and again.lost == ("gone-1",)
+    assert again.computed == 0 and again.lost == ("gone-1",)
     assert not list(cache.dir.glob(f"{RunMarks.PREFIX}*"))
     assert not missing_texts(_table(TEXTS), cache)[1]
 

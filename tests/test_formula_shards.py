@@ -60,11 +60,11 @@ def test_a_stored_shard_is_read_back_and_a_rerun_names_the_lost_run(tmp_path):
     (shard,) = plan_shards(todo)
     first = parse_shard(shard, BUDGET_S, tmp_path)
     store = parse_cache(tmp_path, BUDGET_S)
-    assert first.parsed == 7 and first.lost == () and (store.dir / f"{shard.key}.parquet").is_file()
+    assert first.computed == 7 and first.lost == () and (store.dir / f"{shard.key}.parquet").is_file()
     assert api.assemble(inputs, pl.from_arrow(first.rows)) == parse_formulas(corpus(), BUDGET_S)
     (store.dir / f"{RunMarks.PREFIX}{shard.key}-gone-1").touch()  # a run whose worker died
     again = parse_shard(shard, BUDGET_S, tmp_path)
-    assert again.parsed == 0 and again.lost == ("gone-1",) and again.worker == worker_id()
+    assert again.computed == 0 and again.lost == ("gone-1",) and again.worker == worker_id()
     assert again.rows.equals(first.rows) and not list(store.dir.glob(f"{RunMarks.PREFIX}*"))
     assert uncached(inputs, tmp_path, BUDGET_S)[1].is_empty()
     close_idle_workers()
@@ -79,7 +79,7 @@ def test_a_damaged_shard_costs_a_recompute_not_the_rows(tmp_path, caplog):
     found, todo = uncached(inputs, tmp_path, BUDGET_S)
     assert "skipping damaged" in caplog.text and not damaged.exists()
     (replan,) = plan_shards(todo, 3)
-    assert replan.key == shards[1].key and parse_shard(replan, BUDGET_S, tmp_path).parsed == 3
+    assert replan.key == shards[1].key and parse_shard(replan, BUDGET_S, tmp_path).computed == 3
     assert api.assemble(inputs, pl.concat([found, _rows([replan], None)], how="vertical_relaxed")) == expected
     close_idle_workers()
 

@@ -108,9 +108,9 @@ def test_a_rerun_names_the_lost_run_and_stores_the_shard_once(corpus, tmp_path):
     RunMarks(CacheLayout(cache).lean_rows(shard.version), shard.key).dir.mkdir(parents=True)
     (CacheLayout(cache).lean_rows(shard.version) / f".run-{shard.key}-otherhost-42").touch()
     done = extract_shard(shard, cache)
-    assert done.lost == ("otherhost-42",) and done.scanned == len(shard.files)
+    assert done.lost == ("otherhost-42",) and done.computed == len(shard.files)
     again = extract_shard(shard, cache)  # stored already: nothing scanned, no marks left
-    assert again.lost == () and again.scanned == 0
+    assert again.lost == () and again.computed == 0
     assert not list(CacheLayout(cache).lean_rows(shard.version).glob(".run-*"))
 
 

@@ -17,6 +17,7 @@ import socket
 import threading
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -254,6 +255,20 @@ def empty(schema: pa.Schema) -> pl.DataFrame:
 def worker_id() -> str:
     """This process as run marks name it: `<host>-<pid>`."""
     return f"{socket.gethostname()}-{os.getpid()}"
+
+
+@dataclass(frozen=True)
+class ShardDone:
+    """What running one content-keyed shard of a stage did: the worker that ran it, the workers
+    whose earlier runs of it were lost (`RunMarks`), how many items it computed (texts embedded,
+    files scanned, formulas parsed: 0 when its result was stored already) and seconds."""
+
+    index: int
+    key: str
+    worker: str
+    lost: tuple[str, ...]
+    computed: int
+    seconds: float
 
 
 class RunMarks:

@@ -390,14 +390,20 @@ class EmbeddingCache:
         """Which of the S32 `keys` the cache holds (`lookup`'s mask), by binary search in each
         shard's sorted keys (`add` sorts them): no vector is read."""
         found = np.zeros(len(keys), dtype=bool)
+        for _, todo, _, hit in self._shard_hits(keys, found):
+            found[todo[hit]] = True
+        return found
+
+    def _shard_hits(self, keys: np.ndarray, found: np.ndarray):
+        """For each readable shard while some key is not `found` yet: (its keys and vectors, the
+        rows of `keys` not found yet, their positions in its keys, which of them it holds)."""
         for path in self.shards():
             todo = np.flatnonzero(~found)
             if not len(todo):
-                break
+                return
             got = self.open_shard(path)
             if got is not None and len(got[0]):
-                found[todo[_positions(got[0], keys[todo])[1]]] = True
-        return found
+                yield (got, todo, *_positions(got[0], keys[todo]))
 
     def read(self, keys: np.ndarray, out: np.ndarray, chunk_rows: int | None = None) -> np.ndarray:
         """Writes the vector of each S32 key `keys[i]` (repeats allowed) into `out[i]` and returns the
@@ -405,14 +411,7 @@ class EmbeddingCache:
         (READ_ROWS) rows, not memory-mapped: the gather holds one chunk, never a whole shard's pages."""
         chunk_rows = chunk_rows or READ_ROWS
         found = np.zeros(len(keys), dtype=bool)
-        for path in self.shards():
-            todo = np.flatnonzero(~found)
-            if not len(todo):
-                break
-            got = self.open_shard(path)
-            if got is None or not len(got[0]):
-                continue
-            pos, hit = _positions(got[0], keys[todo])
+        for got, todo, pos, hit in self._shard_hits(keys, found):
             order = np.argsort(pos[hit], kind="stable")
             try:
                 _read_rows(got[1], pos[hit][order], todo[hit][order], out, chunk_rows)

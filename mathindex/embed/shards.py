@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mathindex.cache.layout import CacheLayout
-from mathindex.cache.shards import RunMarks, worker_id
+from mathindex.cache.shards import RunMarks, ShardDone, worker_id
 from mathindex.embed.base import EmbedderError
 from mathindex.embed.embedder import EmbeddingCache, SentenceTransformerEmbedder, text_keys
 from mathindex.embed.models import entry_name
@@ -88,18 +88,6 @@ class EmbedShard:
     def raw_keys(self) -> np.ndarray:
         return np.frombuffer(self.keys, dtype="S32")
 
-
-@dataclass(frozen=True)
-class ShardDone:
-    """What running one shard did: the worker that stored it, the workers whose earlier runs of it
-    were lost (`cache.shards.RunMarks`), texts embedded (0 when it was stored already) and seconds."""
-
-    index: int
-    key: str
-    worker: str
-    lost: tuple[str, ...]
-    embedded: int
-    seconds: float
 
 
 def missing_texts(texts: pa.Table, cache: EmbeddingCache, keys: np.ndarray | None = None) -> tuple[np.ndarray, pa.StringArray]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from mathindex.cache.shards import RunMarks, part_name, worker_id
+from mathindex.cache.shards import RunMarks, ShardDone, part_name, worker_id
 from mathindex.formula import api
 from mathindex.formula import canonical as canon
 from mathindex.formula.parse_cache import parse_cache
@@ -38,17 +38,10 @@ class FormulaShard:
 
 
 @dataclass(frozen=True)
-class ParsedShard:
-    """What running one shard did: its parse rows (`parse_cache.SCHEMA`), the worker that ran it,
-    the workers whose earlier runs of it were lost (`cache.shards.RunMarks`), formulas parsed (0 when
-    the cache held the shard already) and seconds."""
+class ParsedShard(ShardDone):
+    """What running one shard did (`cache.shards.ShardDone`: `computed` is the formulas parsed),
+    with its parse rows (`parse_cache.SCHEMA`)."""
 
-    index: int
-    key: str
-    worker: str
-    lost: tuple[str, ...]
-    parsed: int
-    seconds: float
     rows: pa.Table = field(repr=False)
 
 

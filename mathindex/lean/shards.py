@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 
 from mathindex.cache.codes import LEAN
 from mathindex.cache.layout import CacheLayout
-from mathindex.cache.shards import RunMarks, damaged, read_arrow, worker_id, write_arrow
+from mathindex.cache.shards import RunMarks, ShardDone, damaged, read_arrow, worker_id, write_arrow
 from mathindex.corpusfiles import MAX_BYTES, CorpusRoot, Refused, read_file, regular_size, too_large
 from mathindex.lean.scanner import STAGE, scan_file
 from mathindex.schemas.common import ERRORS, error_row
@@ -132,18 +132,6 @@ class LeanShard:
     root: str
     files: tuple[tuple[str, str], ...] = field(repr=False)  # (relative path, sha256)
 
-
-@dataclass(frozen=True)
-class ShardDone:
-    """What running one shard did: the worker that stored it, the workers whose earlier runs of it
-    were lost (`cache.shards.RunMarks`), files scanned (0 when it was stored already) and seconds."""
-
-    index: int
-    key: str
-    worker: str
-    lost: tuple[str, ...]
-    scanned: int
-    seconds: float
 
 
 def plan_shards(root: Path, corpus: str, version: str, files: list[tuple[str, str]], shard_bytes: int = SHARD_BYTES,

@@ -13,11 +13,12 @@ import pyarrow as pa
 from prefect.logging import get_run_logger
 
 from mathindex.cache.codes import EMBEDDING_TEXTS
+from mathindex.cache.shards import ShardDone
 from mathindex.cache.stages import StageCache
 from mathindex.embed.channel import VectorChannel, query_embedder
 from mathindex.embed.embedder import EMBED_BACKEND, EmbeddingCache, SentenceTransformerEmbedder, onnx_dir_for, query_encoding, text_keys
 from mathindex.embed.models import ModelPin
-from mathindex.embed.shards import SHARD_TEXTS, EmbedderSpec, EmbedShard, ShardDone, embed_shard, load_embedder, missing_texts, plan_shards
+from mathindex.embed.shards import SHARD_TEXTS, EmbedderSpec, EmbedShard, embed_shard, load_embedder, missing_texts, plan_shards
 from mathindex.embed.texts import EMBEDDED_FACETS, embedded_texts, embedding_texts
 from mathindex.embed.vector_index import INDEX_FILES, TRUTH_FILE, VectorIndex, content_key, embedder_info, reusable
 from mathindex.embed.vector_index import embed_and_index as embed_and_build

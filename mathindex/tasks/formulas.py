@@ -72,7 +72,7 @@ def merge_formula_shards(plan: FormulaPlan, parsed: list[ParsedShard], budget_s:
     if cache_dir is not None:
         parse_cache(cache_dir, budget_s).compact()
     get_run_logger().info("formulas: %d rows, %d distinct, %d cached, %d parsed in %d shards (%.1f s)",
-                          plan.inputs.height, rows.height, plan.found.height, sum(p.parsed for p in parsed),
+                          plan.inputs.height, rows.height, plan.found.height, sum(p.computed for p in parsed),
                           len(parsed), sum(p.seconds for p in parsed))
     return assemble(plan.inputs, rows)
 
