@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from mathindex.informal import rules
 from mathindex.lean.binders import groups, leading_groups, parse_binders, split_colon
-from mathindex.lean.extract import extract_file
+from mathindex.lean.shards import extract_file
 
 ROOT = Path(__file__).parent.parent
 CORPORA = (ROOT / "data" / "sample" / "lean", ROOT / "tests" / "fixtures" / "lean")
