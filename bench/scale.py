@@ -293,9 +293,9 @@ def prepare_model(work: Path, onnx_dir: Path) -> Path:
 def write_sources(path: Path, lean: Path | None, latex: Path | None, k: int) -> None:
     sources = []
     if lean is not None:
-        sources.append({"name": f"lean-x{k}", "kind": "lean", "path": str(lean)})
+        sources.append({"name": f"scale-lean-x{k}", "kind": "lean", "path": str(lean)})
     if latex is not None:
-        sources.append({"name": f"latex-x{k}", "kind": "latex", "path": str(latex)})
+        sources.append({"name": f"scale-latex-x{k}", "kind": "latex", "path": str(latex)})
     path.write_text("# a synthetic corpus of bench/scale.py\n" + yaml.safe_dump({"sources": sources}, sort_keys=False))
 
 

@@ -283,10 +283,12 @@ _BUSY_POOL = textwrap.dedent("""
 
     if kind == "lean":
         import mathindex.lean.extract as lean
-        lean.scan_file = busy
-        for i in range(2 * lean.CHUNK_FILES + 1):
+        import mathindex.lean.shards as shards
+        shards.scan_file = busy
+        for i in range(4):
             (root / f"F{i}.lean").write_text("theorem t : True := trivial\\n")
-        lean.extract_raw(root, "c", workers=2)
+        plan = lean.plan_extraction(root, "c", None, spread=2, shard_bytes=1)  # a shard a file
+        lean.scan_in_pool(plan.shards, None, workers=2)
     else:
         import mathindex.latex.tree as tree
         tree.SERIAL_BELOW_BYTES, tree.extract_tex_text = 0, busy

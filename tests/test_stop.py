@@ -1,4 +1,4 @@
-"""A run's stop (mathindex/stop.py): the shards a flow submitted end at their next step once the
+"""A run's stop (mathindex/cache/stop.py): the shards a flow submitted end at their next step once the
 flow stops waiting for them; code outside a run never stops."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from mathindex.stop import Stopped, check_stopped, stoppable, stopped
+from mathindex.cache.stop import Stopped, check_stopped, stoppable, stopped
 
 
 def _shard(started: threading.Event, seen: dict) -> None:

@@ -29,7 +29,7 @@ from mathindex.embed import onnx
 from mathindex.embed.base import DEFAULT_MODEL_NAME, MAX_ENCODE_CHARS, PRECISIONS, Embedder, EmbedderError, default_model_path  # noqa: F401 (asked here too)
 from mathindex.embed.models import ModelError, embedder_name, entry_name
 from mathindex.embed.models import model_revision as content_revision
-from mathindex.stop import check_stopped, stopped
+from mathindex.cache.stop import check_stopped, stopped
 from mathindex.embed.torch_ops import forward, native_bf16, quantise_int8, tokenise
 
 log = logging.getLogger(__name__)
@@ -305,7 +305,7 @@ class SentenceTransformerEmbedder:
                     futures = [(idx, pool.submit(_worker_run, self._feeds(enc, idx))) for idx in batches]
                 try:
                     for idx, fut in futures:
-                        if stopped():  # the run stopped waiting for this shard (mathindex.stop)
+                        if stopped():  # the run stopped waiting for this shard (cache.stop)
                             for _, waiting in futures:
                                 waiting.cancel()
                             check_stopped()
@@ -316,7 +316,7 @@ class SentenceTransformerEmbedder:
                         self.close()
             else:
                 for idx in batches:
-                    check_stopped()  # a batch at a time: the run may have stopped waiting (mathindex.stop)
+                    check_stopped()  # a batch at a time: the run may have stopped waiting (cache.stop)
                     out[idx] = self._run_here(enc, idx)
                     bar.update(len(idx))
         return out

@@ -16,7 +16,7 @@ import pyarrow as pa
 from mathindex.formula import parse_cache as fcache
 from mathindex.formula import canonical as canon
 from mathindex.formula.parse_cache import content_key, parse_cache
-from mathindex.stop import check_stopped
+from mathindex.cache.stop import check_stopped
 from mathindex.formula.grammar import (
     MAX_CHARS,
     ParseError,
@@ -201,7 +201,7 @@ def parse_rows(todo: pl.DataFrame, budget_s: float, worker: canon.CanonicalWorke
     inflight: list[dict] | None = None  # SymPy works on it while we parse on
     try:
         for batch in todo.iter_slices(CANONICAL_BATCH):
-            check_stopped()  # a batch at a time: the run may have stopped waiting (mathindex.stop)
+            check_stopped()  # a batch at a time: the run may have stopped waiting (cache.stop)
             rows: list[dict] = []
             pending: list[tuple[int, tuple]] = []
             for key, text, lean in batch.iter_rows():

@@ -14,7 +14,7 @@ from prefect.context import FlowRunContext
 from prefect.logging import get_run_logger
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from mathindex.stop import stoppable
+from mathindex.cache.stop import stoppable
 from mathindex.tasks import RETRY_DELAYS_S, is_transient
 
 
@@ -29,7 +29,7 @@ def run_shards(task, shards: list, label: str, window: int | None = None, **para
     in flight (None: all at once); the results in shard order. A shard lost with its worker is
     submitted again, up to len(RETRY_DELAYS_S) times; any other error is raised, and then (as on
     a termination signal while waiting) the shards still running on this process's threads are told
-    to stop (`mathindex.stop`)."""
+    to stop (`cache.stop`)."""
     with stoppable():
         return _run_shards(task, shards, label, window, params)
 

@@ -1,4 +1,5 @@
-"""A stop for a run's shards: when the flow stops waiting for them (a termination signal, a shard
+"""A stop for a run's shards (run infrastructure, like the run marks of cache/shards.py: it changes
+no output, so no cache's code set holds it): when the flow stops waiting for them (a termination signal, a shard
 that failed), the shards still running on its own threads end at their next step instead of
 running to their end, which the interpreter would otherwise wait for before it exits (minutes for
 an embedding shard). The run's event reaches its shards through the context the task runner copies
