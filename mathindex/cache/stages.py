@@ -56,4 +56,8 @@ class StageCache:
         if keep is None or keep(out):
             write_parquet(path, out)
             keep_newest(path.parent, KEEP, "*.parquet")
+            # the table as a later run reads it back (Parquet names a list's child `element`, a
+            # fresh Arrow table `item`), so the stages keyed on it get the same key either way
+            back = read_parquet(path, schema)
+            out = back if back is not None else out
         return out, False
