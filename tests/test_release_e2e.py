@@ -161,9 +161,10 @@ DERIVED = ("release-notes.md", "search.duckdb")  # hashed and sized in the manif
 
 
 def _without_times(obj):
-    """`obj` with the value of every key ending in `seconds` (wall-clock time) blanked."""
+    """`obj` with the value of every key ending in `seconds` (wall-clock time) or `rss_mb` (the
+    memory a stage took) blanked."""
     if isinstance(obj, dict):
-        return {k: "<seconds>" if k.endswith("seconds") else _without_times(v) for k, v in obj.items()}
+        return {k: "<measured>" if k.endswith(("seconds", "rss_mb")) else _without_times(v) for k, v in obj.items()}
     if isinstance(obj, list):
         return [_without_times(v) for v in obj]
     return obj
@@ -188,7 +189,7 @@ def _comparable(release: Path, rel: str) -> bytes | dict:
         return _without_times(m)
     if rel == "release-notes.md":
         text = path.read_text().replace(release.name, "<release id>")
-        text = re.sub(r"^- seconds: .*$", "- seconds: <seconds>", text, flags=re.M)
+        text = re.sub(r"^- (seconds|peak_rss_mb): .*$", r"- \1: <measured>", text, flags=re.M)
         return {"text": re.sub(r"^\| ([\w.]*seconds) \| [^|]* \|$", r"| \1 | <seconds> |", text, flags=re.M)}
     return path.read_bytes()
 
