@@ -160,7 +160,7 @@ def _lean_final(c: CacheLayout) -> Path:
 
 
 def _formal(c: CacheLayout) -> Path:
-    return _garbage(c.formal_statements(FORMAL.digest()))
+    return _garbage(_first(c.formal_statements(FORMAL.digest()), "*.parquet"))
 
 
 def _premises(c: CacheLayout) -> Path:

@@ -28,6 +28,7 @@ from mathindex.store.integrity import read_manifest
 from mathindex.store.layout import RootLayout
 from mathindex.store.releases import published_release
 from mathindex.tasks.extract import SHARD_BYTES_ENV
+from mathindex.tasks.formal import SHARD_ENV as FORMAL_SHARD_ENV
 from mathindex.tasks.formulas import SHARD_ENV
 
 pytestmark = pytest.mark.e2e
@@ -36,6 +37,7 @@ START_S = 60  # the scheduler and both workers up
 SHARD_TEXTS = "100"  # the sample's 740 texts to embed as 8 shards, spread over both workers
 LEAN_SHARD_BYTES = "8000"  # the sample's 6 Lean files (52 KB) as 4 shards
 SHARD_FORMULAS = "100"  # the sample's 457 distinct formulas to parse as 5 shards, on both workers
+SHARD_STATEMENTS = "50"  # the sample's 218 distinct Lean statements' formal facts as 5 shards
 
 
 class Cluster(NamedTuple):
@@ -88,13 +90,14 @@ def dask_cluster(logs: Path) -> Iterator[Cluster]:
 
 
 def _seeded_root(sample_root: Path, root: Path) -> Path:
-    """A new root with the sample root's caches, less the embeddings, the Lean rows and the parsed
-    formulas (hard links): every vector is embedded, every Lean file scanned and every formula parsed
-    again, by the cluster's workers, and the other stages are not paid for twice."""
+    """A new root with the sample root's caches, less the embeddings, the Lean rows, the parsed
+    formulas and the formal statements' facts (hard links): every vector is embedded, every Lean file
+    scanned, every formula and statement parsed again, by the cluster's workers, and the other
+    stages are not paid for twice."""
     src, dst = RootLayout(sample_root).cache, RootLayout(root).cache
     dst.mkdir(parents=True)
     for entry in src.iterdir():
-        if entry.name not in (CacheLayout.EMBEDDINGS, CacheLayout.LEAN, CacheLayout.FORMULAS):
+        if entry.name not in (CacheLayout.EMBEDDINGS, CacheLayout.LEAN, CacheLayout.FORMULAS, CacheLayout.FORMAL):
             subprocess.run(["cp", "-al", str(entry), str(dst / entry.name)], check=True)
     return root
 
@@ -114,6 +117,7 @@ def test_the_sample_release_on_a_two_worker_cluster_is_byte_identical(sample_rel
     monkeypatch.setenv("MATHINDEX_EMBED_SHARD_TEXTS", SHARD_TEXTS)
     monkeypatch.setenv(SHARD_BYTES_ENV, LEAN_SHARD_BYTES)
     monkeypatch.setenv(SHARD_ENV, SHARD_FORMULAS)
+    monkeypatch.setenv(FORMAL_SHARD_ENV, SHARD_STATEMENTS)
     root = _seeded_root(sample_release_root, tmp_path / "root")
     with dask_cluster(tmp_path / "logs") as cluster:
         code = main(["release", "--out", str(root), "--runner", "dask", "--dask-address", cluster.address])
@@ -130,6 +134,9 @@ def test_the_sample_release_on_a_two_worker_cluster_is_byte_identical(sample_rel
     assert len(CacheLayout(RootLayout(root).cache).lean_rows_entries(rows_version("sample-lean"))) == 4
     # and each formula shard its rows in the parse cache (the flow merges them past 16 only)
     assert len(list((RootLayout(root).cache / CacheLayout.FORMULAS).rglob("*.parquet"))) == 5
+    # and each formal facts shard its rows in the facts cache
+    assert len(list((RootLayout(root).cache / CacheLayout.FORMAL).rglob("*.parquet"))) == 5
+    assert read_manifest(release).formal_index.statements_parsed == 218
 
 
 class _Killer(threading.Thread):

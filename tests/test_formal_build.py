@@ -10,7 +10,6 @@ import pyarrow.parquet as pq
 from mathindex.cache.layout import CacheLayout
 from mathindex.cache.codes import FORMAL
 from mathindex.formal import FORMAL_DIR, build_formal_index
-from mathindex.formal import formal_index
 from mathindex.formal.keys import leaf_symbols, tree_facts, tree_keys
 from mathindex.formal.normal import size
 from mathindex.formal.search import FormalIndex
@@ -45,10 +44,9 @@ def test_tree_facts_is_the_three_walks_in_one():
     assert seen >= 15
 
 
-def test_pool_and_cache_give_the_same_index(tmp_path, monkeypatch):
+def test_pool_and_cache_give_the_same_index(tmp_path):
     plain, info = _build(tmp_path / "plain", workers=1)
-    monkeypatch.setattr(formal_index, "CHUNK_STATEMENTS", 3)  # 7 chunks over 2 processes
-    pooled, _ = _build(tmp_path / "pooled", workers=2, cache_dir=tmp_path / "cache")
+    pooled, _ = _build(tmp_path / "pooled", workers=2, cache_dir=tmp_path / "cache", shard_statements=3)  # 7 shards, 2 processes
     assert pooled.equals(plain) and _files(tmp_path / "pooled") == _files(tmp_path / "plain")
     warm, warm_info = _build(tmp_path / "warm", workers=2, cache_dir=tmp_path / "cache")
     assert warm.equals(plain) and _files(tmp_path / "warm") == _files(tmp_path / "plain")
@@ -69,9 +67,9 @@ def test_cache_parses_only_changed_statements(tmp_path):
 
 def test_damaged_cache_is_rebuilt(tmp_path):
     _build(tmp_path / "first", cache_dir=tmp_path / "cache")
-    cached = CacheLayout(tmp_path / "cache").formal_statements(FORMAL.digest())
-    assert cached.is_file()
-    cached.write_bytes(b"not parquet")
+    cached = sorted(CacheLayout(tmp_path / "cache").formal_statements(FORMAL.digest()).glob("*.parquet"))
+    assert len(cached) == 1
+    cached[0].write_bytes(b"not parquet")
     again, info = _build(tmp_path / "second", cache_dir=tmp_path / "cache")
     plain, _ = _build(tmp_path / "plain")
     assert info["statements_parsed"] == 20 and again.equals(plain)

@@ -53,10 +53,10 @@ LEAN = CodeSet(
              "mathindex.lean.names", "mathindex.lean.proof_refs", "mathindex.lean.binders", "mathindex.lean.lexer",
              "mathindex.corpusfiles", "mathindex.workers", _SCHEMAS),
 )
-# formal.formal_index: a statement's telescope facts
+# formal.facts: a statement's telescope facts (stored by formal.shards)
 FORMAL = CodeSet(
-    makers=("mathindex.formal.formal_index",),
-    modules=("mathindex.formal.formal_index", "mathindex.formal.keys", "mathindex.formal.normal", "mathindex.formal.notation",
+    makers=("mathindex.formal.facts",),
+    modules=("mathindex.formal.facts", "mathindex.formal.keys", "mathindex.formal.normal", "mathindex.formal.notation",
              "mathindex.formal.telescope", "mathindex.formula.grammar", "mathindex.formula.optree",
              "mathindex.formula.parser", "mathindex.formula.symbols", "mathindex.formula.tokens",
              "mathindex.store.layout", "mathindex.workers", "mathindex.lean.binders", "mathindex.lean.lexer",

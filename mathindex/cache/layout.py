@@ -21,7 +21,7 @@ class CacheLayout:
     INFORMAL_MODEL = "informal-model"  # the same for a model's renderings (no code digest: they are the model's)
     EMBEDDINGS = "embeddings"  # embed.embedder.EmbeddingCache: vectors, by model and text sha256
     LEAN = "lean"  # lean.shards: per-file rows, by file contents; lean.extract: whole-tree tables
-    FORMAL = "formal"  # formal.formal_index: statement facts, by statement text
+    FORMAL = "formal"  # formal.shards: statement facts, by statement text
     PREMISES = "premises"  # premises.premise_cache: the premise stage's files, by its inputs
     BENCH = "bench"  # tasks.bench: benchmark results, by the release's files and the suites
     ONNX = "onnx"  # embed.onnx: checked ONNX exports, by model and exporter
@@ -79,8 +79,8 @@ class CacheLayout:
         return sorted(self.lean.glob(f"lean-final-{prefix}*")) if self.lean.is_dir() else []
 
     def formal_statements(self, code: str) -> Path:
-        """The statement facts of one code version (one Parquet file)."""
-        return self.root / self.FORMAL / f"statements-{code}.parquet"
+        """The statement facts of one code version (a folder of `cache.shards.ShardStore` shards)."""
+        return self.root / self.FORMAL / f"statements-{code}"
 
     @property
     def premises(self) -> Path:

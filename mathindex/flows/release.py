@@ -31,7 +31,7 @@ from mathindex.tasks.bench import baseline_metrics, gate_release, run_benchmarks
 from mathindex.tasks.embed import (build_embedding_texts, embed_and_index, embed_in_shards, embedder_spec,
                                    load_release_embedder, shard_texts)
 from mathindex.tasks.extract import extract_latex, extract_lean_sources, merge_extractions
-from mathindex.tasks.formal import formal_index
+from mathindex.tasks.formal import formal_in_shards, shard_statements
 from mathindex.tasks.formulas import build_formula_index, collect_formulas, parse_in_shards, shard_formulas
 from mathindex.tasks.informalise import informalise_declarations, timeout_s
 from mathindex.tasks.premises import premise_index
@@ -117,8 +117,9 @@ def release_flow(
                 trees, formula_errors = parse_in_shards(formulas, SYMPY_BUDGET_S, cache, shard_formulas())
                 formula_built = build_formula_index(trees, formulas, staging, cache)
             with progress.stage("formal index"):
-                formal = formal_index(ex.declarations, ex.dependencies, staging, cache,
-                                      [(s.root, s.spec.name) for s in sources if s.spec.kind == "lean"])
+                formal = formal_in_shards(ex.declarations, ex.dependencies, staging, cache,
+                                          [(s.root, s.spec.name) for s in sources if s.spec.kind == "lean"],
+                                          shard_statements())
             with progress.stage("search index"):
                 nodes = nodes_table(ex.declarations, ex.statements, ex.dependencies, ex.citations)
                 same_as = same_as_edges(ex.declarations, ex.statements)

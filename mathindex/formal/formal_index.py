@@ -10,7 +10,6 @@ corpus (names, namespaces, the dependencies table), and the postings are sorted 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import time
@@ -24,13 +23,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from mathindex.cache.layout import CacheLayout
-from mathindex.cache.shards import read_parquet, write_parquet
-from mathindex.cache.codes import FORMAL as FORMAL_CODE
-from mathindex.formal.keys import NOTATION_CONSTANTS, ConstantResolver, text_hints, free_names, tree_facts
-from mathindex.formal.normal import TooDeep, head
+from mathindex.formal.facts import FACTS, dumps
+from mathindex.formal.keys import NOTATION_CONSTANTS, ConstantResolver, tree_facts
+from mathindex.formal.normal import head
 from mathindex.formal.notation import NotationMap, rename_leaves
-from mathindex.formal.telescope import TelescopeBuilder
+from mathindex.formal.shards import (SHARD_STATEMENTS, FactsShard, ParsedFacts, aligned_facts, facts_cache, facts_shard,
+                                     keep_facts, parse_facts, plan_shards, statement_keys)
 from mathindex.schemas.formal import FORMAL_KEYS, FORMAL_NOTATIONS, FORMAL_STATEMENTS, FORMAL_VOCABULARY
 from mathindex.store.layout import ReleaseLayout
 from mathindex.workers import mp_context, stop_on_sigterm
@@ -39,26 +37,7 @@ log = logging.getLogger(__name__)
 
 FORMAL_DIR = ReleaseLayout.FORMAL  # the release folder (store.ReleaseLayout owns its name)
 FORMAT = "mathindex-formal-index/1"
-CHUNK_STATEMENTS = 10_000  # statements a worker parses per task
 _COLS = ["full_name", "kind", "module", "signature", "type", "variables", "origin", "corpus", "file", "line_start"]
-# what a statement's text alone determines (the content cache's columns, after `key`)
-FACTS = pa.schema([
-    pa.field("key", pa.string(), nullable=False),
-    pa.field("conclusion", pa.string()),
-    pa.field("hypotheses", pa.string(), nullable=False),
-    pa.field("conclusion_head", pa.string()),
-    pa.field("hypothesis_heads", pa.list_(pa.string()), nullable=False),
-    pa.field("size", pa.int32(), nullable=False),
-    pa.field("tree_keys", pa.list_(pa.string()), nullable=False),
-    pa.field("symbols", pa.list_(pa.string()), nullable=False),
-    pa.field("free", pa.list_(pa.string()), nullable=False),  # keys.free_names: notation leaves
-    pa.field("hints", pa.list_(pa.string()), nullable=False),  # keys.text_hints: `Nat.divisors` of `n.divisors`
-])
-
-
-def _dumps(tree: tuple) -> str:
-    """The FORMULA_TREES JSON encoding (tuples serialise as lists)."""
-    return json.dumps(tree, ensure_ascii=False, separators=(",", ":"))
 
 
 def statement_constants(dependencies: pa.Table | None, role: str = "statement") -> dict[str, list[str]]:
@@ -94,116 +73,58 @@ def unique_declarations(declarations: pa.Table) -> pa.Table:
     return t.filter(keep) if keep.false_count else t
 
 
-def statement_key(signature: str | None, type_: str | None, variables: str | None, additive: bool) -> str:
-    """Content id of what a statement's facts depend on."""
-    text = "\0".join((signature or "", type_ or "", variables or "", "+" if additive else ""))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
-
-
-def statement_facts(decls: pa.Table, cache_dir: Path | None = None, workers: int = 2) -> tuple[pa.Table, dict]:
+def statement_facts(decls: pa.Table, cache_dir: Path | None = None, workers: int = 2,
+                    shard_statements: int = SHARD_STATEMENTS) -> tuple[pa.Table, dict]:
     """FACTS rows aligned with `decls` (trees parsed once per distinct statement text), and
     counts: statements parsed, taken from the cache. With `cache_dir` (a root's cache directory),
-    facts are read from and written to `CacheLayout.formal_statements` of the digest of the code
-    they come from (`cache.codes.FORMAL`: a grammar change never reuses old trees), holding the
-    entries of this build only."""
-    keys = [statement_key(s, t, v, o == "to_additive") for s, t, v, o in zip(
-        *(decls.column(c).to_pylist() if c in decls.column_names else [None] * decls.num_rows
-          for c in ("signature", "type", "variables", "origin")))]
-    wanted = pl.DataFrame({"key": keys}, schema={"key": pl.String})
-    cache_file = CacheLayout(cache_dir).formal_statements(FORMAL_CODE.digest()) if cache_dir is not None else None
-    known = _read_cache(cache_file)
-    if known is not None:
-        known = known.join(wanted.unique(), on="key", how="semi")
-    have = set(known["key"].to_list()) if known is not None else set()
-    todo: dict[str, int] = {}
-    for i, k in enumerate(keys):
-        if k not in have and k not in todo:
-            todo[k] = i
-    fresh = _compute_facts(decls, todo, workers)
-    facts = pl.concat([fresh] if known is None else [known, fresh])
-    if cache_file is not None and todo:
-        _write_cache(cache_file, facts)
-    aligned = wanted.join(facts, on="key", how="left", maintain_order="left")
-    return aligned.to_arrow().cast(FACTS), {"statements_parsed": len(todo), "statements_cached": len(have)}
-
-
-def _compute_facts(decls: pa.Table, todo: dict[str, int], workers: int) -> pl.DataFrame:
-    """FACTS rows of the statements `todo` names (key -> a row of `decls` with that text), in
-    chunks over `workers` processes (in this process when one, or when the pool fails)."""
-    rows = decls.take(pa.array(list(todo.values()), pa.int64())).select(
-        [c for c in ("signature", "type", "variables", "origin") if c in decls.column_names]).to_pylist()
-    keys = list(todo)
-    chunks = [(keys[i:i + CHUNK_STATEMENTS], rows[i:i + CHUNK_STATEMENTS]) for i in range(0, len(rows), CHUNK_STATEMENTS)]
-    parts: list[pa.Table] = []
-    if workers > 1 and len(chunks) > 1:
+    facts are read from and written to the facts cache (`formal.shards.facts_cache`); the
+    statements it lacks are parsed as shards over `workers` processes (in this process when one,
+    or when the pool fails), each stored there by this process as it comes back."""
+    keyed, found, shards = plan_facts(decls, cache_dir, shard_statements)
+    parsed: list[ParsedFacts] = []
+    if workers > 1 and len(shards) > 1:
         try:
             with ProcessPoolExecutor(max_workers=workers, mp_context=mp_context(), initializer=stop_on_sigterm) as pool:
-                for part in pool.map(_facts_chunk, chunks):
-                    parts.append(part)
+                for shard, (rows, seconds) in zip(shards, pool.map(parse_facts, shards)):  # stored here: no polars in a forked worker
+                    parsed.append(keep_facts(shard, rows, cache_dir, seconds))
         except (BrokenProcessPool, OSError) as exc:  # a dead worker: finish in this process
             log.warning("formal index worker pool failed (%s); parsing the remaining statements in-process", exc)
-    builder = TelescopeBuilder()
-    for chunk in chunks[len(parts):]:
-        parts.append(_facts_chunk(chunk, builder))
-    return pl.from_arrow(pa.concat_tables(parts) if parts else FACTS.empty_table())
+    for shard in shards[len(parsed):]:
+        parsed.append(facts_shard(shard, cache_dir))
+    return merge_facts(keyed, found, parsed, cache_dir)
 
 
-_WORKER_BUILDER: TelescopeBuilder | None = None  # a pool worker's, kept across its chunks (binder types repeat)
+def plan_facts(decls: pa.Table, cache_dir: Path | None, shard_statements: int = SHARD_STATEMENTS,
+               spread: int = 1) -> tuple[pl.DataFrame, pl.DataFrame, list[FactsShard]]:
+    """The statement keys of `decls` (doc order), the facts the cache under `cache_dir` holds of
+    them (a damaged cache shard is logged, removed and its statements parsed again), and the other
+    distinct statements as content-keyed shards (`formal.shards.plan_shards`)."""
+    keyed = statement_keys(decls)
+    found = facts_cache(cache_dir).load(keyed["key"]) if cache_dir is not None else pl.from_arrow(FACTS.empty_table())
+    todo = keyed.join(found.select("key"), on="key", how="anti")
+    return keyed, found, plan_shards(todo, shard_statements, spread)
 
 
-def _facts_chunk(chunk: tuple[list[str], list[dict]], builder: TelescopeBuilder | None = None) -> pa.Table:
-    """FACTS rows of one chunk of (keys, declaration rows)."""
-    global _WORKER_BUILDER
-    if builder is None:
-        _WORKER_BUILDER = builder = _WORKER_BUILDER or TelescopeBuilder()
-    cols: dict[str, list] = {name: [] for name in FACTS.names}
-    for key, d in zip(*chunk):
-        tele = _telescope(builder, d)
-        hyps, concl = (tele.hypotheses, tele.conclusion) if tele is not None else ([], None)
-        tree_keys, symbols, n = tree_facts(hyps, concl) if (hyps or concl is not None) else (set(), set(), 0)
-        declared = tele.declared if tele is not None else {}
-        free = free_names(hyps, concl, declared)
-        hints = text_hints([d.get(c) or "" for c in ("signature", "type", "variables")], declared)
-        for name, value in zip(FACTS.names, (
-                key, _dumps(concl) if concl is not None else None, _dumps(hyps),
-                head(concl) if concl is not None else None, [head(h) for h in hyps], n,
-                sorted(tree_keys), sorted(symbols), sorted(free), sorted(hints))):
-            cols[name].append(value)
-    return pa.table(cols, schema=FACTS)
-
-
-def _telescope(builder: TelescopeBuilder, d: dict):
-    if not d.get("type"):
-        return None
-    try:
-        return builder.of_declaration(d.get("signature") or "", d["type"], d.get("variables") or "",
-                                      to_additive=d.get("origin") == "to_additive")
-    except (TooDeep, RecursionError):
-        return None
-
-
-def _read_cache(path: Path | None) -> pl.DataFrame | None:
-    """The cached facts; None without a cache, or (logged, removed) when damaged: rebuilt, never trusted."""
-    if path is None or not path.is_file():
-        return None
-    table = read_parquet(path, FACTS)
-    return None if table is None else pl.from_arrow(table)
-
-
-def _write_cache(path: Path, facts: pl.DataFrame) -> None:
-    write_parquet(path, facts.sort("key").to_arrow().cast(FACTS))
+def merge_facts(keyed: pl.DataFrame, found: pl.DataFrame, parsed: list[ParsedFacts],
+                cache_dir: Path | None) -> tuple[pa.Table, dict]:
+    """The reduce of the facts shards: FACTS aligned with the statements in doc order, the counts,
+    and the facts cache's shards merged when they are many (this process the one writer)."""
+    if cache_dir is not None:
+        facts_cache(cache_dir).compact()
+    facts = aligned_facts(keyed, found, parsed)
+    return facts, {"statements_parsed": sum(p.computed for p in parsed), "statements_cached": found.height}
 
 
 def build_formal_index(declarations: pa.Table, dependencies: pa.Table | None, out_dir: Path,
-                       cache_dir: Path | None = None, workers: int = 2,
-                       notations: pa.Table | None = None) -> tuple[pa.Table, dict]:
+                       cache_dir: Path | None = None, workers: int = 2, notations: pa.Table | None = None,
+                       shard_statements: int = SHARD_STATEMENTS) -> tuple[pa.Table, dict]:
     """(formal_statements table, manifest info) and the postings written under `out_dir`;
     `cache_dir`: where statement facts are kept by content between builds (None: no cache);
-    `workers`: processes that parse statements; `notations`: the corpora's notation commands
+    `workers`: processes that parse statements, `shard_statements` at a time; `notations`: the corpora's notation commands
     (schemas.lean.NOTATIONS), through which notation leaves become constants (formal.notation)."""
     t0 = time.perf_counter()
     decls = unique_declarations(declarations)
-    facts, counts = statement_facts(decls, cache_dir, workers)
+    facts, counts = statement_facts(decls, cache_dir, workers, shard_statements)
     statements, info = index_statements(decls, facts, dependencies, out_dir, notations)
     info["seconds"] = round(time.perf_counter() - t0, 2)
     if cache_dir is not None:
@@ -306,7 +227,7 @@ def _rekeyed(facts: pa.Table, renamed: list[dict[str, str]]) -> pa.Table:
             rows.append(row)
             continue
         keys, syms, _ = tree_facts(hyps, concl)
-        rows.append({"conclusion": _dumps(concl) if concl is not None else None, "hypotheses": _dumps(hyps),
+        rows.append({"conclusion": dumps(concl) if concl is not None else None, "hypotheses": dumps(hyps),
                      "conclusion_head": head(concl) if concl is not None else None,
                      "hypothesis_heads": [head(h) for h in hyps], "tree_keys": sorted(keys), "symbols": sorted(syms)})
     fresh = pa.Table.from_pylist(rows, schema=pa.schema([FACTS.field(c) for c in _REKEYED]))

@@ -1,0 +1,121 @@
+"""The formal statements' facts as content-keyed shards: the distinct statement texts the facts
+cache lacks, cut into shards by key (`plan_shards`), and one shard parsed into FACTS rows and
+stored in the root's facts cache (`CacheLayout.formal_statements`) under its key by whichever
+process runs it (`facts_shard`: a task runner's thread, a Dask worker or the stage's process pool).
+A statement's facts depend only on its text, so `aligned_facts` reads them back in doc order and
+the index is the same whatever ran the shards or in what order they finished."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+
+from mathindex.cache.codes import FORMAL as FORMAL_CODE
+from mathindex.cache.layout import CacheLayout
+from mathindex.cache.shards import RunMarks, ShardDone, ShardStore, part_name, worker_id
+from mathindex.formal.facts import FACTS, facts_rows, statement_key
+
+log = logging.getLogger(__name__)
+
+# distinct statements a shard parses: whole Mathlib's ~250k statements make 13 shards, each a few
+# seconds of one core; a worker holds one shard's rows at a time
+SHARD_STATEMENTS = 20_000
+MAX_PARTS = 16  # more facts cache shards than this are merged into one by the reduce step
+_TEXT = ("signature", "type", "variables", "origin")
+
+
+@dataclass(frozen=True)
+class FactsShard:
+    """Distinct statements to parse (key, signature, type, variables, origin), sorted by key; `key`
+    names the facts cache shard they are stored as (`cache.shards.part_name` of their keys)."""
+
+    index: int
+    key: str
+    todo: pa.Table = field(repr=False)
+
+
+@dataclass(frozen=True)
+class ParsedFacts(ShardDone):
+    """What running one shard did (`cache.shards.ShardDone`: `computed` is the statements parsed),
+    with its FACTS rows."""
+
+    rows: pa.Table = field(repr=False)
+
+
+def facts_cache(cache_dir: Path | None) -> ShardStore:
+    """The statement facts under a root's cache directory (None: nowhere), for this code
+    (`cache.codes.FORMAL`: a grammar change never reuses old trees)."""
+    where = CacheLayout(cache_dir).formal_statements(FORMAL_CODE.digest()) if cache_dir is not None else None
+    return ShardStore(where, FACTS, MAX_PARTS)
+
+
+def statement_keys(decls: pa.Table) -> pl.DataFrame:
+    """`key` (`facts.statement_key`) of each row of `decls`, with its text columns."""
+    cols = {c: decls.column(c).to_pylist() if c in decls.column_names else [None] * decls.num_rows for c in _TEXT}
+    keys = [statement_key(s, t, v, o == "to_additive") for s, t, v, o in zip(*(cols[c] for c in _TEXT))]
+    return pl.DataFrame({"key": keys, **cols}, schema={"key": pl.String, **{c: pl.String for c in _TEXT}})
+
+
+def plan_shards(todo: pl.DataFrame, shard_statements: int = SHARD_STATEMENTS, spread: int = 1) -> list[FactsShard]:
+    """`todo` (key and text columns: distinct statements to parse) sorted by key and cut into shards
+    of `shard_statements`, or fewer so that there are at least `spread`, each named by its content."""
+    todo = todo.select("key", *_TEXT).unique("key").sort("key")
+    size = max(1, min(shard_statements, -(-todo.height // max(1, spread))))
+    shards = []
+    for i, start in enumerate(range(0, todo.height, size)):
+        part = todo.slice(start, size)
+        shards.append(FactsShard(i, part_name(part["key"].to_list()), part.to_arrow()))
+    return shards
+
+
+def facts_shard(shard: FactsShard, cache_dir: Path | None) -> ParsedFacts:
+    """Parses one shard and stores its rows in the facts cache under `cache_dir` (None: nowhere);
+    when that cache shard is there already (a rerun after a lost worker that had stored it) its
+    rows are read back instead. The run is marked first, so that a rerun names a lost one."""
+    t0 = time.perf_counter()
+    store = facts_cache(cache_dir) if cache_dir is not None else None
+    marks = RunMarks(store.dir, shard.key) if store is not None else None
+    lost = marks.start() if marks is not None else []
+    if lost:
+        log.warning("formal shard %d (%s): run again on %s after a lost run on %s", shard.index, shard.key,
+                    worker_id(), ", ".join(lost))
+    rows = store.part(shard.key) if store is not None else None
+    if rows is None:
+        table, _ = parse_facts(shard)
+        return keep_facts(shard, table, cache_dir, time.perf_counter() - t0, tuple(lost))
+    if marks is not None:
+        marks.done()
+    return ParsedFacts(shard.index, shard.key, worker_id(), tuple(lost), 0, time.perf_counter() - t0,
+                       rows.to_arrow().cast(FACTS))
+
+
+def parse_facts(shard: FactsShard) -> tuple[pa.Table, float]:
+    """FACTS rows of one shard and the seconds they took; pyarrow only (no polars), so that a
+    forked pool worker may run it."""
+    t0 = time.perf_counter()
+    todo = shard.todo.to_pylist()
+    return facts_rows([r["key"] for r in todo], todo), time.perf_counter() - t0
+
+
+def keep_facts(shard: FactsShard, rows: pa.Table, cache_dir: Path | None, seconds: float,
+               lost: tuple[str, ...] = ()) -> ParsedFacts:
+    """Stores a parsed shard's rows in the facts cache under `cache_dir` (None: nowhere) under its
+    key, and clears its run marks."""
+    if cache_dir is not None:
+        store = facts_cache(cache_dir)
+        store.put(pl.from_arrow(rows))
+        RunMarks(store.dir, shard.key).done()
+    return ParsedFacts(shard.index, shard.key, worker_id(), lost, rows.num_rows, seconds, rows)
+
+
+def aligned_facts(keyed: pl.DataFrame, found: pl.DataFrame, parsed: list[ParsedFacts]) -> pa.Table:
+    """FACTS rows aligned with `keyed` (doc order) from the cached rows and the shards' (one row a
+    key whatever the shards' number or finish order)."""
+    rows = pl.concat([found, *(pl.from_arrow(p.rows) for p in parsed)], how="vertical_relaxed").unique(
+        "key", keep="first", maintain_order=True)
+    return keyed.select("key").join(rows, on="key", how="left", maintain_order="left").to_arrow().cast(FACTS)
