@@ -242,6 +242,15 @@ class ShardStore:
         return write_parquet(self.dir / f"{part_name(table.column('key').to_pylist())}.parquet", table)
 
 
+def cut_by_key(todo: pl.DataFrame, size: int, spread: int = 1) -> list[tuple[int, str, pa.Table]]:
+    """`todo` (sorted by its `key` column) cut in order into parts of `size` rows, or fewer so that
+    there are at least `spread` parts: (index, its name by content (`part_name` of its keys), its
+    rows). The same rows give the same parts whatever their order or whatever runs them."""
+    size = max(1, min(size, -(-todo.height // max(1, spread))))
+    parts = (todo.slice(start, size) for start in range(0, todo.height, size))
+    return [(i, part_name(part["key"].to_list()), part.to_arrow()) for i, part in enumerate(parts)]
+
+
 def part_name(keys: list[str]) -> str:
     """The name of a `ShardStore` shard holding `keys`: the sha256 of the sorted keys, 20 hex digits."""
     return hashlib.sha256("\n".join(sorted(keys)).encode()).hexdigest()[:20]

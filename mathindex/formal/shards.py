@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from mathindex.cache.codes import FORMAL as FORMAL_CODE
 from mathindex.cache.layout import CacheLayout
-from mathindex.cache.shards import RunMarks, ShardDone, ShardStore, part_name, worker_id
+from mathindex.cache.shards import RunMarks, ShardDone, ShardStore, cut_by_key, worker_id
 from mathindex.formal.facts import FACTS, facts_rows, statement_key
 
 log = logging.getLogger(__name__)
@@ -64,13 +64,8 @@ def statement_keys(decls: pa.Table) -> pl.DataFrame:
 def plan_shards(todo: pl.DataFrame, shard_statements: int = SHARD_STATEMENTS, spread: int = 1) -> list[FactsShard]:
     """`todo` (key and text columns: distinct statements to parse) sorted by key and cut into shards
     of `shard_statements`, or fewer so that there are at least `spread`, each named by its content."""
-    todo = todo.select("key", *_TEXT).unique("key").sort("key")
-    size = max(1, min(shard_statements, -(-todo.height // max(1, spread))))
-    shards = []
-    for i, start in enumerate(range(0, todo.height, size)):
-        part = todo.slice(start, size)
-        shards.append(FactsShard(i, part_name(part["key"].to_list()), part.to_arrow()))
-    return shards
+    return [FactsShard(*part) for part in cut_by_key(todo.select("key", *_TEXT).unique("key").sort("key"),
+                                                      shard_statements, spread)]
 
 
 def facts_shard(shard: FactsShard, cache_dir: Path | None) -> ParsedFacts:

@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from mathindex.cache.shards import RunMarks, ShardDone, part_name, worker_id
+from mathindex.cache.shards import RunMarks, ShardDone, cut_by_key, worker_id
 from mathindex.formula import api
 from mathindex.formula import canonical as canon
 from mathindex.formula.parse_cache import parse_cache
@@ -49,13 +49,7 @@ def plan_shards(todo: pl.DataFrame, shard_formulas: int = SHARD_FORMULAS, spread
     """`todo` (key, text, lean: the distinct formulas to parse) sorted by key and cut into shards of
     `shard_formulas`, or fewer so that there are at least `spread` shards, each named by its content:
     the same formulas give the same shards whatever their order or whatever runs them."""
-    todo = todo.select("key", "text", "lean").sort("key")
-    size = max(1, min(shard_formulas, -(-todo.height // max(1, spread))))
-    shards = []
-    for i, start in enumerate(range(0, todo.height, size)):
-        part = todo.slice(start, size)
-        shards.append(FormulaShard(i, part_name(part["key"].to_list()), part.to_arrow()))
-    return shards
+    return [FormulaShard(*part) for part in cut_by_key(todo.select("key", "text", "lean").sort("key"), shard_formulas, spread)]
 
 
 def parse_shard(shard: FormulaShard, budget_s: float, cache_dir: Path | None) -> ParsedShard:
