@@ -162,10 +162,12 @@ def measure(cmd: list[str], env: dict, interval_s: float = 0.5) -> Measured:
                     stage_cpu, proc.returncode, "".join(lines[-40:]))
 
 
-def stage_seconds(manifest: dict) -> dict[str, float]:
-    """The manifest's `stages.seconds` ("pin 0.01, extract 0.14, formal index 0.06, ...") as a dict."""
+def stage_figures(manifest: dict, field: str = "seconds") -> dict[str, float]:
+    """A manifest's `stages.seconds` or `stages.peak_rss_mb` ("pin 0.01, extract 0.14, formal index
+    0.06, ...") as a dict; empty when the manifest has no such field."""
     out = {}
-    for part in manifest["stages"]["seconds"].split(", "):
+    text = manifest.get("stages", {}).get(field) or ""
+    for part in filter(None, text.split(", ")):
         name, _, seconds = part.rpartition(" ")
         out[name] = float(seconds)
     return out
@@ -316,7 +318,7 @@ def one_k(k: int, base, args, model: Path, env: dict) -> dict:
     release = published_release(root)
     layout = ReleaseLayout(release)
     manifest = json.loads(layout.manifest.read_text())
-    seconds = stage_seconds(manifest)
+    seconds = stage_figures(manifest)
     counts = manifest["row_counts"]
     names = pq.read_table(layout.table("declarations"), columns=["full_name"]).column("full_name")
     result = {
