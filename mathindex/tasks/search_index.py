@@ -19,7 +19,7 @@ from mathindex.search.token_cache import token_store, uncached
 from mathindex.search.token_shards import SHARD_TEXTS, TokenisedShard, TokenShard, plan_shards, tokenise_shard
 from mathindex.store.layout import ReleaseLayout
 from mathindex.tasks import IndexBuild, io_stage, stage
-from mathindex.tasks.shards import run_shards, runner_is_local, shard_size
+from mathindex.tasks.shards import run_shards, runner_is_local, size_from_env
 
 SHARD_ENV = "MATHINDEX_LEXICAL_SHARD_TEXTS"  # smaller shards spread a small corpus over more workers (the tests)
 # A local run tokenises the texts in one loop in the stage's thread, not as shards on the flow's
@@ -43,7 +43,7 @@ def same_as_edges(declarations: pa.Table, statements: pa.Table) -> pa.Table:
 
 def token_shard_texts(default: int = SHARD_TEXTS) -> int:
     """Distinct texts a token shard: $MATHINDEX_LEXICAL_SHARD_TEXTS when set, else `default`."""
-    return shard_size(SHARD_ENV, default)
+    return size_from_env(SHARD_ENV, default)
 
 
 @stage(name="build_lexical_index")

@@ -25,7 +25,7 @@ def runner_is_local() -> bool:
     return ctx is None or isinstance(ctx.task_runner, ThreadPoolTaskRunner)
 
 
-def shard_size(env: str, default: int) -> int:
+def size_from_env(env: str, default: int) -> int:
     """A stage's shard size: $`env` when set (smaller shards spread a small corpus over more
     workers: the tests set it), else `default`; a value that is not a positive integer is an error."""
     raw = os.environ.get(env, "")
