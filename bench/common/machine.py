@@ -4,6 +4,7 @@ AVX-512 and AMX, some only AVX2)."""
 from __future__ import annotations
 
 import os
+import resource
 from pathlib import Path
 
 
@@ -16,3 +17,9 @@ def cpu_model() -> str:
     flags = set(info.get("flags", "").split())
     simd = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
     return f"{info.get('model name', 'unknown CPU')}, {simd}{' + AMX' if 'amx_tile' in flags else ''}, {os.cpu_count()} cores"
+
+
+def cpu_seconds() -> float:
+    """User and system CPU seconds of this process (every thread) and its waited-for children."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime

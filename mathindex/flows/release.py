@@ -35,7 +35,7 @@ from mathindex.tasks.formal import formal_in_shards, shard_statements
 from mathindex.tasks.formulas import build_formula_index, collect_formulas, parse_in_shards, shard_formulas
 from mathindex.tasks.informalise import informalise_declarations, timeout_s
 from mathindex.tasks.premises import premise_index
-from mathindex.tasks.search_index import lexical_index, nodes_table, same_as_edges
+from mathindex.tasks.search_index import lexical_in_shards, nodes_table, same_as_edges, token_shard_texts
 from mathindex.tasks.shards import runner_is_local
 from mathindex.tasks.store import database_started, write_database, write_tables
 
@@ -123,7 +123,7 @@ def release_flow(
             with progress.stage("search index"):
                 nodes = nodes_table(ex.declarations, ex.statements, ex.dependencies, ex.citations)
                 same_as = same_as_edges(ex.declarations, ex.statements)
-                lexical = lexical_index(texts, staging, cache)
+                lexical = lexical_in_shards(texts, staging, cache, token_shard_texts())
             errors = concat([ex.errors, formula_errors], ERRORS)
             with progress.stage("tables"):
                 tables = {

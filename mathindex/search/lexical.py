@@ -48,13 +48,30 @@ def build_lexical_index(node_names: list[str], documents: list[str], out_dir: Pa
 def build_text_index(texts: pa.Table, out_dir: Path, cache_dir: Path | None = None) -> int:
     """The release's lexical index: one document per node name, every text of the node in facet
     order (an informal rendering without its glosses of other constants, `informal.rules.without_context`).
-    Each distinct text is tokenised once and its tokens kept in the token cache under `cache_dir`
-    (`CacheLayout.tokens`: keyed by the text's sha256, in a folder per digest of the tokenizer's
-    code, `cache.codes.TOKENS`), so that a rebuild tokenises only the texts it has not seen.
-    Returns the number of documents."""
-    rows = pl.from_arrow(texts.select(["name", "facet", "text", "sha256"])).with_columns(
+    Each distinct text is tokenised once, in this process, and its tokens kept in the token cache
+    under `cache_dir` (`CacheLayout.tokens`: keyed by the text's sha256, in a folder per digest of
+    the tokenizer's code, `cache.codes.TOKENS`), so that a rebuild tokenises only the texts it has
+    not seen. Returns the number of documents."""
+    rows = text_rows(texts)
+    return write_text_index(rows, cached_tokens(rows.select("key", "text"), cache_dir, informal_texts(rows)), out_dir)
+
+
+def text_rows(texts: pa.Table) -> pl.DataFrame:
+    """(name, facet, text, sha256, key) of `texts` (embedding_texts rows); `key` is the token cache's:
+    the text's sha256, `:informal` appended for a rendering (its glosses are stripped first)."""
+    return pl.from_arrow(texts.select(["name", "facet", "text", "sha256"])).with_columns(
         key=pl.col("sha256") + pl.when(pl.col("facet") == "informal").then(pl.lit(":informal")).otherwise(pl.lit("")))
-    known = cached_tokens(rows.select("key", "text"), cache_dir, informal=rows.get_column("facet") == "informal")
+
+
+def informal_texts(rows: pl.DataFrame) -> pl.Series:
+    """Which of `text_rows` are renderings, whose glosses are stripped before tokenising."""
+    return rows.get_column("facet") == "informal"
+
+
+def write_text_index(rows: pl.DataFrame, known: pl.DataFrame, out_dir: Path) -> int:
+    """The lexical index of `text_rows` from `known` (key, tokens: a row for each of their keys, in
+    any order): a document per name, its texts' tokens in facet order. Returns the number of
+    documents."""
     docs = (rows.join(known, on="key", how="left").sort(["name", "facet"])
             .group_by("name", maintain_order=True)
             .agg(pl.col("tokens").filter(pl.col("tokens") != "").str.join(" ")))

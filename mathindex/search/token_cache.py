@@ -18,22 +18,39 @@ from mathindex.search.text import tokens
 
 log = logging.getLogger(__name__)
 TOKEN_ROWS = pa.schema([("key", pa.string()), ("tokens", pa.string())])
+MAX_PARTS = 16  # more token cache shards than this are merged into one (`ShardStore.compact`)
+
+
+def token_store(cache_dir: Path | None) -> ShardStore:
+    """The token cache under a root's cache directory (None: nowhere), for this code."""
+    return ShardStore(None if cache_dir is None else CacheLayout(cache_dir).tokens(TOKENS.digest()), TOKEN_ROWS, MAX_PARTS)
+
+
+def uncached(rows: pl.DataFrame, cache_dir: Path | None, informal: pl.Series | None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(key, tokens) the token cache holds of `rows` (key, text), and the other distinct keys to
+    tokenise (key, text, informal: whether the text's glosses are stripped first), in input order."""
+    known = token_store(cache_dir).load(rows.get_column("key"))
+    rows = rows.with_columns(informal=informal if informal is not None else pl.lit(False))
+    todo = rows.join(known, on="key", how="anti").unique("key", keep="first", maintain_order=True)
+    return known, todo.select("key", "text", "informal")
+
+
+def tokenised(todo: pl.DataFrame) -> pl.DataFrame:
+    """(key, tokens) of `todo` (key, text, informal): the tokens joined by spaces."""
+    flags, texts = todo.get_column("informal").to_list(), todo.get_column("text").to_list()
+    return pl.DataFrame({"key": todo.get_column("key"), "tokens": [
+        " ".join(tokens(without_context(t) if f else t)) for t, f in zip(texts, flags)]},
+        schema={"key": pl.String, "tokens": pl.String})
 
 
 def cached_tokens(rows: pl.DataFrame, cache_dir: Path | None, informal: pl.Series | None) -> pl.DataFrame:
     """(key, tokens) for every distinct key of `rows` (key, text): from the token cache, the rest
-    tokenised now and added to it; `informal` marks the texts whose glosses are stripped first."""
-    cache = ShardStore(None if cache_dir is None else CacheLayout(cache_dir).tokens(TOKENS.digest()), TOKEN_ROWS)
-    known = cache.load(rows.get_column("key"))
-    if informal is not None:
-        rows = rows.with_columns(informal=informal)
-    todo = rows.join(known, on="key", how="anti").unique("key", keep="first", maintain_order=True)
+    tokenised now, in this process, and added to it; `informal` marks the texts whose glosses are
+    stripped first."""
+    known, todo = uncached(rows, cache_dir, informal)
     if todo.height:
-        flags = todo.get_column("informal").to_list() if informal is not None else [False] * todo.height
-        new = pl.DataFrame({"key": todo.get_column("key"), "tokens": [
-            " ".join(tokens(without_context(t) if f else t)) for t, f in zip(todo.get_column("text").to_list(), flags)]},
-            schema={"key": pl.String, "tokens": pl.String})
-        cache.add(new)
+        new = tokenised(todo)
+        token_store(cache_dir).add(new)
         known = pl.concat([known, new])
     log.info("lexical index: %d texts, %d tokenised, %d from the cache", rows.height, todo.height, rows.height - todo.height)
     return known

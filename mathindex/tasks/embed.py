@@ -27,7 +27,7 @@ from mathindex.search.informal import embed_renderings, rendering_texts
 from mathindex.store.integrity import verify_release
 from mathindex.store.layout import ReleaseLayout
 from mathindex.tasks import HOUR_S, io_stage, stage
-from mathindex.tasks.shards import run_shards
+from mathindex.tasks.shards import run_shards, size_from_env
 
 
 @dataclass(frozen=True)
@@ -61,10 +61,7 @@ def build_embedding_texts(declarations: pa.Table, informalisations: pa.Table, st
 def shard_texts(default: int = SHARD_TEXTS) -> int:
     """Texts an embed shard: $MATHINDEX_EMBED_SHARD_TEXTS when set (smaller shards spread a small
     corpus over more workers; the tests use it), else `default`."""
-    raw = os.environ.get("MATHINDEX_EMBED_SHARD_TEXTS", "")
-    if raw and (not raw.isdigit() or int(raw) < 1):
-        raise ValueError(f"MATHINDEX_EMBED_SHARD_TEXTS must be a positive integer, not {raw!r}")
-    return int(raw) if raw else default
+    return size_from_env("MATHINDEX_EMBED_SHARD_TEXTS", default)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from mathindex.schemas import lean as lean_schema
 from mathindex.schemas.common import ERRORS, concat
 from mathindex.sources import Source
 from mathindex.tasks import io_stage, stage
-from mathindex.tasks.shards import run_shards
+from mathindex.tasks.shards import run_shards, size_from_env
 
 SHARD_BYTES_ENV = "MATHINDEX_LEAN_SHARD_BYTES"  # smaller Lean shards spread a small corpus over more workers (the tests)
 # A local run scans each source's shards in the stage's process pool, not as tasks on the flow's
@@ -50,10 +50,7 @@ def extract_lean(source: Source, cache_dir: Path):
 
 def shard_bytes(default: int = SHARD_BYTES) -> int:
     """Source bytes a Lean shard: $MATHINDEX_LEAN_SHARD_BYTES when set, else `default`."""
-    raw = os.environ.get(SHARD_BYTES_ENV, "")
-    if raw and (not raw.isdigit() or int(raw) < 1):
-        raise ValueError(f"{SHARD_BYTES_ENV} must be a positive integer, not {raw!r}")
-    return int(raw) if raw else default
+    return size_from_env(SHARD_BYTES_ENV, default)
 
 
 @stage(name="plan_lean")

@@ -21,7 +21,7 @@ from mathindex.schemas.common import concat
 from mathindex.schemas.lean import NOTATIONS
 from mathindex.store.layout import ReleaseLayout
 from mathindex.tasks import IndexBuild, TableBuild, io_stage, stage
-from mathindex.tasks.shards import run_shards, runner_is_local
+from mathindex.tasks.shards import run_shards, runner_is_local, size_from_env
 
 SHARD_ENV = "MATHINDEX_FORMAL_SHARD_STATEMENTS"  # smaller shards spread a small corpus over more workers (the tests)
 # A local run parses the statement facts in the stage's own process pool, not as shards on the
@@ -33,10 +33,7 @@ LOCAL_POOL = True
 
 def shard_statements(default: int = SHARD_STATEMENTS) -> int:
     """Distinct statements a facts shard: $MATHINDEX_FORMAL_SHARD_STATEMENTS when set, else `default`."""
-    raw = os.environ.get(SHARD_ENV, "")
-    if raw and (not raw.isdigit() or int(raw) < 1):
-        raise ValueError(f"{SHARD_ENV} must be a positive integer, not {raw!r}")
-    return int(raw) if raw else default
+    return size_from_env(SHARD_ENV, default)
 
 
 def _notations(lean_roots: list[tuple[Path, str]] | None) -> pa.Table:

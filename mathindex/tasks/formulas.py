@@ -3,7 +3,6 @@ shards through the flow's task runner (`parse_in_shards`), and the formula index
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from mathindex.schemas.common import concat
 from mathindex.schemas.latex import FORMULAS
 from mathindex.store.layout import ReleaseLayout
 from mathindex.tasks import IndexBuild, io_stage, stage
-from mathindex.tasks.shards import run_shards, runner_is_local
+from mathindex.tasks.shards import run_shards, runner_is_local, size_from_env
 
 SHARD_ENV = "MATHINDEX_FORMULA_SHARD_FORMULAS"
 
@@ -34,10 +33,7 @@ def collect_formulas(latex_formulas: pa.Table, declarations: pa.Table) -> pa.Tab
 def shard_formulas(default: int = SHARD_FORMULAS) -> int:
     """Distinct formulas a parse shard: $MATHINDEX_FORMULA_SHARD_FORMULAS when set (smaller shards
     spread a small corpus over more workers; the tests use it), else `default`."""
-    raw = os.environ.get(SHARD_ENV, "")
-    if raw and (not raw.isdigit() or int(raw) < 1):
-        raise ValueError(f"{SHARD_ENV} must be a positive integer, not {raw!r}")
-    return int(raw) if raw else default
+    return size_from_env(SHARD_ENV, default)
 
 
 @dataclass(frozen=True)

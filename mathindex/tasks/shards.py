@@ -7,6 +7,7 @@ with a transient error (`tasks.is_transient`: a KilledWorker once Dask gave up o
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from typing import Any
 
@@ -22,6 +23,15 @@ def runner_is_local() -> bool:
     """Whether the running flow's tasks run on its own thread pool (not on Dask workers)."""
     ctx = FlowRunContext.get()
     return ctx is None or isinstance(ctx.task_runner, ThreadPoolTaskRunner)
+
+
+def size_from_env(env: str, default: int) -> int:
+    """A stage's shard size: $`env` when set (smaller shards spread a small corpus over more
+    workers: the tests set it), else `default`; a value that is not a positive integer is an error."""
+    raw = os.environ.get(env, "")
+    if raw and (not raw.isdigit() or int(raw) < 1):
+        raise ValueError(f"{env} must be a positive integer, not {raw!r}")
+    return int(raw) if raw else default
 
 
 def run_shards(task, shards: list, label: str, window: int | None = None, **params: Any) -> list:
