@@ -2,7 +2,8 @@
 on 127.0.0.1, started here and always torn down. The sample release built through them is
 byte-identical to the local runner's (but for the files that record the run), and so is one whose
 worker is killed in the middle of the embed stage: the lost shard runs again on the other worker,
-and the flow's log names it. The Lean files are scanned on the workers too, in shards."""
+and the flow's log names it. The Lean files are scanned on the workers too, in shards, and the
+premise goals ranked there."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from mathindex.store.releases import published_release
 from mathindex.tasks.extract import SHARD_BYTES_ENV
 from mathindex.tasks.formal import SHARD_ENV as FORMAL_SHARD_ENV
 from mathindex.tasks.formulas import SHARD_ENV
+from mathindex.tasks.premises import SHARD_ENV as PREMISE_SHARD_ENV
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parent.parent
@@ -38,6 +40,7 @@ SHARD_TEXTS = "100"  # the sample's 740 texts to embed as 8 shards, spread over 
 LEAN_SHARD_BYTES = "8000"  # the sample's 6 Lean files (52 KB) as 4 shards
 SHARD_FORMULAS = "100"  # the sample's 457 distinct formulas to parse as 5 shards, on both workers
 SHARD_STATEMENTS = "50"  # the sample's 218 distinct Lean statements' formal facts as 5 shards
+SHARD_GOALS = "2"  # the sample's 9 premise goals' candidates and features as 5 shards
 
 
 class Cluster(NamedTuple):
@@ -91,13 +94,15 @@ def dask_cluster(logs: Path) -> Iterator[Cluster]:
 
 def _seeded_root(sample_root: Path, root: Path) -> Path:
     """A new root with the sample root's caches, less the embeddings, the Lean rows, the parsed
-    formulas and the formal statements' facts (hard links): every vector is embedded, every Lean file
-    scanned, every formula and statement parsed again, by the cluster's workers, and the other
-    stages are not paid for twice."""
+    formulas, the formal statements' facts and the premise stage's entries and candidates (hard
+    links): every vector is embedded, every Lean file scanned, every formula and statement parsed
+    and every premise goal ranked again, by the cluster's workers, and the other stages are not
+    paid for twice."""
     src, dst = RootLayout(sample_root).cache, RootLayout(root).cache
     dst.mkdir(parents=True)
     for entry in src.iterdir():
-        if entry.name not in (CacheLayout.EMBEDDINGS, CacheLayout.LEAN, CacheLayout.FORMULAS, CacheLayout.FORMAL):
+        if entry.name not in (CacheLayout.EMBEDDINGS, CacheLayout.LEAN, CacheLayout.FORMULAS, CacheLayout.FORMAL,
+                              CacheLayout.PREMISES, CacheLayout.PREMISE_FEATURES):
             subprocess.run(["cp", "-al", str(entry), str(dst / entry.name)], check=True)
     return root
 
@@ -118,6 +123,7 @@ def test_the_sample_release_on_a_two_worker_cluster_is_byte_identical(sample_rel
     monkeypatch.setenv(SHARD_BYTES_ENV, LEAN_SHARD_BYTES)
     monkeypatch.setenv(SHARD_ENV, SHARD_FORMULAS)
     monkeypatch.setenv(FORMAL_SHARD_ENV, SHARD_STATEMENTS)
+    monkeypatch.setenv(PREMISE_SHARD_ENV, SHARD_GOALS)
     root = _seeded_root(sample_release_root, tmp_path / "root")
     with dask_cluster(tmp_path / "logs") as cluster:
         code = main(["release", "--out", str(root), "--runner", "dask", "--dask-address", cluster.address])
@@ -137,6 +143,8 @@ def test_the_sample_release_on_a_two_worker_cluster_is_byte_identical(sample_rel
     # and each formal facts shard its rows in the facts cache
     assert len(list((RootLayout(root).cache / CacheLayout.FORMAL).rglob("*.parquet"))) == 5
     assert read_manifest(release).formal_index.statements_parsed == 218
+    # and each premise features shard its goals' candidates in the root's cache
+    assert len(list((RootLayout(root).cache / CacheLayout.PREMISE_FEATURES).rglob("*.parquet"))) == 5
 
 
 class _Killer(threading.Thread):

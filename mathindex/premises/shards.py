@@ -39,10 +39,10 @@ from mathindex.store.layout import ReleaseLayout
 
 log = logging.getLogger(__name__)
 
-# goals a shard ranks: whole Mathlib's ~3,700 distinct goals make 15 shards, each ~25 s of one core
-# (50-180 ms a goal) after the worker opened the ranker once
+# goals a shard ranks: whole Mathlib's 3,551 goals make 15 shards, each about 10 s of one core after
+# the worker opened the ranker once; their rows take about 27 kB a goal (95 MB in all)
 SHARD_GOALS = 250
-KEEP = 2  # folders of candidate rows kept (one per ranker inputs): this build's and the last
+KEEP = 1  # folders of candidate rows kept (one per ranker inputs): this build's (a rerun of it reads them)
 GOAL_COLUMNS = ("query", "context", "theorem", "file", "line")  # what `PremiseRanker.candidates` reads of a goal
 GOALS = pa.schema([("key", pa.string()), ("query", pa.string()), ("context", pa.string()), ("theorem", pa.string()),
                    ("file", pa.string()), ("line", pa.int64())])
