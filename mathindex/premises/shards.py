@@ -39,7 +39,7 @@ from mathindex.store.layout import ReleaseLayout
 
 log = logging.getLogger(__name__)
 
-# goals a shard ranks: whole Mathlib's 3,551 goals make 15 shards, each about 10 s of one core after
+# goals a shard ranks: whole Mathlib's 3,551 goals make 15 shards, each about 8 s of one core after
 # the worker opened the ranker once; their rows take about 27 kB a goal (95 MB in all)
 SHARD_GOALS = 250
 KEEP = 1  # folders of candidate rows kept (one per ranker inputs): this build's (a rerun of it reads them)
