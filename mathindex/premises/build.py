@@ -3,7 +3,10 @@
 `build_premises` writes `premises/` under a release directory (staging) whose tables and indexes
 are already written and returns what the manifest and the notes report; the ranker reads the
 formal index and the embedding channel it is given (`Channels`: the release flow opens the formal
-index from the staging files and lends the embed stage's channel)."""
+index from the staging files and lends the embed stage's channel). It is `prepare_premises` (the
+index and the suite), each goal's candidates, and `finish_premises` (fits and figures): the release
+flow's sharded stage (tasks/premises.py) runs the same two around candidates computed by
+premises.shards, read back in goal order, so premises/ is the same bytes either way."""
 
 from __future__ import annotations
 
