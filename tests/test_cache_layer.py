@@ -169,6 +169,10 @@ def _premises(c: CacheLayout) -> Path:
     return weights
 
 
+def _premise_features(c: CacheLayout) -> Path:
+    return _garbage(_first(c.premise_features, "*/*.parquet"))  # read when the premises entry misses (damaged too)
+
+
 def _bench(c: CacheLayout) -> Path:
     metrics = _first(c.bench, "*/metrics.json")
     got = json.loads(metrics.read_text())
@@ -185,7 +189,7 @@ def _onnx(c: CacheLayout) -> Path:
 DAMAGE: dict[str, Callable[[CacheLayout], Path]] = {
     "tokens": _tokens, "stages": _stages, "informal": _informal, "formulas": _formulas,
     "formula-features": _formula_features, "embeddings": _embeddings, "lean-rows": _lean_rows,
-    "lean-final": _lean_final, "formal": _formal, "premises": _premises, "bench": _bench, "onnx": _onnx,
+    "lean-final": _lean_final, "formal": _formal, "premises": _premises, "premise-features": _premise_features, "bench": _bench, "onnx": _onnx,
 }
 # Caches damaged together in one rebuild: the informal cache and the Lean rows are only read when
 # the stage cache and the Lean final tables miss, which the other group's damage would not let

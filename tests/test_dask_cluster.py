@@ -3,7 +3,8 @@ on 127.0.0.1, started here and always torn down. The sample release built throug
 byte-identical to the local runner's (but for the files that record the run), and so is one whose
 worker is killed in the middle of the embed stage: the lost shard runs again on the other worker,
 and the flow's log names it. The Lean files are scanned on the workers too, in shards, and so are
-the formulas and formal statements parsed and the lexical index's texts tokenised."""
+the formulas and formal statements parsed, the lexical index's texts tokenised and the premise
+goals ranked."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ from mathindex.store.releases import published_release
 from mathindex.tasks.extract import SHARD_BYTES_ENV
 from mathindex.tasks.formal import SHARD_ENV as FORMAL_SHARD_ENV
 from mathindex.tasks.formulas import SHARD_ENV
+from mathindex.tasks.premises import SHARD_ENV as PREMISE_SHARD_ENV
 from mathindex.tasks.search_index import SHARD_ENV as TOKEN_SHARD_ENV
 
 pytestmark = pytest.mark.e2e
@@ -42,6 +44,7 @@ LEAN_SHARD_BYTES = "8000"  # the sample's 6 Lean files (52 KB) as 4 shards
 SHARD_FORMULAS = "100"  # the sample's 457 distinct formulas to parse as 5 shards, on both workers
 SHARD_STATEMENTS = "50"  # the sample's 218 distinct Lean statements' formal facts as 5 shards
 TOKEN_SHARD_TEXTS = "200"  # the sample's 742 distinct texts of the lexical index as 4 shards
+SHARD_GOALS = "2"  # the sample's 9 premise goals' candidates and features as 5 shards
 
 
 class Cluster(NamedTuple):
@@ -95,14 +98,15 @@ def dask_cluster(logs: Path) -> Iterator[Cluster]:
 
 def _seeded_root(sample_root: Path, root: Path) -> Path:
     """A new root with the sample root's caches, less the embeddings, the Lean rows, the parsed
-    formulas, the formal statements' facts and the texts' tokens (hard links): every vector is
-    embedded, every Lean file scanned, every formula and statement parsed and every text tokenised
-    again, by the cluster's workers, and the other stages are not paid for twice."""
+    formulas, the formal statements' facts, the texts' tokens and the premise stage's entries and
+    candidates (hard links): every vector is embedded, every Lean file scanned, every formula and
+    statement parsed, every text tokenised and every premise goal ranked again, by the cluster's
+    workers, and the other stages are not paid for twice."""
     src, dst = RootLayout(sample_root).cache, RootLayout(root).cache
     dst.mkdir(parents=True)
     for entry in src.iterdir():
         if entry.name not in (CacheLayout.EMBEDDINGS, CacheLayout.LEAN, CacheLayout.FORMULAS, CacheLayout.FORMAL,
-                              CacheLayout.TOKENS):
+                              CacheLayout.TOKENS, CacheLayout.PREMISES, CacheLayout.PREMISE_FEATURES):
             subprocess.run(["cp", "-al", str(entry), str(dst / entry.name)], check=True)
     return root
 
@@ -125,6 +129,7 @@ def test_the_sample_release_on_a_two_worker_cluster_is_byte_identical(sample_rel
     monkeypatch.setenv(SHARD_ENV, SHARD_FORMULAS)
     monkeypatch.setenv(FORMAL_SHARD_ENV, SHARD_STATEMENTS)
     monkeypatch.setenv(TOKEN_SHARD_ENV, TOKEN_SHARD_TEXTS)
+    monkeypatch.setenv(PREMISE_SHARD_ENV, SHARD_GOALS)
     root = _seeded_root(sample_release_root, tmp_path / "root")
     with dask_cluster(tmp_path / "logs") as cluster, caplog.at_level(logging.INFO, logger="prefect"):
         code = main(["release", "--out", str(root), "--runner", "dask", "--dask-address", cluster.address])
@@ -148,6 +153,8 @@ def test_the_sample_release_on_a_two_worker_cluster_is_byte_identical(sample_rel
     assert len(list((RootLayout(root).cache / CacheLayout.TOKENS).rglob("*.parquet"))) == 4
     (tokens,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("lexical tokens:")]
     assert " 742 tokenised in 4 shards on " in tokens and worker_id() not in tokens, tokens
+    # and each premise features shard its goals' candidates in the root's cache
+    assert len(list((RootLayout(root).cache / CacheLayout.PREMISE_FEATURES).rglob("*.parquet"))) == 5
 
 
 class _Killer(threading.Thread):

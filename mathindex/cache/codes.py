@@ -74,6 +74,8 @@ PREMISES = CodeSet(
     makers=("mathindex.premises.build", "mathindex.tasks.premises"),
     modules=("mathindex.premises", "mathindex.tasks", *_ENGINE),
 )
+# premises.shards: a goal's candidates and their features (the ranker, opened from a release's files)
+PREMISE_FEATURES = CodeSet(makers=("mathindex.premises.shards",), modules=("mathindex.premises", *_ENGINE))
 # tasks.bench: the suites' results through a SearchEngine
 BENCH = CodeSet(
     makers=("mathindex.tasks.bench",),
@@ -103,6 +105,6 @@ INFORMAL_MODEL = None
 CACHES: dict[str, CodeSet | None] = {
     "tokens": TOKENS, "stages/informalise": INFORMAL, "stages/embedding_texts": EMBEDDING_TEXTS,
     "informal": INFORMAL, "formulas": FORMULAS, "formula-features": FORMULA_FEATURES, "lean": LEAN,
-    "formal": FORMAL, "premises": PREMISES, "bench": BENCH, "onnx": ONNX, "embeddings": EMBEDDINGS,
+    "formal": FORMAL, "premises": PREMISES, "premise-features": PREMISE_FEATURES, "bench": BENCH, "onnx": ONNX, "embeddings": EMBEDDINGS,
     "informal-model": INFORMAL_MODEL,
 }

@@ -23,6 +23,7 @@ class CacheLayout:
     LEAN = "lean"  # lean.shards: per-file rows, by file contents; lean.extract: whole-tree tables
     FORMAL = "formal"  # formal.shards: statement facts, by statement text
     PREMISES = "premises"  # premises.premise_cache: the premise stage's files, by its inputs
+    PREMISE_FEATURES = "premise-features"  # premises.shards: each goal's candidates and features, by the goal
     BENCH = "bench"  # tasks.bench: benchmark results, by the release's files and the suites
     ONNX = "onnx"  # embed.onnx: checked ONNX exports, by model and exporter
 
@@ -85,6 +86,16 @@ class CacheLayout:
     @property
     def premises(self) -> Path:
         return self.root / self.PREMISES
+
+    @property
+    def premise_features(self) -> Path:
+        """Every folder of goals' candidate rows (`premise_feature_set`), newest kept."""
+        return self.root / self.PREMISE_FEATURES
+
+    def premise_feature_set(self, key: str) -> Path:
+        """The candidate rows of the goals ranked over one set of ranker inputs (`key`: the code,
+        the release files the ranker reads and its query embedder), as `cache.shards.ShardStore` shards."""
+        return self.premise_features / key
 
     @property
     def bench(self) -> Path:

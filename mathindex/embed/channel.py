@@ -14,6 +14,7 @@ from mathindex.embed.base import default_model_path
 from mathindex.embed.embedder import SentenceTransformerEmbedder, onnx_dir_for, query_encoding
 from mathindex.embed.models import reference_path
 from mathindex.embed.queries import OnnxQueryEmbedder
+from mathindex.embed.shards import EmbedderSpec, load_embedder
 from mathindex.embed.vector_index import SIDECAR_FILE, VectorIndex
 from mathindex.channel import Channel, ChannelContext, Hits, Query
 from mathindex.channel import NamedRows
@@ -70,6 +71,26 @@ class VectorChannel(Channel):
         vec = self.encode(query) if vec is None else vec
         ids, scores = self.index.search(vec, k * 3)
         return self.rows.best(ids[0], scores[0], k)
+
+
+def index_query_embedder(embedder, model: Path | None, cache_dir: Path):
+    """The embedder the queries of an index `embedder` made are encoded with: itself, or for a bf16
+    index the same model (`model`: its directory, None the bundled one) at fp32 (`query_encoding`)."""
+    precision, backend = query_encoding(embedder.name)
+    if precision == "fp32" and getattr(embedder, "bf16", False):
+        return query_embedder(model, cache_dir, precision, backend, queries_only=False)
+    return embedder
+
+
+def spec_channel(release: Path, spec: EmbedderSpec, cache_dir: Path) -> VectorChannel:
+    """The embedding channel over the release's index and `embedding_texts` as written, in any
+    process (a Dask worker too): its queries encoded by the embedder `spec` loads (once per process,
+    `embed.shards.load_embedder`), as the embed stage's own channel encodes them."""
+    made = load_embedder(spec)
+    embedder = index_query_embedder(made, None if spec.path is None else Path(spec.path), cache_dir)
+    layout = ReleaseLayout(release)
+    return VectorChannel(VectorIndex.open(layout.vector, embedder), embedder,
+                         pq.read_table(layout.table("embedding_texts"), columns=["text_id", "name"]))
 
 
 def light_query_embedder(index_embedder: str, revision: str, cache_dir: Path) -> OnnxQueryEmbedder | None:

@@ -34,7 +34,7 @@ from mathindex.tasks.extract import extract_latex, extract_lean_sources, merge_e
 from mathindex.tasks.formal import formal_in_shards, shard_statements
 from mathindex.tasks.formulas import build_formula_index, collect_formulas, parse_in_shards, shard_formulas
 from mathindex.tasks.informalise import informalise_declarations, timeout_s
-from mathindex.tasks.premises import premise_index
+from mathindex.tasks.premises import premises_in_shards, shard_goals
 from mathindex.tasks.search_index import lexical_in_shards, nodes_table, same_as_edges, token_shard_texts
 from mathindex.tasks.shards import runner_is_local
 from mathindex.tasks.store import database_started, write_database, write_tables
@@ -136,8 +136,9 @@ def release_flow(
                 formal_built = formal.index.with_figures(
                     table_bytes=ReleaseLayout(staging).table("formal_statements").stat().st_size)
             with progress.stage("premises"):
-                premises = premise_index(staging, ex.declarations, ex.dependencies, vector.channel,
-                                         embedding_model.reference, cache, [p.path for p in pins if p.kind == "lean"])
+                premises = premises_in_shards(staging, ex.declarations, ex.dependencies, vector.channel,
+                                              spec.named(embedder), embedding_model.reference, cache,
+                                              [p.path for p in pins if p.kind == "lean"], shard_goals())
             with progress.stage("bench"), database_started(staging, list(row_counts), published_release(root)) as db:
                 bench = run_benchmarks(staging, suite_specs, vector.channel, embedding_model.reference, cache)
                 metrics = dict(bench.metrics)

@@ -11,7 +11,9 @@ query's RERANK best by the fitted linear score, labelled by its gold."""
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -32,6 +34,13 @@ MODEL_QUERIES = 2400
 MIN_MODEL_QUERIES = 100  # fewer: no tree model, the linear ranker alone
 
 
+class Named(Protocol):
+    """What ranking and scoring runs need of the ranker that collected them: its rows' names (a
+    PremiseRanker, or premises.shards.RowNames in a reduce that never opens one)."""
+
+    names: Sequence[str]
+
+
 @dataclass
 class Run:
     """One query's candidates and gold, ready to be ranked under any weights."""
@@ -47,7 +56,7 @@ def collect(ranker: PremiseRanker, queries: list[dict]) -> list[Run]:
                 set(q["gold"])) for q in queries]
 
 
-def ranked_names(ranker: PremiseRanker, run: Run, weights: dict[str, float], k: int = 32, fallback: bool = True,
+def ranked_names(ranker: Named, run: Run, weights: dict[str, float], k: int = 32, fallback: bool = True,
                  vectors: dict[str | None, np.ndarray] | None = None, model: TreeModel | None = None) -> list[str]:
     """The run's top k under `weights` (`fallback`: a goal without known constants under its
     fallback channel, as `PremiseRanker.rank` does; a baseline keeps its own channel). `vectors`:
@@ -59,7 +68,7 @@ def ranked_names(ranker: PremiseRanker, run: Run, weights: dict[str, float], k: 
     return [ranker.names[int(d)] for d in c.docs[order]]
 
 
-def score(ranker: PremiseRanker, runs: list[Run], weights: dict[str, float], fallback: bool = True,
+def score(ranker: Named, runs: list[Run], weights: dict[str, float], fallback: bool = True,
           model: TreeModel | None = None) -> dict[str, float]:
     """Mean recall@10, recall@32 and mrr@32 (points) of the runs ranked under `weights` (and the
     tree model, when given)."""
@@ -68,7 +77,7 @@ def score(ranker: PremiseRanker, runs: list[Run], weights: dict[str, float], fal
                          for r in runs], METRICS)
 
 
-def fit_model(ranker: PremiseRanker, runs: list[Run], weights: dict[str, float]) -> tuple[TreeModel | None, dict]:
+def fit_model(ranker: Named, runs: list[Run], weights: dict[str, float]) -> tuple[TreeModel | None, dict]:
     """(the tree model, how it was fitted) on the runs' RERANK best by the linear score under
     `weights`; (None, why) with fewer than MIN_MODEL_QUERIES runs or no gold among the rows."""
     w = weight_vector(weights)
@@ -95,7 +104,7 @@ def sample_queries(queries: list[dict], n: int, seed: int) -> list[dict]:
     return sorted(random.Random(seed).sample(queries, n), key=lambda q: q["id"])
 
 
-def fit_weights(ranker: PremiseRanker, runs: list[Run], start: dict[str, float]) -> tuple[dict[str, float], dict]:
+def fit_weights(ranker: Named, runs: list[Run], start: dict[str, float]) -> tuple[dict[str, float], dict]:
     """(weights, how: objective before and after, rounds). Only features some run has are fitted."""
     present = [f for j, f in enumerate(FEATURES) if any(r.candidates.features[:, j].any() for r in runs)]
     w = {f: float(start.get(f, 0.0)) for f in FEATURES}

@@ -15,8 +15,8 @@ from prefect.logging import get_run_logger
 from mathindex.cache.codes import EMBEDDING_TEXTS
 from mathindex.cache.shards import ShardDone
 from mathindex.cache.stages import StageCache
-from mathindex.embed.channel import VectorChannel, query_embedder
-from mathindex.embed.embedder import EMBED_BACKEND, EmbeddingCache, SentenceTransformerEmbedder, onnx_dir_for, query_encoding, text_keys
+from mathindex.embed.channel import VectorChannel, index_query_embedder
+from mathindex.embed.embedder import EMBED_BACKEND, EmbeddingCache, SentenceTransformerEmbedder, onnx_dir_for, text_keys
 from mathindex.embed.models import ModelPin
 from mathindex.embed.shards import SHARD_TEXTS, EmbedderSpec, EmbedShard, embed_shard, load_embedder, missing_texts, plan_shards
 from mathindex.embed.texts import EMBEDDED_FACETS, embedded_texts, embedding_texts
@@ -205,9 +205,7 @@ def built_channel(texts: pa.Table, release_dir: Path, embedder, model: ModelPin,
     """The embedding channel over the release's index as written (`texts`: its `embedding_texts`),
     encoding queries with `embedder`, which made the vectors; a bf16 index's queries are encoded at
     fp32 (`query_encoding`), by the query embedder a search of the release would load."""
-    precision, backend = query_encoding(embedder.name)
-    if precision == "fp32" and getattr(embedder, "bf16", False):
-        embedder = query_embedder(model.path, cache_dir, precision, backend, queries_only=False)
+    embedder = index_query_embedder(embedder, model.path, cache_dir)
     vector_dir = ReleaseLayout(release_dir).vector
     return VectorChannel(VectorIndex.open(vector_dir, embedder), embedder, texts.select(["text_id", "name"]))
 
