@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -33,6 +34,7 @@ from mathindex.store.releases import published_release
 from mathindex.tasks.extract import SHARD_BYTES_ENV
 from mathindex.tasks.formal import SHARD_ENV as FORMAL_SHARD_ENV
 from mathindex.tasks.formulas import SHARD_ENV
+from mathindex.tasks.informalise import SHARD_ENV as INFORMAL_SHARD_ENV
 from mathindex.tasks.premises import SHARD_ENV as PREMISE_SHARD_ENV
 from mathindex.tasks.search_index import SHARD_ENV as TOKEN_SHARD_ENV
 
@@ -43,6 +45,7 @@ SHARD_TEXTS = "100"  # the sample's 740 texts to embed as 8 shards, spread over 
 LEAN_SHARD_BYTES = "8000"  # the sample's 6 Lean files (52 KB) as 4 shards
 SHARD_FORMULAS = "100"  # the sample's 457 distinct formulas to parse as 5 shards, on both workers
 SHARD_STATEMENTS = "50"  # the sample's 218 distinct Lean statements' formal facts as 5 shards
+SHARD_DECLARATIONS = "50"  # the sample's 254 declarations to informalise (6 levels: 166, 62, 17, 4, 4, 1) as 10 shards
 TOKEN_SHARD_TEXTS = "200"  # the sample's 742 distinct texts of the lexical index as 4 shards
 SHARD_GOALS = "2"  # the sample's 9 premise goals' candidates and features as 5 shards
 
@@ -98,16 +101,19 @@ def dask_cluster(logs: Path) -> Iterator[Cluster]:
 
 def _seeded_root(sample_root: Path, root: Path) -> Path:
     """A new root with the sample root's caches, less the embeddings, the Lean rows, the parsed
-    formulas, the formal statements' facts, the texts' tokens and the premise stage's entries and
-    candidates (hard links): every vector is embedded, every Lean file scanned, every formula and
-    statement parsed, every text tokenised and every premise goal ranked again, by the cluster's
-    workers, and the other stages are not paid for twice."""
+    formulas, the formal statements' facts, the informal renderings, the texts' tokens and the
+    premise stage's entries and candidates (hard links): every vector is embedded, every Lean file
+    scanned, every formula and statement parsed, every declaration informalised, every text
+    tokenised and every premise goal ranked again, by the cluster's workers, and the other stages
+    are not paid for twice."""
     src, dst = RootLayout(sample_root).cache, RootLayout(root).cache
     dst.mkdir(parents=True)
     for entry in src.iterdir():
         if entry.name not in (CacheLayout.EMBEDDINGS, CacheLayout.LEAN, CacheLayout.FORMULAS, CacheLayout.FORMAL,
-                              CacheLayout.TOKENS, CacheLayout.PREMISES, CacheLayout.PREMISE_FEATURES):
+                              CacheLayout.INFORMAL, CacheLayout.TOKENS, CacheLayout.PREMISES,
+                              CacheLayout.PREMISE_FEATURES):
             subprocess.run(["cp", "-al", str(entry), str(dst / entry.name)], check=True)
+    shutil.rmtree(CacheLayout(dst).stage("informalise"), ignore_errors=True)  # else the whole table is read back
     return root
 
 
@@ -128,6 +134,7 @@ def test_the_sample_release_on_a_two_worker_cluster_is_byte_identical(sample_rel
     monkeypatch.setenv(SHARD_BYTES_ENV, LEAN_SHARD_BYTES)
     monkeypatch.setenv(SHARD_ENV, SHARD_FORMULAS)
     monkeypatch.setenv(FORMAL_SHARD_ENV, SHARD_STATEMENTS)
+    monkeypatch.setenv(INFORMAL_SHARD_ENV, SHARD_DECLARATIONS)
     monkeypatch.setenv(TOKEN_SHARD_ENV, TOKEN_SHARD_TEXTS)
     monkeypatch.setenv(PREMISE_SHARD_ENV, SHARD_GOALS)
     root = _seeded_root(sample_release_root, tmp_path / "root")
@@ -149,6 +156,10 @@ def test_the_sample_release_on_a_two_worker_cluster_is_byte_identical(sample_rel
     # and each formal facts shard its rows in the facts cache
     assert len(list((RootLayout(root).cache / CacheLayout.FORMAL).rglob("*.parquet"))) == 5
     assert read_manifest(release).formal_index.statements_parsed == 218
+    # and each informal shard its renderings in the informal cache, level by level
+    assert len(list((RootLayout(root).cache / CacheLayout.INFORMAL).rglob("*.parquet"))) == 10
+    informaliser = read_manifest(release).informaliser
+    assert (informaliser.rendered, informaliser.cached) == (254, 0)
     # and each token shard its rows in the token cache, tokenised on the workers, not in the flow process
     # (a fifth file: the premise stage's statement index, which runs again here, adds its own tokens)
     assert len(list((RootLayout(root).cache / CacheLayout.TOKENS).rglob("*.parquet"))) == 5

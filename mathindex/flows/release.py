@@ -33,7 +33,7 @@ from mathindex.tasks.embed import (build_embedding_texts, embed_and_index, embed
 from mathindex.tasks.extract import extract_latex, extract_lean_sources, merge_extractions
 from mathindex.tasks.formal import formal_in_shards, shard_statements
 from mathindex.tasks.formulas import build_formula_index, collect_formulas, parse_in_shards, shard_formulas
-from mathindex.tasks.informalise import informalise_declarations, timeout_s
+from mathindex.tasks.informalise import informalise_in_shards
 from mathindex.tasks.premises import premises_in_shards, shard_goals
 from mathindex.tasks.search_index import lexical_in_shards, nodes_table, same_as_edges, token_shard_texts
 from mathindex.tasks.shards import runner_is_local
@@ -92,8 +92,7 @@ def release_flow(
                 lean_runs = extract_lean_sources(sources, cache, local=runner_is_local())
                 ex = merge_extractions(lean_runs, [f.result() for f in latex_runs])
             with progress.stage("informalise"):
-                informalised = informalise_declarations.with_options(timeout_seconds=timeout_s(informal_spec))(
-                    ex.declarations, ex.dependencies, cache, informal_spec)
+                informalised = informalise_in_shards(ex.declarations, ex.dependencies, cache, informal_spec)
                 informal = informalised.table
             texts = None
             if recipe is not None:

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -57,7 +57,8 @@ class HttpInformaliser:
     on 429, 5xx, connection errors and timeouts; at most `concurrency` requests are in flight. After
     `down_after` requests in a row failed, or once `budget_s` seconds have passed since the first
     request, it asks no more in this run: the rest get the rules rendering at once (said once in
-    the log), and the next run asks them again (fallbacks are not cached).
+    the log), and the next run asks them again (fallbacks are not cached). A copy sent to another
+    process (a shard on a Dask worker) carries why it asks no more and the budget left.
     """
 
     base_url: str
@@ -100,6 +101,26 @@ class HttpInformaliser:
                    prompt_path=PROMPTS_DIR / f"{spec.prompt}.md", connect_timeout_s=spec.connect_timeout_s,
                    read_timeout_s=spec.timeout_s, retries=spec.retries, concurrency=spec.concurrency,
                    max_tokens=spec.max_tokens, budget_s=spec.budget_s)
+
+    def __getstate__(self) -> dict:
+        """The settings, why it asks no more and the budget left (its clock starts now, when no
+        request has started it: a shard sent elsewhere is about to ask)."""
+        self._start_budget()
+        with self._lock:
+            left = None if self._deadline is None else self._deadline - time.monotonic()
+            return {"settings": {f.name: getattr(self, f.name) for f in fields(self) if f.init},
+                    "closed": self._closed, "left": left}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(**state["settings"])
+        self._closed = state["closed"]
+        if state["left"] is not None:
+            self._deadline = time.monotonic() + state["left"]
+
+    def _start_budget(self) -> None:
+        with self._lock:
+            if self._deadline is None and self.budget_s is not None:
+                self._deadline = time.monotonic() + self.budget_s
 
     def _session(self):
         if not hasattr(self._local, "session"):
@@ -156,6 +177,13 @@ class HttpInformaliser:
                 log.warning("informaliser: %s asking %s; the rest get the rules rendering", self._closed, self.endpoint)
             return self._closed
 
+    def close(self, reason: str) -> None:
+        """Asks no more in this run, for `reason` (a copy of it elsewhere gave the endpoint up)."""
+        with self._lock:
+            if self._closed is None:
+                self._closed = reason
+                log.warning("informaliser: %s; the rest get the rules rendering", reason)
+
     def _count(self, reason: str | None) -> None:
         """Counts an answer (`reason` None) or a failed request; `down_after` failures in a row close it."""
         with self._lock:
@@ -169,9 +197,7 @@ class HttpInformaliser:
 
     def render(self, item: InformalInput) -> Rendering:
         """One declaration's rendering: the endpoint's answer, else (`fallback`) the rules'."""
-        with self._lock:
-            if self._deadline is None and self.budget_s is not None:
-                self._deadline = time.monotonic() + self.budget_s
+        self._start_budget()
         reason = self.closed()
         if reason is not None:
             reason = f"{NOT_ASKED}{reason}"

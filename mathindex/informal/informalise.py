@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 
 MAX_CONTEXT = 5  # dependencies whose text is shown to a declaration's rendering
 FLUSH_ROWS = 256  # a remote informaliser's answers are stored every this many (a killed run keeps them)
-MAX_SHARDS = 64  # shards of the model cache before they are merged into one
+MAX_SHARDS = 64  # shards of an informal cache before they are merged into one
 NOT_ASKED = "not asked: "  # how a fallback's reason starts when the endpoint was given up before asking
 
 
@@ -62,7 +62,8 @@ class Rendering:
 
 class Informaliser(Protocol):
     """A backend that turns declarations into English; `render_many` keeps the input order.
-    `endpoint`: the host it asks (None: it renders here, with this code)."""
+    `endpoint`: the host it asks (None: it renders here, with this code); `closed`: why it asks no
+    more in this run (None while it asks), which `close` sets when a copy elsewhere gave up."""
 
     backend: str
     model: str
@@ -70,6 +71,10 @@ class Informaliser(Protocol):
     endpoint: str | None
 
     def render_many(self, items: Sequence[InformalInput]) -> list[Rendering]: ...
+
+    def closed(self) -> str | None: ...
+
+    def close(self, reason: str) -> None: ...
 
 
 class RuleInformaliser:
@@ -86,6 +91,17 @@ class RuleInformaliser:
 
     def render_many(self, items: Sequence[InformalInput]) -> list[Rendering]:
         return [self.render(item) for item in items]
+
+    def closed(self) -> str | None:
+        return None  # it asks no host: nothing to give up
+
+    def close(self, reason: str) -> None:
+        pass
+
+
+Renderer = Callable[[list[InformalInput], list[str]], list[Rendering]]
+"""Renders one level's declarations the cache lacks (their inputs and cache keys, in level order),
+storing the ok answers in the informal cache; the answers in the same order."""
 
 
 def sha256_hex(*parts: str) -> str:
@@ -168,19 +184,28 @@ def dependency_levels(names: list[str], dependencies: pa.Table | None) -> list[i
         frontier = [stuck]
 
 
+CACHE_SCHEMA = pa.schema([("key", pa.string()), ("text", pa.string())])
+
+
+def informal_store(root: Path | None, remote: bool) -> ShardStore:
+    """The informal texts under a root's cache directory (None: nowhere): the rules' in
+    `CacheLayout.informal(<digest>)` (the digest is the code's that renders, `cache.codes.INFORMAL`),
+    a model's in `CacheLayout.informal_model()` (`remote`: a model's answer depends on the model
+    and the prompt, not on this code)."""
+    layout = None if root is None else CacheLayout(root)
+    folder = None if layout is None else layout.informal_model() if remote else layout.informal(INFORMAL.digest())
+    return ShardStore(folder, CACHE_SCHEMA, max_shards=MAX_SHARDS)
+
+
 class InformalCache:
     """Informal texts (ok renderings only), one row per key, as `cache.ShardStore` shards under a
-    root's cache directory: the rules' in `CacheLayout.informal(<digest>)` (the digest is the code's
-    that renders, `cache.codes.INFORMAL`), a model's in `CacheLayout.informal_model()` (`remote`: a
-    model's answer depends on the model and the prompt, not on this code). A key covers the
-    statement hash, the backend, model and prompt version, and the context shown."""
+    root's cache directory (`informal_store`). A key covers the statement hash, the backend, model
+    and prompt version, and the context shown."""
 
-    SCHEMA = pa.schema([("key", pa.string()), ("text", pa.string())])
+    SCHEMA = CACHE_SCHEMA
 
     def __init__(self, root: Path | None, backend: str, model: str, prompt_version: str, remote: bool = False):
-        layout = None if root is None else CacheLayout(root)
-        folder = None if layout is None else layout.informal_model() if remote else layout.informal(INFORMAL.digest())
-        self.store = ShardStore(folder, self.SCHEMA, max_shards=MAX_SHARDS if remote else None)
+        self.store = informal_store(root, remote)
         self.scope = (backend, model, prompt_version)
         rows = self.store.load()
         self._map: dict[str, str] = dict(zip(rows["key"].to_list(), rows["text"].to_list()))
@@ -194,8 +219,13 @@ class InformalCache:
         return self._map.get(key)
 
     def put(self, key: str, text: str) -> None:
+        """Remembers `key` and stores it at the next `flush`."""
         self._map[key] = text
         self._new.append((key, text))
+
+    def remember(self, key: str, text: str) -> None:
+        """Remembers `key`, stored already (by a shard) or to be stored by `put`."""
+        self._map[key] = text
 
     def flush(self) -> None:
         """Writes the new entries as one shard (atomic rename); nothing is overwritten."""
@@ -267,7 +297,7 @@ def informalise(
 
 def informalise_reported(
     declarations: pa.Table, informaliser: Informaliser, cache_dir: Path | None,
-    dependencies: pa.Table | None = None,
+    dependencies: pa.Table | None = None, render: Renderer | None = None,
 ) -> tuple[pa.Table, InformaliserEntry]:
     """INFORMALISATIONS for `declarations`, rendered level by level in dependency order and cached in
     `cache_dir`, with the report of what the informaliser did.
@@ -276,11 +306,14 @@ def informalise_reported(
     declaration is shown the glosses of up to MAX_CONTEXT constants its statement uses, from the
     levels below. Declarations repeated under one full_name are rendered once each but only the
     first is context. A fallback row is the rules' (backend, model, prompt version) and is not cached.
+    `render` renders each level's uncached declarations (each level a barrier: `informal.shards`
+    cuts them into shards that store their answers); by default the informaliser here, in this thread.
     """
     st = _Statements.of(declarations, dependencies)
     remote = informaliser.endpoint is not None
     glossed = {n for targets in st.deps_of.values() for n in targets}  # only these are ever another's context
     cache = InformalCache(cache_dir, informaliser.backend, informaliser.model, informaliser.prompt_version, remote)
+    renderer = render or _level_renderer(informaliser, cache, remote)
     rules = RuleInformaliser()
     gloss: dict[str, str] = {}
     cols: dict[str, list] = {f.name: [] for f in INFORMALISATIONS}
@@ -296,7 +329,7 @@ def informalise_reported(
             inputs.append(item)
             hashes.append(h)
             keys.append(cache.key(type_hash(item) if remote else h, context))
-        results = _render_level(informaliser, cache, inputs, keys, remote, counts)
+        results = _cached_or_rendered(cache, renderer, inputs, keys, counts)
         for pos, i in enumerate(level_idx):
             res = results[pos]
             if st.names[i] in glossed and st.names[i] not in gloss:
@@ -314,16 +347,16 @@ def informalise_reported(
             for key, value in row.items():
                 cols[key].append(value)
     cache.flush()
+    cache.store.compact()  # the shards' stores, merged past MAX_SHARDS
     report = _report(informaliser, counts, reasons)
     log.info("informalised %d declarations with %s (%d made now, %d from cache, %d fell back to the rules)",
              len(cols["order"]), informaliser.backend, report.rendered, report.cached, report.fell_back)
     return pa.table(cols, schema=INFORMALISATIONS), report
 
 
-def _render_level(informaliser: Informaliser, cache: InformalCache, inputs: list[InformalInput], keys: list[str],
-                  remote: bool, counts: Counter[str]) -> list[Rendering]:
-    """One level's renderings, from the cache or the informaliser (asked in chunks of FLUSH_ROWS
-    when remote, each chunk's answers stored before the next is asked); ok answers are cached."""
+def _cached_or_rendered(cache: InformalCache, renderer: Renderer, inputs: list[InformalInput], keys: list[str],
+                        counts: Counter[str]) -> list[Rendering]:
+    """One level's renderings, from the cache or the renderer (given the rest, in level order)."""
     results: list[Rendering | None] = [None] * len(inputs)
     todo = []
     for pos, key in enumerate(keys):
@@ -333,17 +366,31 @@ def _render_level(informaliser: Informaliser, cache: InformalCache, inputs: list
         else:
             results[pos] = Rendering(cached)
             counts["cached"] += 1
-    step = FLUSH_ROWS if remote else max(1, len(todo))
-    for start in range(0, len(todo), step):
-        chunk = todo[start:start + step]
-        for pos, res in zip(chunk, informaliser.render_many([inputs[p] for p in chunk])):
-            results[pos] = res
-            if res.status == "ok":
-                cache.put(keys[pos], res.text)
-                counts["rendered"] += 1
-        if remote:
-            cache.flush()
+    answers = renderer([inputs[p] for p in todo], [keys[p] for p in todo]) if todo else []
+    for pos, res in zip(todo, answers):
+        results[pos] = res
+        if res.status == "ok":
+            cache.remember(keys[pos], res.text)
+            counts["rendered"] += 1
     return [r or Rendering("", "empty", "no rendering") for r in results]
+
+
+def _level_renderer(informaliser: Informaliser, cache: InformalCache, remote: bool) -> Renderer:
+    """Renders with the informaliser here (asked in chunks of FLUSH_ROWS when remote, each chunk's
+    ok answers stored before the next is asked; else all at once, stored at the end of the run)."""
+    def render(inputs: list[InformalInput], keys: list[str]) -> list[Rendering]:
+        out: list[Rendering] = []
+        step = FLUSH_ROWS if remote else max(1, len(inputs))
+        for start in range(0, len(inputs), step):
+            answers = informaliser.render_many(inputs[start:start + step])
+            for key, res in zip(keys[start:start + step], answers):
+                if res.status == "ok":
+                    cache.put(key, res.text)
+            out.extend(answers)
+            if remote:
+                cache.flush()
+        return out
+    return render
 
 
 def _report(informaliser: Informaliser, counts: Counter[str], reasons: Counter[str]) -> InformaliserEntry:

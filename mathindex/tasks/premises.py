@@ -24,7 +24,7 @@ from mathindex.premises.imports import read_imports
 from mathindex.premises.shards import (SHARD_GOALS, GoalShard, RankerSource, close_rankers, features_shard, goal_rows,
                                        keep_newest_sets, plan_goal_shards, ranker_source, read_runs, row_names)
 from mathindex.tasks import HOUR_S, IndexBuild, io_stage, stage
-from mathindex.tasks.shards import run_shards, runner_is_local
+from mathindex.tasks.shards import run_shards, runner_is_local, size_from_env
 
 SHARD_ENV = "MATHINDEX_PREMISE_SHARD_GOALS"  # smaller shards spread a small corpus over more workers (the tests)
 # A local run computes the candidates as shards on the flow's threads (a shard a core, one ranker
@@ -36,10 +36,7 @@ LOCAL_IN_PROCESS = False
 
 def shard_goals(default: int = SHARD_GOALS) -> int:
     """Distinct goals a premise features shard: $MATHINDEX_PREMISE_SHARD_GOALS when set, else `default`."""
-    raw = os.environ.get(SHARD_ENV, "")
-    if raw and (not raw.isdigit() or int(raw) < 1):
-        raise ValueError(f"{SHARD_ENV} must be a positive integer, not {raw!r}")
-    return int(raw) if raw else default
+    return size_from_env(SHARD_ENV, default)
 
 
 @stage(name="build_premises", timeout_seconds=3 * HOUR_S)

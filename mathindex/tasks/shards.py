@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from prefect.context import FlowRunContext
@@ -34,17 +35,20 @@ def size_from_env(env: str, default: int) -> int:
     return int(raw) if raw else default
 
 
-def run_shards(task, shards: list, label: str, window: int | None = None, **params: Any) -> list:
+def run_shards(task, shards: list, label: str, window: int | None = None,
+               on_result: Callable[[Any], None] | None = None, **params: Any) -> list:
     """`task.submit(shard, **params)` for each shard (each has `index` and `key`), at most `window`
-    in flight (None: all at once); the results in shard order. A shard lost with its worker is
+    in flight (None: all at once); the results in shard order, each given to `on_result` as it is
+    gathered (before the next shards are submitted). A shard lost with its worker is
     submitted again, up to len(RETRY_DELAYS_S) times; any other error is raised, and then (as on
     a termination signal while waiting) the shards still running on this process's threads are told
     to stop (`cache.stop`)."""
     with stoppable():
-        return _run_shards(task, shards, label, window, params)
+        return _run_shards(task, shards, label, window, on_result, params)
 
 
-def _run_shards(task, shards: list, label: str, window: int | None, params: dict) -> list:
+def _run_shards(task, shards: list, label: str, window: int | None, on_result: Callable[[Any], None] | None,
+                params: dict) -> list:
     log = get_run_logger()
     results: list = [None] * len(shards)
     todo, in_flight, retries = deque(range(len(shards))), deque(), [0] * len(shards)
@@ -64,6 +68,8 @@ def _run_shards(task, shards: list, label: str, window: int | None, params: dict
                         retries[i], len(RETRY_DELAYS_S))
             todo.appendleft(i)
             continue
+        if on_result is not None:
+            on_result(results[i])
         if getattr(results[i], "lost", ()):
             log.warning("%s shard %d of %d (%s): its run on %s was lost; retried on %s", label, i + 1,
                         len(shards), shards[i].key, ", ".join(results[i].lost), results[i].worker)
