@@ -25,6 +25,7 @@ class CacheLayout:
     PREMISES = "premises"  # premises.premise_cache: the premise stage's files, by its inputs
     BENCH = "bench"  # tasks.bench: benchmark results, by the release's files and the suites
     ONNX = "onnx"  # embed.onnx: checked ONNX exports, by model and exporter
+    NEGATIVES = "negatives"  # search.negatives: an engine's top hits for training anchors, by engine and anchor
 
     def __init__(self, root: Path | str):
         self.root = Path(root)
@@ -93,3 +94,7 @@ class CacheLayout:
     @property
     def onnx(self) -> Path:
         return self.root / self.ONNX
+
+    def negatives(self, engine: str) -> Path:
+        """The top hits of one engine (`engine`: `search.negatives.engine_key`) for training anchors."""
+        return self.root / self.NEGATIVES / engine
