@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import get_args
 
 import pyarrow as pa
 import pytest
@@ -16,15 +17,15 @@ import yaml
 
 from mathindex.cli import main
 from mathindex.embed.models import CARD_JSON, TRAINING_DIR, model_revision
-from mathindex.embed.pairs import frames, mine_pairs, read_release_tables, run_tables
+from mathindex.embed.pairs import KINDS, frames, mine_pairs, read_release_tables, run_tables
 from mathindex.embed.recipe import RECIPE_KEYS, RecipeKeys, find_model, recipe_key, trainer_recipe
-from mathindex.embed.train import DEFAULT_MIX, pairs_sha256
+from mathindex.embed.train import DEFAULT_MIX, ENGINE, pairs_sha256
 from mathindex.errors import SourceError
 from mathindex.evaluation.notes import input_changes, recipe_section
 from mathindex.evaluation.suites import project_suite_queries
 from mathindex.flows.recipe import release_stages, resolve_recipe
 from mathindex.flows.release import STAGES
-from mathindex.schemas.manifest import EmbedderRecipeSpec, Manifest
+from mathindex.schemas.manifest import EmbedderRecipeSpec, Manifest, PairKind
 from mathindex.sources import PACKAGE_ROOT, load_embedder_recipe
 from mathindex.store.releases import publish
 from mathindex.tables import extraction_tables, write_extraction_tables
@@ -75,6 +76,7 @@ def test_the_fixture_recipe_parses_and_the_sample_names_none():
         ({"epochs": 3}, "embedder.epochs: Extra inputs are not permitted"),
         ({"name": "a/b"}, "embedder.name: String should match pattern"),
         ({"pool": {"size": -1}}, "embedder.pool.size: Input should be greater than or equal to 0"),
+        ({"hard_negatives": "nearby"}, "hard_negatives must be true, false or engine (given 'nearby')"),
         ({"base": "no-such-model"}, "embedder base 'no-such-model': not a model directory"),
         ({"exclude_suites": ["missing.json"]}, "embedder exclude_suites: suite file not found"),
         ({"base": "/etc"}, "embedder base: path /etc, inside the system directory /etc; refused"),
@@ -99,6 +101,14 @@ def test_a_bad_recipe_or_base_exits_2_before_anything_is_written(tmp_path, capsy
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "no weights" in err
     assert not out.exists()
+
+
+def test_a_recipe_names_every_kind_the_miner_mines_and_engine_negatives():
+    assert set(get_args(PairKind)) == set(KINDS)
+    spec = EmbedderRecipeSpec(hard_negatives="engine", pairs={"module_doc": 0.5, "stacks": 0.5})
+    assert trainer_recipe(spec).hard_negatives == ENGINE
+    assert recipe_key(trainer_recipe(spec), "r" * 64) != recipe_key(
+        trainer_recipe(spec.model_copy(update={"hard_negatives": True})), "r" * 64)
 
 
 def test_the_recipe_key_follows_what_changes_the_weights():
@@ -203,9 +213,19 @@ def test_a_release_trains_the_recipe_once_and_again_when_it_changes(tmp_path, ti
     notes = (second / "release-notes.md").read_text()
     assert "the published release's model" in notes and "Re-embedding" not in notes and "embedder recipe:" not in notes
 
-    third, m3 = _release(["--sources", str(_sources(tmp_path, recipe | {"steps": 3}, "changed.yaml")), "--out", str(root)], capsys)
+    # the changed recipe also names the kinds read beside the tables and takes the published
+    # release's near-misses as its hard negatives
+    changed = recipe | {"steps": 3, "hard_negatives": "engine",
+                        "pairs": {"docstring": 0.4, "informal": 0.2, "label": 0.2, "module_doc": 0.1, "stacks": 0.1}}
+    third, m3 = _release(["--sources", str(_sources(tmp_path, changed, "changed.yaml")), "--out", str(root)], capsys)
     r3 = m3["embedder_recipe"]
     assert r3["source"] == "trained" and r3["model"] != r1["model"] and r3["recipe_key"] != r1["recipe_key"]
+    # the sample's 10 stacks pairs each cite a tag, or come from a declaration, that the sample suite
+    # names as gold: the leak guard holds every one of them out (test_train_embedder mines them)
+    assert r3["pairs"]["module_doc"] > 0 and "stacks" not in r3["pairs"]
+    negatives = r3["negatives"]
+    assert negatives["source"] == "engine" and negatives["release"] == second.name and negatives["replaced"] > 0
+    assert any((root / "cache" / "negatives").iterdir())  # the near-misses, cached by content
     assert m3["vector_index"]["embedding"]["embedded"] > 0
     notes = (third / "release-notes.md").read_text()
     assert "**Re-embedding**: the embedder recipe changed, so every text was embedded again" in notes

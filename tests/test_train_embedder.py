@@ -12,18 +12,25 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
 from mathindex.cli import main
 from mathindex.embed.models import model_revision
-from mathindex.embed.pairs import PairError, drop_leaks, mine_pairs, read_release_tables
+from mathindex.embed.pairs import PAIRS, PairError, drop_leaks, engine_negatives, mine_pairs, read_release_tables
 from mathindex.embed.train import Recipe, schedule, train
 from mathindex.evaluation.suites import project_suite_queries
+from mathindex.flows.recipe import engine_hard_negatives
+from mathindex.lean.moduledocs import masked, module_doc_sentences, named
+from mathindex.search.negatives import DEPTH, near_misses
+from mathindex.search.sameas import same_as_table
 from mathindex.sources import PACKAGE_ROOT
+from mathindex.store.releases import published_release
 from mathindex.tables import extraction_tables, write_extraction_tables
 from tests.models import cut_minilm
+from tests.serving import copy_root
 
 SAMPLE = PACKAGE_ROOT / "data" / "sample"
 TINY = Recipe(steps=4, batch_size=4, max_seq_length=32, checkpoint_every=2, threads=1)
@@ -189,3 +196,113 @@ def test_an_extra_suite_is_kept_out_of_training(tables_dir, tmp_path):
     pairs, _ = mine_pairs(tables, queries, targets)
     assert not any(phrase.lower() in (t or "").lower() for t in pairs.column("anchor").to_pylist())
     assert f"lean:{name}" not in set(pairs.filter(pc.equal(pairs["kind"], "docstring"))["node_id"].to_pylist())
+
+
+# --- the kinds read beside the tables (module_doc, stacks) and the engine's negatives ---
+
+
+@pytest.fixture(scope="module")
+def with_extras(tables_dir) -> dict[str, pl.DataFrame]:
+    """The sample's miner tables with the module doc sentences (read from data/sample/lean) and the
+    same_as edges (as the search index stage makes them), as the release flow gives them."""
+    tables = read_release_tables(tables_dir)
+    decls = pq.read_table(tables_dir / "declarations.parquet")
+    statements = pq.read_table(tables_dir / "latex_statements.parquet")
+    (corpus,) = set(decls.column("corpus").to_pylist())
+    docs = module_doc_sentences({corpus: SAMPLE / "lean"}, decls.select(["decl_id", "corpus", "full_name", "file"]))
+    return {**tables, "module_docs": pl.from_arrow(docs), "same_as": pl.from_arrow(same_as_table(decls, statements))}
+
+
+def test_module_doc_sentences_name_their_module_s_declarations_masked(with_extras):
+    docs = with_extras["module_docs"]
+    gauss = docs.filter(pl.col("full_name") == "MiniMath.Nat.sum_totient")["text"].to_list()
+    assert any(t.startswith("Gauss's identity") for t in gauss), gauss  # the bullet's `name:` head dropped
+    assert not any("MiniMath.Nat.sum_totient" in t for t in docs["text"].to_list())
+    assert "`n`" not in set(docs["full_name"].to_list())  # variables of the prose name nothing
+    # masked: the sentence teaches what it says, not the name the statement spells
+    assert masked("`Foo.bar x`: the bar of `x`, see `Foo.baz`.", "Foo.bar") == "the bar of `x`, see `Foo.baz`."
+    assert masked("We prove `Foo.bar` here.", "Foo.bar") == "We prove this here."
+    assert named("`Foo.bar`, `Foo.baz`: two lemmas about `Nat.succ`.") == ["Foo.bar", "Foo.baz"]  # a head names its own
+
+
+def test_stacks_pairs_join_a_stacks_statement_to_the_declaration_citing_it(with_extras):
+    pairs, info = mine_pairs(with_extras, [], set(), kinds=["stacks", "module_doc"])
+    assert info["pairs"]["stacks"] > 0 and info["pairs"]["module_doc"] > 0
+    texts = with_extras["embedding_texts"]
+    bodies = set(texts.filter(pl.col("facet") == "latex_body")["text"].to_list())
+    stacks = pl.from_arrow(pairs).filter(pl.col("kind") == "stacks")
+    edges = with_extras["same_as"]
+    assert set(stacks["node_id"].to_list()) <= set(edges["node_id"].to_list())
+    assert all(n.startswith("lean:") for n in stacks["node_id"].to_list())
+    assert {" ".join(b.split()) for b in bodies} >= set(stacks["anchor"].to_list())  # LaTeX -> Lean
+
+
+def _phrase(text: str) -> str:
+    words = text.split()
+    return " ".join(words[len(words) // 3: len(words) // 3 + 4])
+
+
+@pytest.mark.parametrize("kind", ["module_doc", "stacks"])
+def test_the_leak_guard_covers_each_new_kind(with_extras, kind):
+    """A suite query inside a new kind's anchor or positive, or a suite target as its node or its
+    anchor's node, drops the pair: without the guard the pair is there (the test then fails)."""
+    unguarded = pl.from_arrow(mine_pairs(with_extras, [], set(), kinds=[kind])[0])
+    row = unguarded.row(0, named=True)
+    for column in ("anchor", "positive"):
+        phrase = _phrase(row[column])
+        assert phrase.lower() in " ".join(row[column].split()).lower()
+        kept = pl.from_arrow(mine_pairs(with_extras, [phrase], set(), kinds=[kind])[0])
+        assert not [t for t in kept[column].to_list() if phrase.lower() in t.lower()], (column, phrase)
+    name = row["node_id"].removeprefix("lean:")
+    kept = pl.from_arrow(mine_pairs(with_extras, [], {name}, kinds=[kind])[0])
+    assert row["node_id"] not in set(kept["node_id"].to_list())
+    assert name not in " ".join(kept["negative"].drop_nulls().to_list())  # nor as another pair's negative
+    if kind == "stacks":  # the target written as the Stacks tag, as suites write it
+        edge = with_extras["same_as"].filter(pl.col("node_id") == row["node_id"]).row(0, named=True)
+        tag = with_extras["embedding_texts"].filter(pl.col("node_id") == edge["target_node_id"])["name"][0]
+        kept = pl.from_arrow(mine_pairs(with_extras, [], {tag}, kinds=[kind])[0])
+        assert row["anchor"] not in set(kept["anchor"].to_list())
+
+
+def _texts(rows: list[tuple[str, str, str, str]]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=["node_id", "name", "facet", "text"], orient="row")
+
+
+def test_engine_negatives_take_the_best_near_miss_the_guard_keeps():
+    pairs = pa.table({"kind": ["docstring", "docstring", "label"], "node_id": ["lean:A", "lean:B", "tex:s:1"],
+                      "anchor": ["anchor of A, long enough", "anchor of B, long enough", "anchor of 1, long enough"],
+                      "positive": ["theorem A (x : X) : P x -- a", "theorem B : Q -- b", "body one"],
+                      "negative": ["theorem M : M -- m", "theorem M : M -- m", "body two"]}).cast(PAIRS)
+    texts = _texts([("lean:A", "A", "name_signature", "theorem A (x : X) : P x -- a"),
+                    ("lean:B", "B", "name_signature", "theorem B : Q -- b"),
+                    ("lean:A'", "A'", "name_signature", "theorem A' (x : X) : P x -- a"),  # A under another name
+                    ("lean:T", "T", "name_signature", "theorem T : R -- t"),  # a held-out target
+                    ("lean:Q", "Q", "name_signature", "theorem Q : the secret query -- q"),
+                    ("lean:C", "C", "name_signature", "theorem C : S -- c"),
+                    ("tex:s:2", "0ABC", "latex_body", "body three")])
+    hits = {"anchor of A, long enough": ["A", "0ABC", "A'", "T", "Q", "C", "B"],
+            "anchor of B, long enough": ["B"],
+            "anchor of 1, long enough": ["A", "0ABC"]}
+    out, counts = engine_negatives(pairs, [0, 1, 2], hits, texts, ["secret query"], {"T"})
+    assert out.column("negative").to_pylist() == ["theorem C : S -- c", "theorem M : M -- m", "body three"]
+    assert counts == {"replaced": 2, "kept_module": 1}
+    out, _ = engine_negatives(pairs, [2], hits, texts, [], set())  # only the rows training draws
+    assert out.column("negative").to_pylist()[:2] == pairs.column("negative").to_pylist()[:2]
+
+
+def test_engine_negatives_on_a_cold_root_are_the_module_s():
+    pairs = pa.table({"kind": ["docstring"], "node_id": ["lean:A"], "anchor": ["x" * 20], "positive": ["p"],
+                      "negative": ["n"]}).cast(PAIRS)
+    out, how = engine_hard_negatives(pairs, TINY, None, pa.table({}), [], set(), Path("."))
+    assert out is pairs and how["source"] == "module" and "no published release" in how["why"]
+
+
+def test_near_misses_are_searched_in_batches_once_then_cached(sample_release_root, tmp_path):
+    root = copy_root(sample_release_root, tmp_path / "root")
+    release = published_release(root)
+    anchors = ["the sum of the divisors of a number", "a group is a monoid with inverses", "a lattice"]
+    hits, stats = near_misses(release, anchors, tmp_path / "cache")
+    assert stats["searched"] == 3 and stats["cached"] == 0
+    assert all(0 < len(h) <= DEPTH for h in hits.values())
+    again, stats = near_misses(release, anchors + anchors[:1], tmp_path / "cache")
+    assert again == hits and (stats["searched"], stats["cached"], stats["anchors"]) == (0, 3, 3)

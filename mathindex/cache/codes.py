@@ -83,6 +83,8 @@ BENCH = CodeSet(
              "mathindex.evaluation.suites", "mathindex.sources", "mathindex.lean.citations", "mathindex.bibtex",
              *_ENGINE),  # sources pins a Lean corpus's root files, which lean.citations names
 )
+# search.negatives: an engine's top hits for training anchors (the engine's code; the release is in the key)
+NEGATIVES = CodeSet(makers=("mathindex.search.negatives",), modules=_ENGINE)
 # embed.onnx: a model's checked ONNX exports
 ONNX = CodeSet(
     makers=("mathindex.embed.onnx",),
@@ -106,5 +108,5 @@ CACHES: dict[str, CodeSet | None] = {
     "tokens": TOKENS, "stages/informalise": INFORMAL, "stages/embedding_texts": EMBEDDING_TEXTS,
     "informal": INFORMAL, "formulas": FORMULAS, "formula-features": FORMULA_FEATURES, "lean": LEAN,
     "formal": FORMAL, "premises": PREMISES, "premise-features": PREMISE_FEATURES, "bench": BENCH, "onnx": ONNX, "embeddings": EMBEDDINGS,
-    "informal-model": INFORMAL_MODEL,
+    "informal-model": INFORMAL_MODEL, "negatives": NEGATIVES,
 }

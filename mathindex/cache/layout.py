@@ -26,6 +26,7 @@ class CacheLayout:
     PREMISE_FEATURES = "premise-features"  # premises.shards: each goal's candidates and features, by the goal
     BENCH = "bench"  # tasks.bench: benchmark results, by the release's files and the suites
     ONNX = "onnx"  # embed.onnx: checked ONNX exports, by model and exporter
+    NEGATIVES = "negatives"  # search.negatives: an engine's top hits for training anchors, by engine and anchor
 
     def __init__(self, root: Path | str):
         self.root = Path(root)
@@ -104,3 +105,7 @@ class CacheLayout:
     @property
     def onnx(self) -> Path:
         return self.root / self.ONNX
+
+    def negatives(self, engine: str) -> Path:
+        """The top hits of one engine (`engine`: `search.negatives.engine_key`) for training anchors."""
+        return self.root / self.NEGATIVES / engine

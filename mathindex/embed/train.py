@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 # description (module docs, curated lists: lean/descriptions.py) is the human-written English closest
 # to prose queries; it takes 0.1 of docstring's former 0.6 (about 9 k Mathlib pairs after the leak guard)
+ENGINE = "engine"  # hard_negatives: the negatives are the published release's near-misses (flows.recipe)
 DEFAULT_MIX = {"docstring": 0.5, "description": 0.1, "informal": 0.25, "label": 0.13, "slogan": 0.02}
 
 
@@ -45,7 +46,7 @@ class Recipe:
     max_seq_length: int = 128  # the trained model's, at inference
     train_max_seq_length: int = 0  # texts are cut to this many tokens while training (0: max_seq_length)
     scale: float = 20.0  # MNRL's inverse temperature on cosine similarities
-    hard_negatives: bool = True
+    hard_negatives: bool | str = True  # False, True (same module or file) or ENGINE (the engine's near-misses)
     freeze_embeddings: bool = True  # the word-embedding matrix is half of MiniLM's weights; freezing it halves optimiser work
     mix: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_MIX))  # share of training examples per pair kind
     checkpoint_every: int = 50

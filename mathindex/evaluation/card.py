@@ -43,6 +43,19 @@ def install_with_card(trained: Path, models_dir: Path, name: str, record: dict) 
     return install_model(staged, models_dir, name, move=True)
 
 
+def _hard_negatives(how, negatives: dict | None) -> str:
+    """The card's words for the recipe's hard negatives (`hard_negatives`, and where engine ones came from)."""
+    if not how:
+        return ""
+    if how == "engine" and (negatives or {}).get("source") == "engine":
+        return (f" plus one hard negative: the best near-miss of release `{negatives['release']}`'s engine for "
+                f"{negatives['replaced']:,} drawn pairs, the same module or file for {negatives['kept_module']:,}")
+    if how == "engine":
+        return (" plus one hard negative from the same module or file (engine negatives asked, none taken: "
+                f"{(negatives or {}).get('why', 'no engine')})")
+    return " plus one hard negative from the same module or file"
+
+
 def card_markdown(r: dict) -> str:
     """The card as markdown: base, recipe, data pin and counts, cost, and the benchmark before and after."""
     recipe = r["recipe"]
@@ -63,7 +76,7 @@ def card_markdown(r: dict) -> str:
         *([f"- recipe key `{keys['recipe']}`, held-out suites `{keys['holdout']}`, tables `{keys['tables']}` "
            f"(corpora {', '.join(keys['corpora'])}): what a release looks for before training again"] if keys else []),
         "", "## Recipe", "",
-        "MultipleNegativesRankingLoss (in-batch negatives" + (" plus one hard negative from the same module or file" if recipe["hard_negatives"] else "") + ").", "",
+        "MultipleNegativesRankingLoss (in-batch negatives" + _hard_negatives(recipe["hard_negatives"], r["data"].get("negatives")) + ").", "",
         "| field | value |", "|---|---|", *[f"| {k} | {v} |" for k, v in sorted(recipe.items())], "",
         "## Cost", "",
         (f"- {r['training']['steps']} steps ({r['training']['steps'] * recipe['batch_size']:,} examples), "

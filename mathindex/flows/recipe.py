@@ -3,26 +3,36 @@ the recipe makes, reused when the root holds it (`embed.recipe.find_model`), els
 run's own extraction tables (resumable: `embed.train` checkpoints under ROOT/models/.train, so
 running the release again resumes), benchmarked on a pool when the recipe asks, written with its
 card and installed under ROOT/models. The suites kept out of training are the release's, the
-project's and the recipe's `exclude_suites`."""
+project's and the recipe's `exclude_suites`. The kinds a recipe names that read beside the tables
+get their inputs here (`extra_inputs`), and `hard_negatives: engine` takes the drawn pairs'
+negatives from the published release's engine (`engine_hard_negatives`)."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
+import polars as pl
 import pyarrow as pa
 
 from mathindex.embed.models import (REVISION_CHARS, TRAINING_DIR, ModelPin, check_model_dir, embedder_name,
                                     model_revision, models_dir, pin_model, read_card)
-from mathindex.embed.pairs import run_tables
+from mathindex.embed.pairs import KIND_INPUT, engine_negatives, run_tables
 from mathindex.embed.recipe import (RECIPE_KEYS, RecipeKeys, base_model, find_model, holdout_key, recipe_key,
                                     tables_key, trainer_recipe)
-from mathindex.embed.train import pairs_sha256
+from mathindex.embed.train import ENGINE, Recipe, pairs_sha256, schedule
 from mathindex.evaluation.card import install_with_card, training_record
 from mathindex.evaluation.suites import project_suite_queries
+from mathindex.lean.moduledocs import module_doc_sentences
 from mathindex.schemas.manifest import CorpusPin, EmbedderRecipeSpec, SuiteSpec
+from mathindex.search.sameas import same_as_table
 from mathindex.sources import DEFAULT_SOURCES, load_embedder_recipe
-from mathindex.tasks.train import mine_run_pairs, pool_benchmark, train_model
+from mathindex.store.releases import published_release
+from mathindex.tasks.train import mine_run_pairs, pool_benchmark, search_near_misses, train_model
+
+log = logging.getLogger(__name__)
 
 STAGE = "embedder"  # the release flow's stage name, between informalise and embed
 
@@ -66,7 +76,7 @@ def embedder_for_recipe(spec: EmbedderRecipeSpec, root: Path, tables: dict[str, 
     recipe = trainer_recipe(spec)
     kept_out = [Path(s.path) for s in suites] + [Path(p) for p in spec.exclude_suites]
     queries, targets, files = project_suite_queries(None, kept_out)
-    needed = run_tables(tables)
+    needed = run_tables(extra_inputs(tables, pins, recipe.mix))
     # the key holds the suites this release measures (and the recipe's own): a shipped suite the
     # release does not measure is still kept out of the pairs, but editing it retrains no root
     measured = [p for p in kept_out if p.is_file()]
@@ -80,6 +90,11 @@ def embedder_for_recipe(spec: EmbedderRecipeSpec, root: Path, tables: dict[str, 
         made = (read_card(path) or {}).get(RECIPE_KEYS, {})
         return RecipeModel(pin, _entry(spec, keys, pin, source, base_label, made.get("tables"), seconds=0))
     pairs, data = mine_run_pairs(needed, queries, targets, recipe.seed, sorted(recipe.mix))
+    negatives = None
+    if recipe.hard_negatives == ENGINE:
+        pairs, negatives = engine_hard_negatives(pairs, recipe, published_release(root), needed["embedding_texts"],
+                                                 queries, targets, cache)
+        data["negatives"] = negatives
     result = train_model(pairs, base, base_revision, models_dir(root) / TRAINING_DIR / "runs", recipe)
     benchmark = None
     if spec.pool.size:
@@ -94,7 +109,37 @@ def embedder_for_recipe(spec: EmbedderRecipeSpec, root: Path, tables: dict[str, 
     record[RECIPE_KEYS] = keys.card()
     pin = pin_model(str(install_with_card(result.model_dir, models_dir(root), recipe.name, record)), root)
     entry = _entry(spec, keys, pin, "trained", base_label, keys.tables, seconds=result.seconds)
-    return RecipeModel(pin, {**entry, "resumed_from": result.resumed_from, "pairs": data["pairs"]})
+    trained = {"resumed_from": result.resumed_from, "pairs": data["pairs"]}
+    return RecipeModel(pin, {**entry, **trained, **({"negatives": negatives} if negatives else {})})
+
+
+def extra_inputs(tables: dict[str, pa.Table], pins: list[CorpusPin], mix: dict[str, float]) -> dict[str, pa.Table]:
+    """`tables` with the inputs of the kinds `mix` names that the tables do not hold
+    (`embed.pairs.EXTRA`): the module doc sentences of the Lean corpora (`module_doc`, read from
+    their roots) and the same_as edges (`stacks`, as the search index stage makes them)."""
+    out = dict(tables)
+    if "module_doc" in mix and KIND_INPUT["module_doc"] not in out:
+        roots = {p.name: Path(p.path) for p in pins if p.kind == "lean"}
+        decls = tables["declarations"].select(["decl_id", "corpus", "full_name", "file"])
+        out[KIND_INPUT["module_doc"]] = module_doc_sentences(roots, decls)
+    if "stacks" in mix and KIND_INPUT["stacks"] not in out:
+        out[KIND_INPUT["stacks"]] = same_as_table(tables["declarations"], tables["latex_statements"])
+    return out
+
+
+def engine_hard_negatives(pairs: pa.Table, recipe: Recipe, release: Path | None, texts: pa.Table, queries: list[str],
+                          targets: set[str], cache: Path) -> tuple[pa.Table, dict]:
+    """`pairs` with the negatives of the rows training draws (`embed.train.schedule`) taken from the
+    near-misses of `release`'s engine (the published release; `search.negatives`), with where they
+    came from. No published release (a cold root): the same-module negatives, and the reason."""
+    if release is None:
+        log.warning("hard_negatives: engine, but no release is published to search: same-module negatives")
+        return pairs, {"source": "module", "why": "no published release to search (a cold root)"}
+    rows = np.unique(schedule(pairs, recipe))
+    anchors = pairs.column("anchor").take(pa.array(rows)).to_pylist()
+    hits, stats = search_near_misses(release, anchors, cache)
+    pairs, counts = engine_negatives(pairs, rows.tolist(), hits, pl.from_arrow(texts), queries, targets)
+    return pairs, {"source": "engine", "release": release.name, **stats, **counts}
 
 
 def _entry(spec: EmbedderRecipeSpec, keys: RecipeKeys, pin: ModelPin, source: str, base: str,

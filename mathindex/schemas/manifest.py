@@ -188,7 +188,7 @@ class InformaliserSpec(_Strict):
         return " and ".join(lacking) or None
 
 
-PairKind = Literal["docstring", "description", "informal", "label", "slogan"]  # what `embed.pairs` mines
+PairKind = Literal["docstring", "description", "informal", "module_doc", "stacks", "label", "slogan"]  # `embed.pairs.KINDS`
 
 
 class RecipePool(_Strict):
@@ -206,7 +206,9 @@ class EmbedderRecipeSpec(_Strict):
     the project's and `exclude_suites` never reach training). `base`: `default` (the bundled MiniLM)
     or a model directory relative to the sources file. `pairs`: the pair kinds mined and each kind's
     share of the training examples (None: `embed.train.DEFAULT_MIX`). `train_max_seq_length`: texts
-    are cut to this many tokens while training (None: `max_seq_length`, which the model keeps)."""
+    are cut to this many tokens while training (None: `max_seq_length`, which the model keeps).
+    `hard_negatives`: true, one negative per pair from the same module or file; `engine`, the
+    published release's top hit for the anchor that is not the positive (none published: true's)."""
 
     name: str = Field("mathindex-minilm", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)
     base: str = Field("default", min_length=1)
@@ -217,10 +219,17 @@ class EmbedderRecipeSpec(_Strict):
     warmup_ratio: float = Field(0.1, ge=0, lt=1)
     max_seq_length: int = Field(128, ge=8, le=512)
     train_max_seq_length: int | None = Field(None, ge=8, le=512)
-    hard_negatives: bool = True
+    hard_negatives: bool | Literal["engine"] = True  # engine: the published release's near-misses (`search.negatives`)
     pairs: dict[PairKind, float] | None = Field(None, min_length=1)
     exclude_suites: list[str] = []
     pool: RecipePool = RecipePool()
+
+    @field_validator("hard_negatives", mode="before")
+    @classmethod
+    def _true_false_or_engine(cls, v):
+        if not isinstance(v, bool) and v != "engine":
+            raise ValueError(f"hard_negatives must be true, false or engine (given {v!r})")
+        return v
 
     @field_validator("pairs")
     @classmethod
@@ -454,6 +463,7 @@ class EmbedderRecipeEntry(_Figures):
     seconds: Number | None = None  # training seconds spent by this release (0 when reused)
     resumed_from: int | None = None  # the step this release's training started at
     pairs: dict[str, int] | None = None  # pairs mined, by kind (trained only)
+    negatives: dict[str, Any] | None = None  # hard_negatives: engine only: where they came from, and counts
 
 
 class BenchEntry(_Figures):

@@ -11,6 +11,7 @@ from mathindex.embed.pairs import frames, mine_pairs, read_release_tables
 from mathindex.embed.train import train
 from mathindex.evaluation.pool import pool_metrics, pool_of
 from mathindex.evaluation.suites import load_suite, project_suite_queries
+from mathindex.search.negatives import near_misses
 from mathindex.tasks import HOUR_S, stage
 
 
@@ -29,6 +30,12 @@ def mine_run_pairs(tables: dict[str, pa.Table], queries: list[str], targets: set
                    kinds: list[str]) -> tuple[pa.Table, dict]:
     """Leak-free pairs of `kinds` from a release run's own tables (`embed.pairs.run_tables`), with counts."""
     return mine_pairs(frames(tables), queries, targets, seed, kinds)
+
+
+@stage(name="engine_near_misses", timeout_seconds=12 * HOUR_S)
+def search_near_misses(release: Path, anchors: list[str], cache_dir: Path | None) -> tuple[dict[str, list[str]], dict]:
+    """Each anchor's top hits in `release`'s engine, cached by content (`search.negatives`)."""
+    return near_misses(release, anchors, cache_dir)
 
 
 @stage(name="train_embedder", timeout_seconds=12 * HOUR_S)
