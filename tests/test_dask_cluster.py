@@ -12,17 +12,14 @@ import logging
 import os
 import shutil
 import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, NamedTuple
 
 import pytest
 
+from bench.common.cluster import dask_cluster
 from bench.release_diff import RECORDS_THE_RUN, compare
 from mathindex.cache.layout import CacheLayout
 from mathindex.cache.shards import worker_id
@@ -39,8 +36,6 @@ from mathindex.tasks.premises import SHARD_ENV as PREMISE_SHARD_ENV
 from mathindex.tasks.search_index import SHARD_ENV as TOKEN_SHARD_ENV
 
 pytestmark = pytest.mark.e2e
-REPO = Path(__file__).resolve().parent.parent
-START_S = 60  # the scheduler and both workers up
 SHARD_TEXTS = "100"  # the sample's 740 texts to embed as 8 shards, spread over both workers
 LEAN_SHARD_BYTES = "8000"  # the sample's 6 Lean files (52 KB) as 4 shards
 SHARD_FORMULAS = "100"  # the sample's 457 distinct formulas to parse as 5 shards, on both workers
@@ -48,55 +43,6 @@ SHARD_STATEMENTS = "50"  # the sample's 218 distinct Lean statements' formal fac
 SHARD_DECLARATIONS = "50"  # the sample's 254 declarations to informalise (6 levels: 166, 62, 17, 4, 4, 1) as 10 shards
 TOKEN_SHARD_TEXTS = "200"  # the sample's 742 distinct texts of the lexical index as 4 shards
 SHARD_GOALS = "2"  # the sample's 9 premise goals' candidates and features as 5 shards
-
-
-class Cluster(NamedTuple):
-    address: str
-    workers: list[subprocess.Popen]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _stop(procs: list[subprocess.Popen]) -> None:
-    for p in procs:
-        if p.poll() is None:
-            p.terminate()
-    for p in procs:
-        try:
-            p.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait(timeout=15)
-
-
-@contextmanager
-def dask_cluster(logs: Path) -> Iterator[Cluster]:
-    """A scheduler and two single-threaded workers without nannies (a killed worker stays dead),
-    each a subprocess importing this checkout; stopped on the way out, whatever happened."""
-    from distributed import Client  # heavy, optional: dask.distributed, needed by this test's client only
-
-    address = f"tcp://127.0.0.1:{_free_port()}"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    logs.mkdir(parents=True, exist_ok=True)
-    dask = [sys.executable, "-m", "dask"]
-    procs = [subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1],
-                               "--no-dashboard"], env=env, stdout=subprocess.DEVNULL,
-                              stderr=(logs / "scheduler.log").open("wb"))]
-    try:
-        for i in range(2):
-            procs.append(subprocess.Popen([*dask, "worker", address, "--nthreads", "1", "--no-nanny",
-                                           "--no-dashboard", "--host", "127.0.0.1", "--name", f"w{i}"],
-                                          env=env, stdout=subprocess.DEVNULL,
-                                          stderr=(logs / f"worker{i}.log").open("wb")))
-        with Client(address, timeout=START_S) as client:
-            client.wait_for_workers(2, timeout=START_S)
-        yield Cluster(address, procs[1:])
-    finally:
-        _stop(procs)
 
 
 def _seeded_root(sample_root: Path, root: Path) -> Path:
