@@ -9,7 +9,7 @@ machine both modes share its cores: the figure is what the cluster's plumbing co
 gives the same bytes, not a speed-up.
 
     python -m bench.cluster_release --sources bench/sources/mathlib-alone.yaml --seed-root ROOT \\
-        --work build/cluster-bench [--cold lean,formulas,formal] [--precision bf16] [--modes local,cluster]
+        --work build/cluster-bench [--cold lean,formulas,formal] [--seed-releases] [--precision bf16] [--modes local,cluster]
 """
 
 from __future__ import annotations
@@ -34,15 +34,19 @@ MODES = ("local", "cluster")
 POLL_S = 2.0
 
 
-def seed_root(seed: Path, root: Path, cold: set[str]) -> None:
-    """`root`'s cache and models as hard links to `seed`'s, but the cache entries in `cold`."""
+def seed_root(seed: Path, root: Path, cold: set[str], releases: bool = False) -> None:
+    """`root`'s cache and models as hard links to `seed`'s, but the cache entries in `cold`; with
+    `releases`, its releases and published pointer too (the embed stage may then reuse the published
+    index, as a nightly does)."""
     src, dst = RootLayout(seed), RootLayout(root)
     dst.cache.mkdir(parents=True)
     for entry in sorted(src.cache.iterdir()):
         if entry.name not in cold:
             subprocess.run(["cp", "-al", str(entry), str(dst.cache / entry.name)], check=True)
-    if src.models.is_dir():
-        subprocess.run(["cp", "-al", str(src.models), str(dst.models)], check=True)
+    more = [src.models] + ([p for p in sorted(src.root.iterdir()) if p.name not in (src.CACHE, src.MODELS)] if releases else [])
+    for entry in more:
+        if entry.exists():
+            subprocess.run(["cp", "-al", str(entry), str(root / entry.name)], check=True)
 
 
 class Watch:
@@ -97,7 +101,7 @@ def release_command(args: argparse.Namespace, root: Path, address: str | None) -
 def one_mode(mode: str, args: argparse.Namespace) -> dict:
     """Seeds the mode's root, builds the release, reads its manifest's stage figures."""
     root = args.work / mode / "root"
-    seed_root(args.seed_root, root, set(args.cold))
+    seed_root(args.seed_root, root, set(args.cold), args.seed_releases)
     if mode == "local":
         figures = run_release(release_command(args, root, None), args.work / mode / "release.log", {})
     else:
@@ -105,6 +109,8 @@ def one_mode(mode: str, args: argparse.Namespace) -> dict:
             pids = {f"w{i}": p.pid for i, p in enumerate(cluster.workers)}
             figures = run_release(release_command(args, root, cluster.address), args.work / mode / "release.log", pids)
     release = published_release(root)
+    if release and args.seed_releases and release.name in {p.name for p in RootLayout(args.seed_root).releases.iterdir()}:
+        release = None  # nothing new was published
     manifest = json.loads(ReleaseLayout(release).manifest.read_text()) if release else {"stages": {}}
     return {**figures, "release": str(release) if release else None,
             "stage_seconds": stage_figures(manifest, "seconds"), "stage_peak_rss_mb": stage_figures(manifest, "peak_rss_mb")}
@@ -128,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed-root", type=Path, required=True, help="a root whose cache and models seed each mode's")
     ap.add_argument("--work", type=Path, required=True, help="a new directory: each mode's root and logs")
     ap.add_argument("--cold", default="", help="cache entries left out of the seed, comma-separated (e.g. lean,formulas,formal)")
+    ap.add_argument("--seed-releases", action="store_true",
+                    help="also link SEED's releases and published pointer (a nightly on that root, not a first release)")
     ap.add_argument("--precision", choices=["fp32", "bf16", "int8"])
     ap.add_argument("--modes", default=",".join(MODES))
     args = ap.parse_args(argv)
