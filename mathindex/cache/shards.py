@@ -306,3 +306,26 @@ class RunMarks:
         """The result is stored: every mark of the shard goes."""
         for p in self._marks():
             p.unlink(missing_ok=True)
+
+
+def stored_or_computed(store: ShardStore | None, key: str, label: str, compute: Callable[[], pl.DataFrame],
+                       keep: Callable[[pl.DataFrame], pl.DataFrame] = lambda rows: rows,
+                       ) -> tuple[pl.DataFrame, int, tuple[str, ...]]:
+    """Runs one content-keyed shard against its `store` (None: no cache): marks the run first, so
+    that a rerun after a lost one says so (a warning naming `label`), reads the shard's rows back
+    when they are stored, else computes them and stores `keep(rows)`. (rows, how many were
+    computed: 0 when read back, the workers of the lost runs)."""
+    marks = RunMarks(store.dir, key) if store is not None else None
+    lost = tuple(marks.start()) if marks is not None else ()
+    if lost:
+        log.warning("%s (%s): run again on %s after a lost run on %s", label, key, worker_id(), ", ".join(lost))
+    rows = store.part(key) if store is not None else None
+    computed = 0
+    if rows is None:
+        rows = compute()
+        computed = rows.height
+        if store is not None:
+            store.put(keep(rows))
+    if marks is not None:
+        marks.done()
+    return rows, computed, lost

@@ -7,7 +7,6 @@ the index is the same whatever ran the shards or in what order they finished."""
 
 from __future__ import annotations
 
-import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,10 +16,9 @@ import pyarrow as pa
 
 from mathindex.cache.codes import FORMAL as FORMAL_CODE
 from mathindex.cache.layout import CacheLayout
-from mathindex.cache.shards import RunMarks, ShardDone, ShardStore, cut_by_key, worker_id
+from mathindex.cache.shards import RunMarks, ShardDone, ShardStore, cut_by_key, stored_or_computed, worker_id
 from mathindex.formal.facts import FACTS, facts_rows, statement_key
 
-log = logging.getLogger(__name__)
 
 # distinct statements a shard parses: whole Mathlib's ~250k statements make 13 shards, each a few
 # seconds of one core; a worker holds one shard's rows at a time
@@ -74,18 +72,9 @@ def facts_shard(shard: FactsShard, cache_dir: Path | None) -> ParsedFacts:
     rows are read back instead. The run is marked first, so that a rerun names a lost one."""
     t0 = time.perf_counter()
     store = facts_cache(cache_dir) if cache_dir is not None else None
-    marks = RunMarks(store.dir, shard.key) if store is not None else None
-    lost = marks.start() if marks is not None else []
-    if lost:
-        log.warning("formal shard %d (%s): run again on %s after a lost run on %s", shard.index, shard.key,
-                    worker_id(), ", ".join(lost))
-    rows = store.part(shard.key) if store is not None else None
-    if rows is None:
-        table, _ = parse_facts(shard)
-        return keep_facts(shard, table, cache_dir, time.perf_counter() - t0, tuple(lost))
-    if marks is not None:
-        marks.done()
-    return ParsedFacts(shard.index, shard.key, worker_id(), tuple(lost), 0, time.perf_counter() - t0,
+    rows, parsed, lost = stored_or_computed(store, shard.key, f"formal shard {shard.index}",
+                                            lambda: pl.from_arrow(parse_facts(shard)[0]))
+    return ParsedFacts(shard.index, shard.key, worker_id(), lost, parsed, time.perf_counter() - t0,
                        rows.to_arrow().cast(FACTS))
 
 

@@ -7,7 +7,6 @@ the tables are the same whatever ran the shards (`api.assemble` joins the rows i
 
 from __future__ import annotations
 
-import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,12 +14,11 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from mathindex.cache.shards import RunMarks, ShardDone, cut_by_key, worker_id
+from mathindex.cache.shards import ShardDone, cut_by_key, stored_or_computed, worker_id
 from mathindex.formula import api
 from mathindex.formula import canonical as canon
 from mathindex.formula.parse_cache import parse_cache
 
-log = logging.getLogger(__name__)
 
 # distinct formulas a shard parses: 2-3 s of one core for whole Mathlib's statement types (about
 # 0.1 ms each), 11 shards for its 276,525; a worker holds one shard's rows (about 15 MB) at a time
@@ -58,21 +56,11 @@ def parse_shard(shard: FormulaShard, budget_s: float, cache_dir: Path | None) ->
     already (a rerun after a lost worker that had stored it) its rows are read back instead. The
     run is marked before anything else, so that a rerun names a lost one (`RunMarks`)."""
     t0 = time.perf_counter()
-    store = parse_cache(cache_dir, budget_s) if cache_dir is not None else None
-    marks = RunMarks(store.dir, shard.key) if store is not None else None
-    lost = marks.start() if marks is not None else []
-    if lost:
-        log.warning("formula shard %d (%s): run again on %s after a lost run on %s", shard.index, shard.key,
-                    worker_id(), ", ".join(lost))
-    rows = store.part(shard.key) if store is not None else None
-    parsed = 0
-    if rows is None:
+
+    def parse() -> pl.DataFrame:
         with canon.lent_worker() as worker:
-            rows = api.parse_rows(pl.from_arrow(shard.todo), budget_s, worker)
-        parsed = rows.height
-        if store is not None:
-            store.put(api.cacheable(rows))
-    if marks is not None:
-        marks.done()
-    return ParsedShard(shard.index, shard.key, worker_id(), tuple(lost), parsed, time.perf_counter() - t0,
-                       rows.to_arrow())
+            return api.parse_rows(pl.from_arrow(shard.todo), budget_s, worker)
+
+    store = parse_cache(cache_dir, budget_s) if cache_dir is not None else None
+    rows, parsed, lost = stored_or_computed(store, shard.key, f"formula shard {shard.index}", parse, api.cacheable)
+    return ParsedShard(shard.index, shard.key, worker_id(), lost, parsed, time.perf_counter() - t0, rows.to_arrow())

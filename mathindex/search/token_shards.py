@@ -6,7 +6,6 @@ same whatever ran the shards or in what order they finished (`search.lexical.wri
 
 from __future__ import annotations
 
-import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,10 +13,9 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from mathindex.cache.shards import RunMarks, ShardDone, cut_by_key, worker_id
+from mathindex.cache.shards import ShardDone, cut_by_key, stored_or_computed, worker_id
 from mathindex.search.token_cache import token_store, tokenised
 
-log = logging.getLogger(__name__)
 
 # distinct texts a shard tokenises: about 2 s of one core on whole Mathlib's texts (26 s of CPU for
 # its 684,980: 14 shards); a worker holds one shard's texts and tokens (about 32 MB) at a time
@@ -55,19 +53,6 @@ def tokenise_shard(shard: TokenShard, cache_dir: Path | None) -> TokenisedShard:
     rows are read back instead. The run is marked first, so that a rerun names a lost one."""
     t0 = time.perf_counter()
     store = token_store(cache_dir) if cache_dir is not None else None
-    marks = RunMarks(store.dir, shard.key) if store is not None else None
-    lost = marks.start() if marks is not None else []
-    if lost:
-        log.warning("token shard %d (%s): run again on %s after a lost run on %s", shard.index, shard.key,
-                    worker_id(), ", ".join(lost))
-    rows = store.part(shard.key) if store is not None else None
-    computed = 0
-    if rows is None:
-        rows = tokenised(pl.from_arrow(shard.todo))
-        computed = rows.height
-        if store is not None:
-            store.put(rows)
-    if marks is not None:
-        marks.done()
-    return TokenisedShard(shard.index, shard.key, worker_id(), tuple(lost), computed, time.perf_counter() - t0,
-                          rows.to_arrow())
+    rows, computed, lost = stored_or_computed(store, shard.key, f"token shard {shard.index}",
+                                              lambda: tokenised(pl.from_arrow(shard.todo)))
+    return TokenisedShard(shard.index, shard.key, worker_id(), lost, computed, time.perf_counter() - t0, rows.to_arrow())
