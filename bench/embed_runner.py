@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import tempfile
 import time
@@ -22,17 +21,12 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from bench.common.machine import cpu_model
+from bench.common.machine import cpu_model, cpu_seconds
 from mathindex.embed.embedder import EMBED_BACKEND, EmbeddingCache
 from mathindex.embed.shards import EmbedderSpec, embed_shard, load_embedder, missing_texts, plan_shards
 from mathindex.embed.texts import embedded_texts
 
 MODES = ("pool", "threads", "intra")
-
-
-def cpu_seconds() -> float:
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def spec_of(mode: str, onnx_dir: Path) -> tuple[EmbedderSpec, int]:

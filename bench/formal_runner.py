@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
-import statistics
 import sys
 import tempfile
 import time
@@ -24,16 +22,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bench.common.machine import cpu_model
+from bench.common.machine import cpu_model, cpu_seconds
+from bench.common.rounds import paired_rounds
 from mathindex.formal.formal_index import merge_facts, plan_facts, statement_facts, unique_declarations
 from mathindex.formal.shards import facts_shard
 
 MODES = ("pool", "threads")
-
-
-def cpu_seconds() -> float:
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def threaded(decls: pa.Table, cache_dir: Path) -> pa.Table:
@@ -69,20 +63,7 @@ def main() -> None:
         decls = decls.take(pa.array(range(0, decls.num_rows, -(-decls.num_rows // args.limit))))
     print(f"{decls.num_rows} declarations, {args.rounds} rounds, {os.cpu_count()} cores; {cpu_model()}; "
           f"load average {os.getloadavg()[0]:.2f}")
-    times: dict[str, list[tuple[float, float]]] = {m: [] for m in modes}
-    facts: dict[str, pa.Table] = {}
-    for r in range(args.rounds):
-        for mode in modes[r % len(modes):] + modes[: r % len(modes)]:
-            wall, cpu, facts[mode] = one_round(mode, decls)
-            times[mode].append((wall, cpu))
-            print(f"  round {r + 1} {mode:8s} wall {wall:7.2f} s  CPU {cpu:7.2f} s", flush=True)
-    base = statistics.median(w for w, _ in times[modes[0]])
-    for mode in modes:
-        wall, cpu = statistics.median(w for w, _ in times[mode]), statistics.median(c for _, c in times[mode])
-        print(f"{mode:10s} wall {wall:7.2f} s  CPU {cpu:7.2f} s  wall ratio to {modes[0]} {wall / base:.2f}")
-    differ = [m for m in modes if not facts[m].equals(facts[modes[0]])]
-    print("facts identical across modes" if not differ else f"facts differ from {modes[0]}'s: {', '.join(differ)}")
-    sys.exit(1 if differ else 0)
+    sys.exit(paired_rounds(modes, args.rounds, lambda mode, _: one_round(mode, decls), "facts", lambda a, b: a.equals(b)))
 
 
 if __name__ == "__main__":

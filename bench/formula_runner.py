@@ -16,8 +16,6 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
-import resource
-import statistics
 import sys
 import tempfile
 import time
@@ -28,18 +26,14 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bench.common.machine import cpu_model
+from bench.common.machine import cpu_model, cpu_seconds
+from bench.common.rounds import paired_rounds
 from mathindex.formula import api
 from mathindex.formula.canonical import close_idle_workers
 from mathindex.formula.shards import SHARD_FORMULAS, FormulaShard, ParsedShard, parse_shard, plan_shards
 
 BUDGET_S = 2.0  # the release's SymPy budget (flows/release.py SYMPY_BUDGET_S)
 MODES = ("flow", "serial", "threads", "processes")
-
-
-def cpu_seconds() -> float:
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def parse_in_process(shard: FormulaShard, cache_dir: Path) -> ParsedShard:
@@ -92,19 +86,8 @@ def main() -> None:
         formulas = formulas.take(pa.array(range(0, formulas.num_rows, -(-formulas.num_rows // args.limit))))
     print(f"{formulas.num_rows} formulas, {args.rounds} rounds, {os.cpu_count()} cores; {cpu_model()}; "
           f"load average {os.getloadavg()[0]:.2f}")
-    times: dict[str, list[tuple[float, float]]] = {m: [] for m in modes}
-    rows: dict[str, tuple[pa.Table, pa.Table]] = {}
-    for r in range(args.rounds):
-        for mode in modes[r % len(modes):] + modes[: r % len(modes)]:
-            wall, cpu, rows[mode] = one_round(mode, formulas, args.shard_formulas)
-            times[mode].append((wall, cpu))
-    base = statistics.median(w for w, _ in times[modes[0]])
-    for mode in modes:
-        wall, cpu = statistics.median(w for w, _ in times[mode]), statistics.median(c for _, c in times[mode])
-        print(f"{mode:10s} wall {wall:7.2f} s  CPU {cpu:7.2f} s  wall ratio to {modes[0]} {wall / base:.2f}")
-    differ = [m for m in modes if not (rows[m][0].equals(rows[modes[0]][0]) and rows[m][1].equals(rows[modes[0]][1]))]
-    print("rows identical across modes" if not differ else f"rows differ from {modes[0]}'s: {', '.join(differ)}")
-    sys.exit(1 if differ else 0)
+    sys.exit(paired_rounds(modes, args.rounds, lambda mode, _: one_round(mode, formulas, args.shard_formulas), "rows",
+                           lambda a, b: a[0].equals(b[0]) and a[1].equals(b[1])))
 
 
 if __name__ == "__main__":

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
-import statistics
 import sys
 import tempfile
 import time
@@ -24,16 +22,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bench.common.machine import cpu_model
+from bench.common.machine import cpu_model, cpu_seconds
+from bench.common.rounds import paired_rounds
 from mathindex.informal import RuleInformaliser, informalise_reported
 from mathindex.informal.shards import SHARD_ITEMS, render_shard, sharded_renderer
 
 MODES = ("task", "threads")
-
-
-def cpu_seconds() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    return own.ru_utime + own.ru_stime
 
 
 def one_round(mode: str, decls: pa.Table, deps: pa.Table, shard_items: int) -> tuple[float, float, pa.Table]:
@@ -68,21 +62,8 @@ def main() -> None:
     deps = pq.read_table(args.release / "dependencies.parquet")
     print(f"{decls.num_rows} declarations, {args.rounds} rounds, {os.cpu_count()} cores, shards of "
           f"{args.shard_items}; {cpu_model()}; load average {os.getloadavg()[0]:.2f}")
-    times: dict[str, list[tuple[float, float]]] = {m: [] for m in modes}
-    tables: dict[str, pa.Table] = {}
-    for r in range(args.rounds):
-        for mode in modes[r % len(modes):] + modes[: r % len(modes)]:
-            wall, cpu, tables[mode] = one_round(mode, decls, deps, args.shard_items)
-            times[mode].append((wall, cpu))
-            print(f"  round {r + 1} {mode:8s} wall {wall:7.2f} s  CPU {cpu:7.2f} s", flush=True)
-    base = statistics.median(w for w, _ in times[modes[0]])
-    for mode in modes:
-        wall, cpu = statistics.median(w for w, _ in times[mode]), statistics.median(c for _, c in times[mode])
-        print(f"{mode:10s} wall {wall:7.2f} s  CPU {cpu:7.2f} s  wall ratio to {modes[0]} {wall / base:.2f}")
-    differ = [m for m in modes if not tables[m].equals(tables[modes[0]])]
-    print("informalisations identical across modes" if not differ else
-          f"informalisations differ from {modes[0]}'s: {', '.join(differ)}")
-    sys.exit(1 if differ else 0)
+    sys.exit(paired_rounds(modes, args.rounds, lambda mode, _: one_round(mode, decls, deps, args.shard_items),
+                           "informalisations", lambda a, b: a.equals(b)))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from bench.common.machine import cpu_seconds
 from mathindex.lean import extract_lean_tree
 from mathindex.lean.lexer import blank
 
@@ -71,13 +72,6 @@ def rerun_one_changed(root: Path, files: list[Path], cache: Path) -> float:
         took = time.perf_counter() - t0
         assert "bench_added_decl2" in set(out.declarations["full_name"].to_pylist())
         return took
-
-
-def cpu_seconds() -> float:
-    """User+system CPU of this process and its reaped children (the extraction workers)."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def peak_rss_mb() -> float:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -25,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench.common.machine import cpu_model, cpu_seconds
+from bench.common.rounds import paired_rounds
 from mathindex.search import text as tokenizer
 from mathindex.search.lexical import build_text_index, informal_texts, text_rows, write_text_index
 from mathindex.search.token_cache import token_store, uncached
@@ -77,23 +77,13 @@ def main() -> None:
         texts = texts.take(pa.array(range(0, texts.num_rows, -(-texts.num_rows // args.limit))))
     print(f"{texts.num_rows} texts, {args.rounds} rounds, shards of {args.shard_texts}; {cpu_model()}; "
           f"load average {os.getloadavg()[0]:.2f}")
-    times: dict[str, list[tuple[float, float]]] = {m: [] for m in modes}
-    built: dict[str, dict[str, bytes]] = {}
     with tempfile.TemporaryDirectory(prefix="lexical-runner-out-") as work:
-        for r in range(args.rounds):
-            for mode in modes[r % len(modes):] + modes[: r % len(modes)]:
-                out = Path(work) / f"{mode}-{r}"
-                wall, cpu = one_round(mode, texts, args.shard_texts, out)
-                times[mode].append((wall, cpu))
-                built[mode] = files(out)
-                print(f"  round {r + 1} {mode:8s} wall {wall:7.2f} s  CPU {cpu:7.2f} s", flush=True)
-    base = statistics.median(w for w, _ in times[modes[0]])
-    for mode in modes:
-        wall, cpu = statistics.median(w for w, _ in times[mode]), statistics.median(c for _, c in times[mode])
-        print(f"{mode:10s} wall {wall:7.2f} s  CPU {cpu:7.2f} s  wall ratio to {modes[0]} {wall / base:.2f}")
-    differ = [m for m in modes if built[m] != built[modes[0]]]
-    print("lexical files identical across modes" if not differ else f"lexical files differ from {modes[0]}'s: {', '.join(differ)}")
-    sys.exit(1 if differ else 0)
+
+        def run(mode: str, r: int) -> tuple[float, float, dict[str, bytes]]:
+            out = Path(work) / f"{mode}-{r}"
+            return (*one_round(mode, texts, args.shard_texts, out), files(out))
+
+        sys.exit(paired_rounds(modes, args.rounds, run, "lexical files"))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
 import time
@@ -30,7 +29,7 @@ from pathlib import Path
 
 import pyarrow.compute as pc
 
-from bench.common.machine import cpu_model
+from bench.common.machine import cpu_model, cpu_seconds
 from mathindex.lean import extract_lean_tree
 from mathindex.lean.extract import LeanExtraction, finish_extraction, plan_extraction
 from mathindex.lean.shards import extract_shard
@@ -39,12 +38,6 @@ from mathindex.sources import PACKAGE_ROOT, read_sources_file
 from mathindex.tasks.extract import merge_extractions
 
 DEFAULT_SOURCES = PACKAGE_ROOT / "bench" / "sources" / "mathlib.yaml"
-
-
-def cpu_seconds() -> float:
-    """User+system CPU of this process and its reaped children (the extraction workers)."""
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def lean_roots(sources: Path) -> tuple[dict[str, Path], list[str]]:

@@ -18,8 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import resource
-import statistics
 import sys
 import tempfile
 import time
@@ -29,7 +27,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from bench.common.machine import cpu_model
+from bench.common.machine import cpu_model, cpu_seconds
+from bench.common.rounds import paired_rounds
 from mathindex.embed.channel import spec_channel
 from mathindex.embed.embedder import EMBED_BACKEND, onnx_dir_for
 from mathindex.embed.models import reference_path
@@ -46,11 +45,6 @@ from mathindex.store.integrity import read_manifest
 from mathindex.store.layout import ReleaseLayout
 
 MODES = ("in-process", "threads")
-
-
-def cpu_seconds() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    return own.ru_utime + own.ru_stime
 
 
 def stage_goals(release: Path) -> list[dict]:
@@ -124,20 +118,7 @@ def main() -> None:
     spec = release_spec(args.release)
     print(f"{len(goals)} goals, {args.rounds} rounds, {os.cpu_count()} cores; {cpu_model()}; "
           f"load average {os.getloadavg()[0]:.2f}")
-    times: dict[str, list[tuple[float, float]]] = {m: [] for m in modes}
-    found: dict[str, list[Candidates]] = {}
-    for r in range(args.rounds):
-        for mode in modes[r % len(modes):] + modes[: r % len(modes)]:
-            wall, cpu, found[mode] = one_round(mode, args.release, spec, goals)
-            times[mode].append((wall, cpu))
-            print(f"  round {r + 1} {mode:10s} wall {wall:7.2f} s  CPU {cpu:7.2f} s", flush=True)
-    base = statistics.median(w for w, _ in times[modes[0]])
-    for mode in modes:
-        wall, cpu = statistics.median(w for w, _ in times[mode]), statistics.median(c for _, c in times[mode])
-        print(f"{mode:10s} wall {wall:7.2f} s  CPU {cpu:7.2f} s  wall ratio to {modes[0]} {wall / base:.2f}")
-    differ = [m for m in modes if not same(found[m], found[modes[0]])]
-    print("candidates identical across modes" if not differ else f"candidates differ from {modes[0]}'s: {', '.join(differ)}")
-    sys.exit(1 if differ else 0)
+    sys.exit(paired_rounds(modes, args.rounds, lambda mode, _: one_round(mode, args.release, spec, goals), "candidates", same))
 
 
 if __name__ == "__main__":

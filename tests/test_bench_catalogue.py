@@ -37,6 +37,8 @@ def test_each_entry_imports_has_a_main_and_prints_its_figures(name: str) -> None
     module = importlib.import_module(entry.module)
     assert callable(module.main)
     source = Path(module.__file__).read_text(encoding="utf-8")
+    shared = re.findall(r"^from (bench\.common\.\w+) import", source, flags=re.M)  # printers it shares
+    source += "".join(Path(importlib.import_module(m).__file__).read_text(encoding="utf-8") for m in shared)
     assert [f for f in entry.figures if f not in source] == []  # each figure is a literal its script prints
 
 
