@@ -83,7 +83,7 @@ def test_only_tasks_on_workers_retry_and_every_other_task_has_a_timeout():
     assert {"extract_lean", "extract_latex", "embed_and_index", "run_benchmarks", "informalise"} <= set(found)
     retrying = {name for name, t in found.items() if t.retries}
     assert retrying == {"extract_lean", "extract_lean_shard", "extract_latex", "embed_shard", "parse_formula_shard",
-                        "formal_facts_shard"}
+                        "formal_facts_shard", "informalise_shard", "premise_features_shard", "tokenise_text_shard"}
     for name in retrying:
         assert found[name].retries == len(RETRY_DELAYS_S) and found[name].retry_delay_seconds == RETRY_DELAYS_S
         assert found[name].retry_condition_fn is retry_transient
