@@ -1,6 +1,7 @@
 """The embed stage in bounded memory (issue 32): the cache's key-only mask (`contains`) and its
 chunked reads (`read`) agree with `lookup`; the index read from the cache in small chunks has the
-same bytes as one built from one array; the exact recall search gives IndexFlatIP's results."""
+same bytes as one built from one array; the exact recall search gives IndexFlatIP's results; a
+release's index reads its vectors a block at a time."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ import numpy as np
 import pyarrow as pa
 
 from mathindex.embed import embedder as embedder_module
-from mathindex.embed import vector_index
+from mathindex.embed import truth, vector_index, vector_rows
 from mathindex.embed.embedder import EmbeddingCache, cache_texts, embed_texts, text_keys
 from mathindex.embed.truth import exact_neighbours
 from mathindex.embed.vector_index import INDEX_FILES, VectorIndex, embed_and_index
+from mathindex.embed.vector_rows import VectorRows
 
 DIM = 8
 
@@ -119,3 +121,28 @@ def test_the_content_key_hashed_a_slice_at_a_time_is_the_whole_join(monkeypatch)
     whole.update("\n".join(shas).encode())
     monkeypatch.setattr(vector_index, "KEY_SLICE", 3)
     assert vector_index.content_key(table, info, {}) == whole.hexdigest()
+
+
+def test_a_release_index_reads_the_cache_a_block_at_a_time_with_the_whole_arrays_results(tmp_path, monkeypatch):
+    import faiss  # as the index modules: loaded where used
+
+    texts = [f"lemma {i} about rings" for i in range(600)]
+    table = pa.table({"text_id": np.arange(600, dtype=np.int64), "text": texts,
+                      "sha256": [hashlib.sha256(t.encode()).hexdigest() for t in texts]})
+    monkeypatch.setattr(vector_rows, "ADD_ROWS", 128)
+    monkeypatch.setattr(truth, "ADD_ROWS", 128)
+    taken: list[int] = []
+    take = VectorRows.take
+    monkeypatch.setattr(VectorRows, "take", lambda self, positions: taken.append(len(positions)) or take(self, positions))
+    built, _ = embed_and_index(table, SeededEmbedder(), tmp_path / "cache", tmp_path / "a", recall_queries=100)
+    assert taken and max(taken) <= 128  # never every vector at once
+    whole = SeededEmbedder().encode(texts)
+    again = VectorIndex.build(whole, table.column("text_id").to_numpy(), SeededEmbedder(), tmp_path / "b",
+                              recall_queries=100, content_key=built.sidecar["content_key"],
+                              shas=table.column("sha256").to_pylist())
+    for name in INDEX_FILES:  # the cache read in blocks, the array cut in blocks: one index
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    assert again.sidecar["flat_float32_bytes"] == whole.nbytes and again.sidecar["recall_at_10"] > 0.9
+    scores, rows = exact_neighbours(VectorRows.of_array(whole), whole[::9], 20)  # five blocks merged
+    want = faiss.knn(whole[::9], whole, 20, faiss.METRIC_INNER_PRODUCT)
+    assert np.array_equal(rows, want[1]) and np.allclose(scores, want[0], atol=1e-6)

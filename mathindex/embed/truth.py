@@ -22,6 +22,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from mathindex.embed.vector_rows import ADD_ROWS, VectorRows, as_rows
+
 TRUTH_FILE = "recall_truth.parquet"
 TRUTH_K = 32  # neighbours kept per query: rows can leave before a list is too short to stay exact
 TRUTH = pa.schema([
@@ -47,25 +49,36 @@ def recall_sample(ids: np.ndarray, shas: list[str | None], n: int, seed: int) ->
     return np.sort(order)
 
 
-def exact_neighbours(vectors: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def exact_neighbours(vectors: "np.ndarray | VectorRows", queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """(scores, row numbers) of the exact top-k inner-product neighbours: `IndexFlatIP`'s search
     (the same `knn_inner_product`, the same bytes) on `vectors` where they lie, without the
-    index's copy of every vector."""
+    index's copy of every vector. Rows given as `VectorRows` are searched a block at a time, the
+    blocks' lists merged in FAISS's own result heap."""
     import faiss  # on first use, as in vector_index.py: a server sets OMP_NUM_THREADS before FAISS loads
 
-    return faiss.knn(queries, vectors, k, faiss.METRIC_INNER_PRODUCT)
+    if not isinstance(vectors, VectorRows):
+        return faiss.knn(queries, vectors, k, faiss.METRIC_INNER_PRODUCT)
+    if len(vectors) <= ADD_ROWS:
+        return faiss.knn(queries, vectors.take(np.arange(len(vectors))), k, faiss.METRIC_INNER_PRODUCT)
+    heap = faiss.ResultHeap(len(queries), k, keep_max=True)
+    for start, block in vectors.blocks():
+        scores, rows = faiss.knn(queries, block, min(k, len(block)), faiss.METRIC_INNER_PRODUCT)
+        heap.add_result(scores, np.where(rows < 0, -1, rows + start))
+    heap.finalize()
+    return heap.D, heap.I
 
 
-def exact_truth(vectors: np.ndarray, ids: np.ndarray, shas: list[str | None], sample: np.ndarray) -> pa.Table:
+def exact_truth(vectors: "np.ndarray | VectorRows", ids: np.ndarray, shas: list[str | None], sample: np.ndarray) -> pa.Table:
     """The TRUTH table of the sample's rows, searched exactly over every vector."""
     if not len(sample):
         return _table([], [], [], [])
-    k = min(TRUTH_K + 1, len(vectors))
-    scores, rows = exact_neighbours(vectors, vectors[sample], k)
-    return _table(ids[sample], [shas[i] for i in sample], ids[rows], scores)
+    rows = as_rows(vectors)
+    k = min(TRUTH_K + 1, len(rows))
+    scores, found = exact_neighbours(rows, rows.take(sample), k)
+    return _table(ids[sample], [shas[i] for i in sample], ids[found], scores)
 
 
-def carried_truth(previous: Path, vectors: np.ndarray, ids: np.ndarray, shas: list[str | None], sample: np.ndarray,
+def carried_truth(previous: Path, vectors: "np.ndarray | VectorRows", ids: np.ndarray, shas: list[str | None], sample: np.ndarray,
                   appended: np.ndarray, left: set[int], k: int) -> tuple[pa.Table, int]:
     """(the TRUTH table of today's sample, how many queries were searched exactly again) from the
     previous index's truth file: `appended` are positions of `vectors` added since, `left` the text
@@ -75,9 +88,11 @@ def carried_truth(previous: Path, vectors: np.ndarray, ids: np.ndarray, shas: li
     if not path.is_file():
         return exact_truth(vectors, ids, shas, sample), len(sample)
     old = pq.read_table(path)
+    vectors = as_rows(vectors)
+    queries = vectors.take(sample)
     before = {int(t): (s, n, d) for t, s, n, d in zip(old.column("text_id").to_numpy(), old.column("sha256").to_pylist(),
                                                       old.column("neighbours").to_pylist(), old.column("scores").to_pylist())}
-    new_scores = vectors[sample] @ vectors[appended].T if len(appended) else np.zeros((len(sample), 0), np.float32)
+    new_scores = queries @ vectors.take(appended).T if len(appended) else np.zeros((len(sample), 0), np.float32)
     new_ids = ids[appended]
     width = min(TRUTH_K + 1, len(vectors))
     lists: list[tuple[np.ndarray, np.ndarray] | None] = []
@@ -100,7 +115,7 @@ def carried_truth(previous: Path, vectors: np.ndarray, ids: np.ndarray, shas: li
         lists.append((cand_ids[order], cand_scores[order]))
     redo = [q for q, got in enumerate(lists) if got is None]
     if redo:
-        s, r = exact_neighbours(vectors, vectors[sample[redo]], width)
+        s, r = exact_neighbours(vectors, queries[redo], width)
         for j, q in enumerate(redo):
             lists[q] = (ids[r[j]], s[j])
     return _table(ids[sample], [shas[i] for i in sample], [n for n, _ in lists], [d for _, d in lists]), len(redo)

@@ -28,7 +28,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mathindex.embed import truth as recall_truth
-from mathindex.embed.embedder import KEY_SLICE, EmbedStats, embed_texts, queries_fit
+from mathindex.embed.embedder import (KEY_SLICE, EmbeddingCache, EmbedStats, cache_texts, embed_texts, queries_fit,
+                                      text_keys)
+from mathindex.embed.vector_rows import VectorRows
 from mathindex.schemas.embed import VECTOR_IDS
 
 log = logging.getLogger(__name__)
@@ -88,15 +90,18 @@ class VectorIndex:
 
     @classmethod
     def build(
-        cls, vectors: np.ndarray, ids: np.ndarray, embedder_info_: Any, out_dir: Path, M: int = 32,
+        cls, vectors: "np.ndarray | VectorRows", ids: np.ndarray, embedder_info_: Any, out_dir: Path, M: int = 32,
         ef_construction: int = 80, ef_search: int | None = None, target_recall: float = 0.99,
         recall_queries: int = 1000, seed: int = 0, content_key: str | None = None,
         shas: list[str] | None = None,
     ) -> "VectorIndex":
         """Build, measure recall@10 against exact search on `recall_queries` sampled vectors, and save.
 
-        Vectors are added in ascending id order whatever order they come in: the same (id, vector)
-        set always gives the same HNSW graph and the same bytes. With `ef_search=None` the smallest
+        Vectors are added in ascending id order whatever order they come in, ADD_ROWS at a time
+        (`vectors` may be `VectorRows` read from the embedding cache, so no float32 copy of every
+        vector is held; the int8 quantiser is trained on each dimension's range, which is what
+        training on every vector computes): the same (id, vector) set always gives the same HNSW
+        graph and the same bytes. With `ef_search=None` the smallest
         efSearch on EF_SEARCH_LADDER that reaches `target_recall` is chosen (when none does, the
         smallest within PLATEAU of the best recall, and a warning is logged). `shas` (the texts'
         sha256, row-aligned with `vectors`) are stored with the ids, so that a later release can
@@ -105,22 +110,23 @@ class VectorIndex:
         import faiss  # on first use: see the module docstring (OMP_NUM_THREADS)
 
         info = embedder_info(embedder_info_)
-        vectors, ids = _checked(vectors, ids, info)
+        rows, ids = _checked(vectors, ids, info)
         shas = list(shas) if shas is not None else [None] * len(ids)
         if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):  # one add order (by id), one graph, whoever calls
-            order = np.argsort(ids, kind="stable")  # a copy of every vector: only for rows out of id order
-            vectors, ids, shas = vectors[order], ids[order], [shas[i] for i in order]
+            order = np.argsort(ids, kind="stable")
+            rows, ids, shas = rows.permuted(order), ids[order], [shas[i] for i in order]
         t0 = time.perf_counter()
         index = faiss.index_factory(info["dim"], f"IDMap2,HNSW{M},SQ8", faiss.METRIC_INNER_PRODUCT)
         _hnsw(index).hnsw.efConstruction = ef_construction
-        if len(vectors):
-            index.train(vectors)
-            index.add_with_ids(vectors, ids)
+        if len(rows):
+            index.train(np.stack(rows.column_range()))  # SQ8's min-max ranges: the same as from every row
+            for start, block in rows.blocks():
+                index.add_with_ids(block, ids[start : start + len(block)])
         build_s = time.perf_counter() - t0
         built = cls(Path(out_dir), {}, index)
         sample = recall_truth.recall_sample(ids, shas, recall_queries, seed)
-        truth = recall_truth.exact_truth(vectors, ids, shas, sample)
-        recall, chosen, tried = built._measure(vectors[sample], ids[sample], truth, ef_search, target_recall)
+        truth = recall_truth.exact_truth(rows, ids, shas, sample)
+        recall, chosen, tried = built._measure(rows.take(sample), ids[sample], truth, ef_search, target_recall)
         log.info("built %s vectors in %.1f s; recall@10 %.4f at efSearch %d", len(ids), build_s, recall, chosen)
         ids_table = pa.table({"row": np.arange(len(ids), dtype=np.int64), "text_id": ids, "sha256": shas,
                               "deleted": np.zeros(len(ids), dtype=bool)}, schema=VECTOR_IDS)
@@ -129,7 +135,7 @@ class VectorIndex:
             "factory": f"IDMap2,HNSW{M},SQ8", "M": M, "ef_construction": ef_construction, "ef_search": chosen,
             "count": int(len(ids)), "rows": int(len(ids)), "deleted": 0, "recall_at_10": recall,
             "recall_by_ef_search": tried, "recall_queries": int(min(recall_queries, len(ids))), "recall_seed": seed,
-            "flat_float32_bytes": int(vectors.nbytes), "content_key": content_key, "update": None,
+            "flat_float32_bytes": rows.nbytes, "content_key": content_key, "update": None,
         }  # fmt: skip
         if recall < target_recall:
             log.warning("recall@10 %.4f is below the target %.2f at every efSearch tried", recall, target_recall)
@@ -137,7 +143,7 @@ class VectorIndex:
 
     @classmethod
     def update(
-        cls, previous: Path, vectors: np.ndarray, ids: np.ndarray, shas: list[str], embedder_info_: Any,
+        cls, previous: Path, vectors: "np.ndarray | VectorRows", ids: np.ndarray, shas: list[str], embedder_info_: Any,
         out_dir: Path, M: int = 32, ef_construction: int = 80, ef_search: int | None = None,
         target_recall: float = 0.99, recall_queries: int = 1000, seed: int = 0, content_key: str | None = None,
         limit: float = UPDATE_LIMIT,
@@ -151,7 +157,7 @@ class VectorIndex:
         import faiss  # on first use: see the module docstring (OMP_NUM_THREADS)
 
         info = embedder_info(embedder_info_)
-        vectors, ids = _checked(vectors, ids, info)
+        rows, ids = _checked(vectors, ids, info)
         plan = _update_plan(Path(previous), ids, shas, info, M, ef_construction, limit)
         if plan is None:
             return None
@@ -162,31 +168,31 @@ class VectorIndex:
             threads = faiss.omp_get_max_threads()
             faiss.omp_set_num_threads(1)
             try:
-                index.add_with_ids(vectors[appended], ids[appended])
+                index.add_with_ids(rows.take(appended), ids[appended])
             finally:
                 faiss.omp_set_num_threads(threads)
         deleted = old.column("deleted").to_numpy(zero_copy_only=False).copy()
         deleted[removed] = True
-        rows = len(deleted) + len(appended)
+        row_count = len(deleted) + len(appended)
         ids_table = pa.concat_tables([
             old.set_column(old.schema.get_field_index("deleted"), "deleted", pa.array(deleted)).cast(VECTOR_IDS),
-            pa.table({"row": np.arange(len(deleted), rows, dtype=np.int64), "text_id": ids[appended],
+            pa.table({"row": np.arange(len(deleted), row_count, dtype=np.int64), "text_id": ids[appended],
                       "sha256": [shas[i] for i in appended], "deleted": np.zeros(len(appended), dtype=bool)},
                      schema=VECTOR_IDS),
         ]).combine_chunks()  # fmt: skip
         updated = cls(Path(out_dir), {}, index, _LiveRows.of(ids_table))
         sample = recall_truth.recall_sample(ids, shas, recall_queries, seed)
         left = set(old.column("text_id").to_numpy()[removed].tolist())
-        truth, searched = recall_truth.carried_truth(previous, vectors, ids, shas, sample, appended, left, RECALL_K)
-        recall, chosen, tried = updated._measure(vectors[sample], ids[sample], truth, ef_search, target_recall)
+        truth, searched = recall_truth.carried_truth(previous, rows, ids, shas, sample, appended, left, RECALL_K)
+        recall, chosen, tried = updated._measure(rows.take(sample), ids[sample], truth, ef_search, target_recall)
         log.info("updated the index of %s in %.1f s: %d vectors appended, %d deleted; recall@10 %.4f at efSearch %d",
                  previous, time.perf_counter() - t0, len(appended), len(removed), recall, chosen)
         prev_side = json.loads((Path(previous) / SIDECAR_FILE).read_text())
         sidecar = {
             **{k: prev_side[k] for k in ("embedder", "metric", "normalised", "factory", "M", "ef_construction")},
-            "ef_search": chosen, "count": int(len(ids)), "rows": int(rows), "deleted": int(deleted.sum()),
+            "ef_search": chosen, "count": int(len(ids)), "rows": int(row_count), "deleted": int(deleted.sum()),
             "recall_at_10": recall, "recall_by_ef_search": tried, "recall_queries": int(min(recall_queries, len(ids))),
-            "recall_seed": seed, "flat_float32_bytes": int(vectors.nbytes), "content_key": content_key,
+            "recall_seed": seed, "flat_float32_bytes": rows.nbytes, "content_key": content_key,
             "update": {"from": prev_side.get("content_key"), "appended": int(len(appended)),
                        "deleted": int(len(removed)), "changed_since_build": int(since_build), "limit": limit,
                        "recall_queries_searched": int(searched)},
@@ -319,12 +325,16 @@ class _LiveRows:
         return ids.astype(np.int64), scores.astype(np.float32)
 
 
-def _checked(vectors: np.ndarray, ids: np.ndarray, info: dict) -> tuple[np.ndarray, np.ndarray]:
-    """Contiguous float32 vectors and int64 ids, or a one-line error for a shape or id problem."""
-    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+def _checked(vectors: "np.ndarray | VectorRows", ids: np.ndarray, info: dict) -> tuple[VectorRows, np.ndarray]:
+    """The vectors as `VectorRows` and the ids as int64, or a one-line error for a shape or id problem."""
+    if not isinstance(vectors, VectorRows):
+        vectors = np.asarray(vectors)
+        if vectors.ndim != 2 or vectors.shape[1] != info["dim"]:
+            raise IndexMismatchError(f"vectors have shape {vectors.shape}, embedder {info['name']} has dimension {info['dim']}")
+        vectors = VectorRows.of_array(vectors)
+    elif vectors.dim != info["dim"]:
+        raise IndexMismatchError(f"vectors have dimension {vectors.dim}, embedder {info['name']} has dimension {info['dim']}")
     ids = np.ascontiguousarray(ids, dtype=np.int64)
-    if vectors.ndim != 2 or vectors.shape[1] != info["dim"]:
-        raise IndexMismatchError(f"vectors have shape {vectors.shape}, embedder {info['name']} has dimension {info['dim']}")
     if len(ids) != len(vectors):
         raise ValueError(f"{len(ids)} ids for {len(vectors)} vectors")
     if len(np.unique(ids)) != len(ids):
@@ -426,7 +436,12 @@ def embed_and_index(
         stats.index_reused, stats.seconds = True, time.perf_counter() - t0
         log.info("vector index reused from %s (same texts, embedder and options)", previous)
         return VectorIndex.open(out_dir, embedder), stats
-    vectors = embed_texts(texts, embedder, cache_dir, stats)
+    if cache_dir is None or not texts.num_rows:
+        vectors = embed_texts(texts, embedder, cache_dir, stats)  # held in memory: no cache to read back from
+    else:  # embedded into the cache, then read back a block at a time by the index build
+        keys = text_keys(texts)
+        cache_texts(texts, embedder, cache_dir, stats, keys=keys)
+        vectors = VectorRows.of_cache(EmbeddingCache(cache_dir, embedder.name, embedder.revision, embedder.dim), keys)
     ids, shas = texts.column("text_id").to_numpy(), texts.column("sha256").to_pylist()
     if previous is not None:
         index = VectorIndex.update(previous, vectors, ids, shas, embedder, out_dir, content_key=key, **index_options)
