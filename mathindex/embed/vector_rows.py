@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
+from mathindex.embed.base import EmbedderError
+
 ADD_ROWS = 65_536  # rows per block: one HNSW add, one exact-search step
 
 
@@ -33,8 +35,6 @@ class VectorRows:
     def of_cache(cls, cache, keys: np.ndarray) -> "VectorRows":
         """The vectors of S32 `keys` in the embedding cache `cache` (`embed.embedder.EmbeddingCache`);
         a key the cache lacks is a one-line EmbedderError when its block is read."""
-        from mathindex.embed.embedder import EmbedderError
-
         def read(positions: np.ndarray) -> np.ndarray:
             out = np.empty((len(positions), cache.dim), dtype=np.float32)
             found = cache.read(keys[positions], out)
