@@ -31,6 +31,7 @@ from mathindex.embed.models import ModelError, embedder_name, entry_name
 from mathindex.embed.models import model_revision as content_revision
 from mathindex.cache.stop import check_stopped, stopped
 from mathindex.embed.torch_ops import forward, native_bf16, quantise_int8, tokenise
+from mathindex.workers import stop_on_sigterm
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,10 @@ _WORKER: dict = {}
 
 def _worker_init(path: str, device: str, int8: bool = False, onnx_file: str | None = None, bf16: bool = False) -> None:
     """Load the model once in a worker process, one intra-op thread (workers share the cores); with
-    `onnx_file` only an onnxruntime session (the parent tokenises and pads: `_worker_run`)."""
+    `onnx_file` only an onnxruntime session (the parent tokenises and pads: `_worker_run`). The worker
+    ends with the process that started it (`workers.stop_on_sigterm`): a stopped release leaves no
+    worker encoding on."""
+    stop_on_sigterm()
     if onnx_file is not None:
         _WORKER.update(session=onnx.session(Path(onnx_file), 1))
         return
