@@ -3,7 +3,7 @@ checkout's code: its peak RSS (VmHWM, reset at each step as the flow resets it a
 wall and CPU seconds, and whether its vector/ files are byte for byte the baseline's.
 
     .venv/bin/python -m bench.embed_memory RELEASE_DIR --cache ROOT/cache --baseline-code DIR [--runs N]
-        [--model ROOT/models/NAME@REV --precision bf16] [--index-changed]
+        [--model ROOT/models/NAME@REV --precision bf16] [--index-changed] [--no-renderings]
 
 RELEASE_DIR gives embedding_texts.parquet (read only); --cache is a root's cache that already
 holds every vector of those texts and of their renderings for the bundled model, or for --model
@@ -13,7 +13,8 @@ against, e.g. `git archive main | tar -x -C build/bench_main`. Steps: `model` (l
 embedder), `plan` (which texts the cache lacks), `index` (vectors read, HNSW SQ8 built, recall
 measured, renderings checked): the flow's load_release_embedder, embed_in_shards, embed_and_index.
 --index-changed: the code under test builds the graph otherwise (say so), so its files are compared
-by recall@10, not bytes.
+by recall@10, not bytes. --no-renderings: the index step alone, for a cache that holds the texts'
+vectors but not their renderings' (the planned and embedded renderings are skipped in both runs).
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ from mathindex.embed.models import ModelPin
 from mathindex.embed.shards import load_embedder
 from mathindex.tasks.embed import embed_and_index, embedder_spec, plan_embed_shards
 texts = pq.read_table(texts_path)
+if os.environ.get("BENCH_NO_RENDERINGS"):
+    import mathindex.tasks.embed as stage
+    stage.warm_renderings = lambda *args, **kw: {"embedded": 0, "cached": 0}
 steps = {}
 def mark(name, t, c):
     steps[name] = {"wall": round(time.perf_counter() - t, 2), "cpu": round(time.process_time() - c, 2), "peak_mb": peak_mb()}
@@ -58,7 +62,7 @@ spec = embedder_spec(model, cache, precision, local=True)
 embedder = load_embedder(spec)
 t, c = mark("model", t, c)
 plan = plan_embed_shards.fn(texts, embedder, cache, None, 20_000, os.cpu_count() or 1)
-if plan.shards:
+if plan.shards and plan.index_missing + (0 if os.environ.get("BENCH_NO_RENDERINGS") else plan.renderings_missing):
     sys.exit(f"the cache lacks {sum(len(s.texts) for s in plan.shards)} texts: not warm")
 t, c = mark("plan", t, c)
 embedder.threads = 0
@@ -72,11 +76,11 @@ print(json.dumps({"steps": steps, "wall": round(time.perf_counter() - t0, 2),
 """
 
 
-def run_stage(code: Path, texts: Path, out: Path, cache: Path, model: str, precision: str) -> dict:
+def run_stage(code: Path, texts: Path, out: Path, cache: Path, model: str, precision: str, renderings: bool) -> dict:
     """One embed stage in a fresh process under `code`; its figures and its vector files' sha256."""
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    env = dict(os.environ, PYTHONPATH=str(code))
+    env = dict(os.environ, PYTHONPATH=str(code), **({} if renderings else {"BENCH_NO_RENDERINGS": "1"}))
     proc = subprocess.run([sys.executable, "-c", CHILD, str(texts), str(out), str(cache), model, precision], env=env,
                           capture_output=True, text=True, cwd=code)
     if proc.returncode:
@@ -98,6 +102,7 @@ def main() -> int:
     ap.add_argument("--model", type=Path, help="a root's model entry (default: the bundled model)")
     ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "int8"])
     ap.add_argument("--index-changed", action="store_true", help="compare the vector files by recall, not bytes")
+    ap.add_argument("--no-renderings", action="store_true", help="skip the renderings: the index step alone")
     a = ap.parse_args()
     work = a.work.resolve()
     texts, cache = (a.release / "embedding_texts.parquet").resolve(), a.cache.resolve()
@@ -106,7 +111,8 @@ def main() -> int:
     for i in range(a.runs):
         for name, code in (("baseline", a.baseline_code.resolve()), ("code", a.code.resolve())):
             model = str(a.model.resolve()) if a.model else ""
-            runs[name].append(got := run_stage(code, texts, work / name, cache, model, a.precision))
+            runs[name].append(got := run_stage(code, texts, work / name, cache, model, a.precision,
+                                                 not a.no_renderings))
             print(f"run {i} {name}: {got['rows']} rows, recall@10 {got['recall_at_10']}, wall {got['wall']} s, "
                   f"CPU {got['cpu']} s, peak {got['peak_mb']} MB, "
                   f"steps {got['steps']}", flush=True)
