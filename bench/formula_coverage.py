@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench.common.formulas import ROOT, corpus_formulas, formula_texts, quantile, stacks_formulas
-from mathindex.formula import analyse
+from mathindex.formula.api import analyse
 from mathindex.formula.grammar import ParseError, parse_latex
 
 _GRAMMAR_FILES = ("grammar.py", "symbols.py", "tokens.py", "parser.py", "optree.py")

@@ -20,7 +20,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from bench.common.formulas import MATHLIBQR, ROOT, mathlib_declarations
-from mathindex.formula import FormulaIndex, lean_formulas, parse_formulas
+from mathindex.formula.api import lean_formulas, parse_formulas
+from mathindex.formula.formula_index import FormulaIndex
 
 _DOLLARS = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)", re.S)
 _TICKS = re.compile(r"`([^`]+)`")

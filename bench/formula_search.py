@@ -22,7 +22,8 @@ import yaml
 
 from bench.common.formulas import ROOT, quantile, stacks_formulas
 from bench.common.formula_variants import apply_rule
-from mathindex.formula import FormulaIndex, parse_formulas
+from mathindex.formula.api import parse_formulas
+from mathindex.formula.formula_index import FormulaIndex
 from mathindex.formula.grammar import from_json
 
 

@@ -28,7 +28,8 @@ from pathlib import Path
 import pyarrow as pa, pyarrow.parquet as pq
 decls_path, out, cache = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
 t0, c0 = time.perf_counter(), time.process_time()
-from mathindex.formula import FormulaIndex, lean_formulas, parse_formulas
+from mathindex.formula.api import lean_formulas, parse_formulas
+from mathindex.formula.formula_index import FormulaIndex
 import inspect
 cached = "cache_dir" in inspect.signature(parse_formulas).parameters
 decls = pq.read_table(decls_path)

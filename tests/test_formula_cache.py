@@ -15,7 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import mathindex.formula.api as api
-from mathindex.formula import FormulaIndex, lean_formulas, parse_formulas
+from mathindex.formula.api import lean_formulas, parse_formulas
+from mathindex.formula.formula_index import FormulaIndex
 from mathindex.cache import digest
 from mathindex.cache.layout import CacheLayout
 from mathindex.cache.shards import ShardStore

@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from mathindex.formula import analyse, describe_formula, grammar, parser, symbols, tokens
+from mathindex.formula import grammar, parser, symbols, tokens
+from mathindex.formula.api import analyse, describe_formula
 from mathindex.formula import optree as trees
 from mathindex.formula.grammar import ParseError, parse_latex, parse_partial, tree_text
 
@@ -151,7 +152,8 @@ def test_the_formula_index_finds_a_partial_tree(tmp_path) -> None:
 
     import pyarrow as pa
 
-    from mathindex.formula import FormulaIndex, parse_formulas
+    from mathindex.formula.api import parse_formulas
+    from mathindex.formula.formula_index import FormulaIndex
 
     latex = [r"\int_0^1 f(x) \, dx = F(1) - F(0))",  # a stray closer typed by hand
              r"a^2 + b^2 = c^2", r"\sum_{i=1}^n i = \frac{n(n+1)}{2}"]

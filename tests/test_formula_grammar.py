@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from mathindex.formula import analyse, describe_formula
+from mathindex.formula.api import analyse, describe_formula
 from mathindex.formula.grammar import (
     ParseError,
     from_json,

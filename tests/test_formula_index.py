@@ -8,7 +8,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from mathindex.formula import FormulaIndex, lean_formulas, parse_formulas
+from mathindex.formula.api import lean_formulas, parse_formulas
+from mathindex.formula.formula_index import FormulaIndex
 from mathindex.formula.canonical import CanonicalWorker, to_spec
 from mathindex.formula.grammar import parse_latex
 from mathindex.schemas.formula import FORMULA_TREES

@@ -1,6 +1,6 @@
 """`x^{-1}` (LaTeX) and `x⁻¹` (Lean) are one operator, so a LaTeX query finds the Lean statement."""
 
-from mathindex.formula import describe_formula
+from mathindex.formula.api import describe_formula
 
 
 def test_latex_inverse_and_lean_inverse_share_a_tree():

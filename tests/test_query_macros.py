@@ -63,7 +63,8 @@ def test_query_macros_choose_the_commonest_definition_and_survive_a_runaway():
 
 def _release(tmp_path):
     """A release directory holding what the formula channel and the macros need, from the corpus."""
-    from mathindex.formula import FormulaIndex, parse_formulas
+    from mathindex.formula.api import parse_formulas
+    from mathindex.formula.formula_index import FormulaIndex
 
     ex = extract_latex_tree(_corpus(tmp_path), "notes", workers=1)
     release = tmp_path / "release"

@@ -19,7 +19,8 @@ from mathindex.embed import embedding_texts
 from mathindex.informal import RuleInformaliser, informalise
 from mathindex.evaluation.bench import run_suite
 from mathindex.evaluation.suites import load_suite
-from mathindex.formula import FormulaIndex, lean_formulas, parse_formulas
+from mathindex.formula.api import lean_formulas, parse_formulas
+from mathindex.formula.formula_index import FormulaIndex
 from mathindex.lean import extract_lean_tree
 from mathindex.schemas import table_specs
 from mathindex.search.engine import SearchEngine

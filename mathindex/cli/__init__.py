@@ -60,6 +60,9 @@ VERBS = {  # subcommand -> its module in mathindex.cli, each with run(args) -> e
 # which the swap's malloc_trim hands back, +5.7 % (bench/serve_stress.py soak, docs/results/serving.md)
 SERVER_ENV = {"serve": {"PYTHONMALLOC": "malloc"}, "mcp": {"PYTHONMALLOC": "malloc"}}
 
+# verbs that start work before their module loads (cli/prestart.py): a formula query's SymPy worker
+PRESTART = {"search"}
+
 # the extra each verb needs beyond the base dependencies (pyproject.toml), named when a library is missing
 EXTRAS = {"serve": "serve", "mcp": "serve", "release": "build", "reembed": "build", "bench": "build", "warm": "build",
           "train-embedder": "build"}
@@ -73,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if argv is None:  # a real command line (not a call from Python): it may run again, as itself
             _rerun_with(SERVER_ENV.get(args.command, {}))
+        if args.command in PRESTART:
+            importlib.import_module(f"{__name__}.prestart").start(args)
         code = _verb(args.command).run(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers, not at interpreter exit
         return code

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from mathindex.cli.exits import EXIT_OK, UsageError
-from mathindex.formula import describe_formula
+from mathindex.formula.api import describe_formula
 
 
 def run(args: argparse.Namespace) -> int:

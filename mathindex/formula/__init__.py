@@ -8,10 +8,7 @@ forms and structural formula search.
   rank markers under non-commutative operators) and symbol names.
 - `canonical`: SymPy canonical keys in a killable worker process under a per-formula budget.
 - `api`: describe_formula, parse_formulas, lean_formulas (the stage functions).
-- `index`: FormulaIndex (BM25 over path tokens, structural re-score, canonical exact match).
+- `formula_index`: FormulaIndex (BM25 over path tokens, structural re-score, canonical exact match).
+
+The package itself imports nothing, so that `canonical` loads without the rest (cli/prestart.py).
 """
-
-from mathindex.formula.api import analyse, describe_formula, lean_formulas, parse_formulas
-from mathindex.formula.formula_index import FormulaIndex
-
-__all__ = ["FormulaIndex", "analyse", "describe_formula", "lean_formulas", "parse_formulas"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from mathindex.formal.search import looks_like_loogle
+from mathindex.search.hint import FORMULA_HINT, looks_like_formula
 from mathindex.search.latexquery import unicode_math
 
 # What the lexical channel sees of a formula-like query: its math pieces as the Unicode Mathlib prints
@@ -17,13 +18,7 @@ from mathindex.search.latexquery import unicode_math
 # formula-like queries' re-fusion), both folds chose it; the embedding channel keeps the text as typed
 # (unicode or english renderings lowered it: 47.64 / 48.29).
 LEXICAL_TEXT = "unicode"
-_FORMULA_HINT = re.compile(r"[\\^_=<>+$]|[∀∃∑∏∫→↔∈∉⊆⊂∪∩≤≥≠∣⁻¹√ℕℤℚℝℂ×•∘]")
 _DOTTED_CONSTANT = re.compile(r"\b[A-Z][A-Za-z0-9]*\.[A-Za-z_]")
-
-
-def looks_like_formula(query: str) -> bool:
-    """TeX, `$` or a math symbol in the query."""
-    return bool(_FORMULA_HINT.search(query))
 
 
 _PROSE_WORD = re.compile(r"(?<![\\\w])[a-z]{3,}\b")
@@ -40,7 +35,7 @@ def runs_formula_channel(query: str) -> bool:
         return False
     if any(c in query for c in "$`\\") or looks_like_lean(query):
         return True
-    return len(set(_PROSE_WORD.findall(query))) < PROSE_WORDS or len(_FORMULA_HINT.findall(query)) > PROSE_SYMBOLS
+    return len(set(_PROSE_WORD.findall(query))) < PROSE_WORDS or len(FORMULA_HINT.findall(query)) > PROSE_SYMBOLS
 
 
 def lexical_text(query: str) -> str:

@@ -26,7 +26,7 @@ from mathindex.embed.base import MAX_ENCODE_CHARS
 from mathindex.embed.queries import token_rows
 from mathindex.errors import IntegrityError
 from mathindex.formal.query import FormalQueryError, UnknownConstant
-from mathindex.formula import describe_formula
+from mathindex.formula.api import describe_formula
 from mathindex.limits import BadInput
 from mathindex.names import LEAN_PREFIX
 from mathindex.premises import GoalError

@@ -10,9 +10,9 @@ import polars as pl
 import pyarrow as pa
 from prefect.logging import get_run_logger
 
-from mathindex.formula import FormulaIndex, lean_formulas
-from mathindex.formula.api import assemble, formula_inputs, uncached
+from mathindex.formula.api import assemble, formula_inputs, lean_formulas, uncached
 from mathindex.formula.canonical import close_idle_workers
+from mathindex.formula.formula_index import FormulaIndex
 from mathindex.formula.parse_cache import parse_cache
 from mathindex.formula.shards import SHARD_FORMULAS, FormulaShard, ParsedShard, parse_shard, plan_shards
 from mathindex.schemas.common import concat
