@@ -29,7 +29,7 @@ FORMULA_TREES = described(
     ],
 )
 
-# Files of the formula index directory (mathindex.formula.FormulaIndex); row i of groups is group i.
+# Files of the formula index directory (mathindex.formula.formula_index.FormulaIndex); row i of groups is group i.
 FORMULA_INDEX_GROUPS = pa.schema([
     pa.field("group", pa.int32(), nullable=False),  # formulas with identical operator trees
     pa.field("members", pa.list_(pa.string()), nullable=False),  # their formula_ids, sorted
