@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 
 from mathindex.lean import names as guess
 from mathindex.lean.dependencies import dependency_table
+from mathindex.lean.dual import dual_statement
 from mathindex.lean.instances import Lookup, instance_name, resolve
 from mathindex.lean.scanner import STAGE
 from mathindex.schemas.common import ERRORS, error_row
@@ -50,6 +51,30 @@ def _twin_name(src: str, spec: str, translations: dict[str, str]) -> str:
         keep = pre_parts[: max(0, len(pre_parts) - (k - 1))]
         return ".".join(keep + [explicit])
     return ".".join(pre_parts + [guesser(last)])
+
+
+_STATEMENT_TEXT = ("signature", "type", "variables")
+
+
+def _state_duals(raw: pa.Table, rows: list[int], explicit: dict[str, str]) -> pa.Table:
+    """`raw` with the statement text of each `@[to_dual]` twin in `rows` written in the order dual
+    (`dual.dual_statement`); a twin the token rule cannot state keeps its source's text."""
+    if not rows:
+        return raw
+    cols = {c: raw[c].to_pylist() for c in _STATEMENT_TEXT}
+    kept = 0
+    for i in rows:
+        new = {c: dual_statement(cols[c][i], explicit) for c in _STATEMENT_TEXT if cols[c][i]}
+        if any(v is None for v in new.values()):
+            kept += 1
+            continue
+        for c, v in new.items():
+            cols[c][i] = v
+    log.info("to_dual twins: %d stated in the order dual, %d keep their source's text", len(rows) - kept, kept)
+    for c in _STATEMENT_TEXT:
+        field = raw.schema.field(c)
+        raw = raw.set_column(raw.schema.get_field_index(c), field, pa.array(cols[c], field.type))
+    return raw
 
 
 def finalise(raw: pa.Table, corpus: str) -> tuple[pa.Table, pa.Table, pa.Table]:
@@ -148,6 +173,8 @@ def finalise(raw: pa.Table, corpus: str) -> tuple[pa.Table, pa.Table, pa.Table]:
             full[i] = name
             taken.add(name)
 
+    raw = _state_duals(raw, [i for i in twin_rows if full[i] and origins[i] == "to_dual"],
+                       translations.get("to_dual", {}))
     named = pa.array([bool(n) for n in full], pa.bool_())
     full_arr = pa.array(full, pa.string())
     ids = [
