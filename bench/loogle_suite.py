@@ -8,7 +8,8 @@ constant-set (a set of constants whose best answer states just those), fragment 
 piece), pattern (`_` holes, anywhere), mvar (`?x`, non-linear), binder (a pattern with `∑ x ∈ s`,
 `∑' n : ℕ`, `∀ ε > 0`, `∫ x in a..b`, `fun x =>`), conclusion (`⊢`), hypothesis (a pattern with
 parameters, `A → B` or `⊢ A → B`: hypotheses in any order), notation (the statement writes a
-named constant through notation, dot notation or its namespace: `φ`, `𝓝`, `n.divisors`), mixed.
+named constant through notation, dot notation or its namespace: `φ`, `𝓝`, `n.divisors`), mixed,
+order-dual (the gold is a `@[to_dual]` twin: `?a ⊓ ?b ≤ ?a` finds `inf_le_left`).
 
     .venv/bin/python -m bench.loogle_suite [RELEASE_DIR]    # writes the suite; checks gold with a release
 """
@@ -194,6 +195,20 @@ QUERIES = [
     ("constant-set", "Polynomial.derivative, Polynomial.degree", ["Polynomial.degree_derivative_lt"], r"p.derivative.degree < p.degree"),
     ("constant-set", "Real.exp, Real.sinh, Real.cosh", ["Real.cosh_add_sinh", "Real.sinh_add_cosh"], r"(cosh|sinh) x \+ (sinh|cosh) x = exp x"),
     ("constant-set", "Nat.divisors, Nat.properDivisors", ["Nat.sum_divisors_eq_sum_properDivisors_add_self"], r"properDivisors"),
+    # order duals: each gold is the `@[to_dual]` twin of a source declaration (its attribute read in
+    # the source); the extractor states it in the order dual (lean/dual.py), `≥` for a reversed `≤`
+    ("order-dual", "?a ⊓ ?b ≤ ?a", ["inf_le_left"], r"a ≥ a ⊓ b"),
+    ("order-dual", "?a ⊓ ?b ≤ ?b", ["inf_le_right"], r"b ≥ a ⊓ b"),
+    ("order-dual", "?a ≤ ?b → ?a ≤ ?c → ?a ≤ ?b ⊓ ?c", ["le_inf"], r"a ⊓ b ≥ c"),
+    ("order-dual", "?a ⊓ ?b = ?b ⊓ ?a", ["inf_comm"], r"a ⊓ b = b ⊓ a"),
+    ("order-dual", "min _ _ ≤ min _ _", ["min_le_min"], r"min a b ≥ min c d"),
+    ("order-dual", "max _ _ < _ ↔ _", ["max_lt_iff"], r"max b c ↔"),
+    ("order-dual", "⊥ ≤ _", ["bot_le"], r"a ≥ ⊥"),
+    ("order-dual", "?a ∈ ?s → sInf ?s ≤ ?a", ["sInf_le"], r"a ≥ sInf s"),
+    ("order-dual", "IsGLB _ (sInf _)", ["isGLB_sInf"], r"IsGLB s \(sInf s\)"),
+    ("order-dual", "iInf _ ≤ _", ["iInf_le"], r"f i ≥ iInf f"),
+    ("order-dual", "Order.pred _ ≤ _", ["Order.pred_le"], r"a ≥ pred a"),
+    ("order-dual", "BddBelow _ ↔ _", ["bddBelow_def"], r"BddBelow s ↔"),
 ]
 
 

@@ -77,3 +77,13 @@ def test_the_formal_channel_matches_the_dual_statement() -> None:
     stated = tele.of_declaration("(a b : α) : a ⊓ b ≤ a", "a ⊓ b ≤ a", "[SemilatticeInf α]")
     assert twin is not None and stated is not None
     assert twin.conclusion == stated.conclusion
+
+
+def test_bot_is_a_constant_in_lean_statements() -> None:
+    """`⊥` in Lean is `Bot.bot`, a constant like `⊤` (not LaTeX's perp): `bot_le`, stated `a ≥ ⊥`
+    in the dual, parses, and matches the query `⊥ ≤ _`."""
+    tele = TelescopeBuilder()
+    twin = tele.of_declaration(": a ≥ ⊥", "a ≥ ⊥", "")
+    stated = tele.of_declaration(": ⊥ ≤ a", "⊥ ≤ a", "")
+    assert twin is not None and stated is not None and twin.conclusion == stated.conclusion
+    assert "⊥" in repr(twin.conclusion) and "perp" not in repr(twin.conclusion)

@@ -158,6 +158,9 @@ def tokenize_lean(src: str) -> list[str]:
                 continue
             if t == "\u2191":  # ↑ coercion: noise for search
                 continue
+            if t == "\u22a5":  # ⊥ is Lean's `Bot.bot`, a constant like ⊤, never LaTeX's perp relation
+                append(t)
+                continue
             if t == "{" or t == "}":  # Lean braces: sets and implicit binders, never TeX groups
                 append("\\" + t)
                 continue
