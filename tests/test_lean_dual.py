@@ -58,7 +58,11 @@ def test_what_the_token_rule_cannot_state_is_refused() -> None:
 def test_extracted_twins_state_the_dual(tmp_path: Path) -> None:
     (tmp_path / "Lib").mkdir()
     (tmp_path / "Lib" / "Dual.lean").write_text(LIB, encoding="utf-8")
-    decls = {r["full_name"]: r for r in extract_lean_tree(tmp_path, "t").declarations.to_pylist()}
+    run = extract_lean_tree(tmp_path, "t")
+    decls = {r["full_name"]: r for r in run.declarations.to_pylist()}
+    deps: dict[str, set[str]] = {}
+    for r in run.dependencies.to_pylist():
+        deps.setdefault(r["full_name"], set()).add(r["target"])
     src, twin = decls["le_sup_left_thing"], decls["le_inf_left_thing"]
     assert src["signature"] == "(a b : α) : a ≤ a ⊔ b" and src["variables"] == "{α : Type*} [SemilatticeSup α]"
     assert twin["origin"] == "to_dual"
@@ -66,6 +70,10 @@ def test_extracted_twins_state_the_dual(tmp_path: Path) -> None:
     assert twin["variables"] == "{α : Type*} [SemilatticeInf α]"
     assert decls["min_le_min_thing"]["type"] == "a ≥ c → b ≥ d → min a b ≥ min c d"
     assert decls["Ioc_sub_thing"]["type"] == "Set.Ioc b a ⊆ Set.Iic a"
+    # the twin's statement names the dual constants (the formal channel's constants come from here)
+    assert "max" in deps["max_le_max_thing"] and "min" in deps["min_le_min_thing"]
+    assert "max" not in deps["min_le_min_thing"]
+    assert {"Set.Ioc", "Set.Iic"} <= deps["Ioc_sub_thing"]
     # a category-theory dual keeps its source's text, as before
     assert decls["epi_thing"]["signature"] == decls["mono_thing"]["signature"]
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 
 from mathindex.lean.lexer import ATOM, KEYWORDS, LOCALISH, NAME
-from mathindex.lean.names import dual_name
+from mathindex.lean import names
 
 _SYMBOLS = {"≤": "≥", "≥": "≤", "<": ">", ">": "<", "<=": ">=", ">=": "<=",
             "⊔": "⊓", "⊓": "⊔", "⊤": "⊥", "⊥": "⊤", "⨆": "⨅", "⨅": "⨆"}
@@ -40,12 +40,14 @@ _INTERVAL = re.compile(rf"(?<![\w'!?])((?:{ATOM}\.)*)(Icc|Ico|Ioc|Ioo)\s+({_ARG}
 _ANY_INTERVAL = re.compile(rf"(?<![\w'!?])(?:{ATOM}\.)*(?:Icc|Ico|Ioc|Ioo)(?![\w'!?])")
 
 
-def _name(written: str, explicit: dict[str, str]) -> str:
-    if written in explicit:
+def dual_name(written: str, explicit: dict[str, str] | None = None) -> str:
+    """A constant's name as the order dual writes it: `explicit` (source -> twin names), else the
+    guess of `names.dual_name` on each component; keywords and one-letter variables stay."""
+    if explicit and written in explicit:
         return explicit[written]
     if written in KEYWORDS or LOCALISH.match(written):
         return written
-    return ".".join(c if LOCALISH.match(c) else dual_name(c) for c in written.split("."))
+    return ".".join(c if LOCALISH.match(c) else names.dual_name(c) for c in written.split("."))
 
 
 def _token(m: re.Match, explicit: dict[str, str]) -> str:
@@ -54,7 +56,7 @@ def _token(m: re.Match, explicit: dict[str, str]) -> str:
         return keep
     if symbol:
         return _SYMBOLS[symbol]
-    return _name(name, explicit)
+    return dual_name(name, explicit)
 
 
 def _swap_intervals(text: str) -> str | None:
