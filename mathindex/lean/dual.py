@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import re
 
-from mathindex.lean.lexer import ATOM, KEYWORDS, LOCALISH, NAME
 from mathindex.lean import names
+from mathindex.lean.lexer import ATOM, KEYWORDS, LOCALISH, NAME
 
 _SYMBOLS = {"≤": "≥", "≥": "≤", "<": ">", ">": "<", "<=": ">=", ">=": "<=",
             "⊔": "⊓", "⊓": "⊔", "⊤": "⊥", "⊥": "⊤", "⨆": "⨅", "⨅": "⨆"}
@@ -33,7 +33,7 @@ _SYMBOLS = {"≤": "≥", "≥": "≤", "<": ">", ">": "<", "<=": ">=", ">=": "<
 _KEEP = r"<->|<-|->|=>|<\||\|>|<;>|<\$>|<\*>|<\*|\*>|>>=|>>|<<|<\|>"
 _NAME_TOKEN = r"(?<![\w.'!?])" + NAME.pattern
 _TOKEN = re.compile(rf"({_KEEP})|(<=|>=|[≤≥<>⊔⊓⊤⊥⨆⨅])|({_NAME_TOKEN})")
-# where the rule cannot reach: arrows of a category, the order dual named, `to_dual` options
+# where the token rule cannot reach: a category's arrows, covering relations, the order dual named
 _UNTRANSLATABLE = re.compile(r"[⟶≫⥤⟹⋙⋖⩿]|ᵒᵈ|\b(?:toDual|ofDual|OrderDual)\b")
 _ARG = rf"(?:{ATOM}(?:\.{ATOM})*|\((?:[^()]|\([^()]*\))*\))"
 _INTERVAL = re.compile(rf"(?<![\w'!?])((?:{ATOM}\.)*)(Icc|Ico|Ioc|Ioo)\s+({_ARG})\s+({_ARG})(?![\w'!?.])")
