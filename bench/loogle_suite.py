@@ -196,7 +196,7 @@ QUERIES = [
     ("constant-set", "Real.exp, Real.sinh, Real.cosh", ["Real.cosh_add_sinh", "Real.sinh_add_cosh"], r"(cosh|sinh) x \+ (sinh|cosh) x = exp x"),
     ("constant-set", "Nat.divisors, Nat.properDivisors", ["Nat.sum_divisors_eq_sum_properDivisors_add_self"], r"properDivisors"),
     # order duals: each gold is the `@[to_dual]` twin of a source declaration (its attribute read in
-    # the source); the extractor states it in the order dual (lean/dual.py), `≥` for a reversed `≤`
+    # the source); the extractor states it in the order dual (lean/twins.py), `≥` for a reversed `≤`
     ("order-dual", "?a ⊓ ?b ≤ ?a", ["inf_le_left"], r"a ≥ a ⊓ b"),
     ("order-dual", "?a ⊓ ?b ≤ ?b", ["inf_le_right"], r"b ≥ a ⊓ b"),
     ("order-dual", "?a ≤ ?b → ?a ≤ ?c → ?a ≤ ?b ⊓ ?c", ["le_inf"], r"a ⊓ b ≥ c"),

@@ -56,10 +56,11 @@ def base_vectors(release: Path) -> tuple[np.ndarray, str]:
     release's precision) and the cache directory's name."""
     from mathindex.embed.models import release_root
     from mathindex.store.integrity import read_manifest
+    from mathindex.store.layout import RootLayout
 
     side = read_manifest(release).vector_index
     precision = (side.embedding.precision if side.embedding is not None else None) or "fp32"
-    cache = release_root(release) / "cache" / "embeddings"
+    cache = RootLayout(release_root(release)).caches.embeddings("")
     if side.model is None:
         dirs = sorted(cache.glob("sentence-transformers_all-MiniLM-L6-v2*@*"))
     else:

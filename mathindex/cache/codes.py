@@ -50,7 +50,7 @@ LEAN = CodeSet(
     modules=("mathindex.lean.extract", "mathindex.lean.shards", "mathindex.lean.scanner", "mathindex.lean.finalise",
              "mathindex.lean.dependencies", "mathindex.lean.descriptions", "mathindex.lean.citations",
              "mathindex.lean.instances", "mathindex.bibtex", "mathindex.identifiers", "mathindex.names",
-             "mathindex.lean.names", "mathindex.lean.dual", "mathindex.lean.proof_refs", "mathindex.lean.binders", "mathindex.lean.lexer",
+             "mathindex.lean.names", "mathindex.lean.twins", "mathindex.lean.proof_refs", "mathindex.lean.binders", "mathindex.lean.lexer",
              "mathindex.corpusfiles", "mathindex.workers", _SCHEMAS),
 )
 # formal.facts: a statement's telescope facts (stored by formal.shards)

@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 from mathindex.lean import names as guess
 from mathindex.lean.dependencies import dependency_table
-from mathindex.lean.dual import dual_name, dual_statement
+from mathindex.lean.twins import twin_name, twin_statement
 from mathindex.lean.instances import Lookup, instance_name, resolve
 from mathindex.lean.scanner import STAGE
 from mathindex.schemas.common import ERRORS, error_row
@@ -56,33 +56,36 @@ def _twin_name(src: str, spec: str, translations: dict[str, str]) -> str:
 _STATEMENT_TEXT = ("signature", "type", "variables")
 
 
-def _state_duals(raw: pa.Table, rows: list[int], source: dict[int, str], full: list[str],
-                 explicit: dict[str, str]) -> pa.Table:
-    """`raw` with the statement of each `@[to_dual]` twin in `rows` written in the order dual
-    (`dual.dual_statement`): its signature, type and variables, and as its statement's constants
-    (`_deps`) its source's (`source`: row -> source name), translated the same way. A twin the token
-    rule cannot state keeps its source's text and takes its source's constants as they are."""
+def _state_twins(raw: pa.Table, rows: list[int], source: dict[int, str], full: list[str],
+                 explicit: dict[str, dict[str, str]]) -> pa.Table:
+    """`raw` with the statement of each `@[to_dual]` / `@[to_additive]` twin in `rows` written as the
+    twin states it (`twins.twin_statement`): its signature, type and variables, and as its
+    statement's constants (`_deps`) its source's (`source`: row -> source name), translated the same
+    way. A twin the token rule cannot state keeps its source's text and takes its source's
+    constants as they are. `explicit`: per origin, source name -> twin name."""
     if not rows:
         return raw
-    cols = {c: raw[c].to_pylist() for c in (*_STATEMENT_TEXT, "_deps")}
+    cols = {c: raw[c].to_pylist() for c in (*_STATEMENT_TEXT, "_deps", "origin")}
     row_of: dict[str, int] = {}
     for i, n in enumerate(full):
         if n and n not in row_of:
             row_of[n] = i
-    kept = 0
+    done: dict[str, list[int]] = {}
     for i in rows:
-        src = row_of.get(source[i])
+        kind, src = cols["origin"][i], row_of.get(source[i])
         deps = cols["_deps"][src] if src is not None else []
-        new = {c: dual_statement(cols[c][i], explicit) for c in _STATEMENT_TEXT if cols[c][i]}
-        if any(v is None for v in new.values()):
-            kept += 1
+        new = {c: twin_statement(kind, cols[c][i], explicit[kind]) for c in _STATEMENT_TEXT if cols[c][i]}
+        stated = not any(v is None for v in new.values())
+        done.setdefault(kind, [0, 0])[0 if stated else 1] += 1
+        if not stated:
             cols["_deps"][i] = deps
             continue
-        new["_deps"] = [dual_name(d, explicit) for d in deps or []]
+        new["_deps"] = [twin_name(kind, d, explicit[kind]) for d in deps or []]
         for c, v in new.items():
             cols[c][i] = v
-    log.info("to_dual twins: %d stated in the order dual, %d keep their source's text", len(rows) - kept, kept)
-    for c in cols:
+    for kind, (stated, kept) in sorted(done.items()):
+        log.info("%s twins: %d stated as the twin, %d keep their source's text", kind, stated, kept)
+    for c in (*_STATEMENT_TEXT, "_deps"):
         field = raw.schema.field(c)
         raw = raw.set_column(raw.schema.get_field_index(c), field, pa.array(cols[c], field.type))
     return raw
@@ -184,8 +187,8 @@ def finalise(raw: pa.Table, corpus: str) -> tuple[pa.Table, pa.Table, pa.Table]:
             full[i] = name
             taken.add(name)
 
-    duals = [i for i in twin_rows if full[i] and origins[i] == "to_dual"]
-    raw = _state_duals(raw, duals, {i: src_of[i] for i in duals}, full, translations.get("to_dual", {}))
+    stated = [i for i in twin_rows if full[i] and origins[i] in translations]
+    raw = _state_twins(raw, stated, {i: src_of[i] for i in stated}, full, translations)
     named = pa.array([bool(n) for n in full], pa.bool_())
     full_arr = pa.array(full, pa.string())
     ids = [

@@ -1,4 +1,4 @@
-"""`@[to_dual]` twins are stated in the order dual, not with their source's text (lean/dual.py)."""
+"""`@[to_dual]` and `@[to_additive]` twins are stated as the twin, not with their source's text (lean/twins.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,15 @@ from pathlib import Path
 
 from mathindex.formal.telescope import TelescopeBuilder
 from mathindex.lean import extract_lean_tree
-from mathindex.lean.dual import dual_statement
+from mathindex.lean.twins import twin_statement
+
+def dual_statement(text: str, explicit: dict[str, str] | None = None) -> str | None:
+    return twin_statement("to_dual", text, explicit)
+
+
+def additive_statement(text: str, explicit: dict[str, str] | None = None) -> str | None:
+    return twin_statement("to_additive", text, explicit)
+
 
 LIB = """\
 variable {α : Type*}
@@ -27,6 +35,14 @@ theorem Ico_sub_thing [Preorder α] {a b : α} (h : a < b) : Set.Ico a b ⊆ Set
 
 @[to_dual]
 theorem epi_thing {C : Type*} {X Y : C} (f : X ⟶ Y) : f = f := rfl
+
+@[to_additive]
+theorem Finset.prod_comm_thing {M : Type*} [CommMonoid M] (s : Finset ι) (f : ι → M) :
+    (∏ x ∈ s, f x) * 1 = ∏ x ∈ s, f x := sorry
+
+@[to_additive]
+theorem Finset.prod_swap_thing {M : Type*} [CommMonoid M] (s : Finset ι) (f g : ι → M) :
+    ∏ x ∈ s, f x * g x = (∏ x ∈ s, f x) * ∏ x ∈ s, g x := sorry
 """
 
 
@@ -45,6 +61,21 @@ def test_order_symbols_names_and_intervals_translate() -> None:
     # the explicit name a `@[to_dual foo]` gives wins over the guess
     assert dual_statement(": lt_min_iff = x", {"lt_min_iff": "max_lt_iff"}) == ": max_lt_iff = x"
     assert dual_statement("") == ""
+
+
+def test_additive_symbols_and_names_translate() -> None:
+    assert additive_statement("{M : Type*} [Monoid M] (a b : M) : a * b = b * a") == \
+        "{M : Type*} [AddMonoid M] (a b : M) : a + b = b + a"
+    assert additive_statement("(f : G →* H) : (Subgroup.map f K).comap f = K") == \
+        "(f : G →+ H) : (AddSubgroup.map f K).comap f = K"
+    assert additive_statement(": ∏ i ∈ s, f i = Finset.prod s f") == ": ∑ i ∈ s, f i = Finset.sum s f"
+    assert additive_statement("(h : IsUnit a) : Commute a b") == "(h : IsAddUnit a) : AddCommute a b"
+    assert additive_statement("(x : M) : mul_one x = x", {"mul_one": "add_zero"}) == "(x : M) : add_zero x = x"
+    # where a token does not say what it becomes, the rule refuses: one, powers, inverses, division
+    for text in (": a * 1 = a", ": a ^ n * a = a ^ (n + 1)", ": a⁻¹ * a = e", ": a / b = c", ": n • a = b"):
+        assert additive_statement(text) is None, text
+    assert additive_statement("(h : 1 < n) : True") is None  # a natural number's 1 cannot be told apart
+    assert additive_statement("(v : Fin 2 → M) (h : x.1 = y) : v = v") is not None  # `.1` is a projection
 
 
 def test_what_the_token_rule_cannot_state_is_refused() -> None:
@@ -76,6 +107,12 @@ def test_extracted_twins_state_the_dual(tmp_path: Path) -> None:
     assert {"Set.Ioc", "Set.Iic"} <= deps["Ioc_sub_thing"]
     # a category-theory dual keeps its source's text, as before
     assert decls["epi_thing"]["signature"] == decls["mono_thing"]["signature"]
+    # an additive twin: stated additively where the rule can, its source's text where it cannot
+    swap = decls["Finset.sum_swap_thing"]
+    assert swap["origin"] == "to_additive" and swap["type"] == "∑ x ∈ s, f x + g x = (∑ x ∈ s, f x) + ∑ x ∈ s, g x"
+    assert "[AddCommMonoid M]" in swap["signature"]
+    assert "AddCommMonoid" in deps["Finset.sum_swap_thing"] and "CommMonoid" not in deps["Finset.sum_swap_thing"]
+    assert decls["Finset.sum_comm_thing"]["type"] == decls["Finset.prod_comm_thing"]["type"]  # `* 1`: refused
 
 
 def test_the_formal_channel_matches_the_dual_statement() -> None:
