@@ -14,6 +14,10 @@ queries). Then the growth exponent per stage: the least-squares slope of log sec
 (target <= 1.1; stages above it are flagged). Prints Markdown tables with the CPU model; --json
 writes everything.
 
+Each k's figures are saved in WORK/k<k>.json with the run key they were measured under (CPU, base
+share and seed, code); a later run with the same key takes them from there (`--fresh` measures
+again), so the whole-corpus benchmark, hours per k, can be spread over several sittings.
+
 Memory: "peak RSS" is the largest single process of the release (the flow process or one of its
 workers; ru_maxrss from wait4, which covers the reaped descendants); "peak tree RSS" is the sum of
 RSS over the release's process tree, sampled from /proc every 0.5 s; a stage's peak is the tree's
@@ -343,6 +347,31 @@ def one_k(k: int, base, args, model: Path, env: dict) -> dict:
     return result
 
 
+def run_key(args, cpu: str) -> dict:
+    """What a k's figures depend on besides k: the CPU, the base's share and seed, and the code (the
+    git trees of mathindex/ and bench/common/ at HEAD, and whether mathindex/ had no edits)."""
+    def git(*a: str) -> str:
+        out = subprocess.run(["git", "-C", str(PACKAGE_ROOT), *a], capture_output=True, text=True)
+        return out.stdout.strip() if out.returncode == 0 else "unknown"
+    return {"cpu": cpu, "fraction": args.fraction, "seed": args.seed, "code": [git("rev-parse", f"HEAD:{d}") for d in ("mathindex", "bench/common")],
+            "clean": git("status", "--porcelain", "--untracked-files=no", "--", "mathindex") == ""}
+
+
+def measured_k(k: int, base, args, model: Path, env: dict, cpu: str) -> dict:
+    """k's figures: from WORK/k<k>.json when an earlier run measured them under the same run key (so a
+    benchmark of hours per k can be spread over several sittings), else measured now and saved there."""
+    saved, key = args.work / f"k{k}.json", run_key(args, cpu)
+    if not args.fresh and saved.is_file():
+        earlier = json.loads(saved.read_text())
+        if earlier.get("key") == key and key["clean"]:
+            print(f"k={k}: measured earlier ({earlier['result']['release']}), taken from {saved}", flush=True)
+            return earlier["result"]
+        print(f"k={k}: {saved} was measured under another run key, measuring again", flush=True)
+    result = one_k(k, base, args, model, env)
+    saved.write_text(json.dumps({"key": key, "result": result}, indent=1) + "\n")
+    return result
+
+
 def _mb(n: float) -> str:
     return f"{n / 2**20:.1f}"
 
@@ -434,6 +463,9 @@ def main() -> None:
     ap.add_argument("--latex", type=Path, help="the base's LaTeX root (instead of the sources file's)")
     ap.add_argument("--json", type=Path, help="where the results go (default: WORK/scale.json)")
     ap.add_argument("--keep", action="store_true", help="keep each k's corpus and root")
+    ap.add_argument("--fresh", action="store_true",
+                    help="measure every k again (default: a k measured before in WORK on this CPU with the same "
+                         "base and code is taken from its k<k>.json)")
     ap.add_argument("--serve-probe", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve_probe is not None:
@@ -458,7 +490,7 @@ def main() -> None:
     onnx_dir = args.work / "onnx"
     env = {**os.environ, **ENV, "MATHINDEX_ONNX_DIR": str(onnx_dir)}
     model = prepare_model(args.work, onnx_dir)
-    results = [one_k(k, base, args, model, env) for k in ks]
+    results = [measured_k(k, base, args, model, env, cpu) for k in ks]
     command = "python -m bench.scale " + " ".join(sys.argv[1:])
     text, slopes = report(results, cpu, command)
     print(text, end="")

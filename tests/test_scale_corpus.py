@@ -156,3 +156,24 @@ def test_a_fraction_is_a_seeded_share_of_the_bytes() -> None:
     assert half == seeded_share(files, 0.5, 0) and len(half) == 25
     assert half != seeded_share(files, 0.5, 1)
     assert len(seeded_share(files, 0.001, 0)) == 1 and len(seeded_share(files, 1.0, 0)) == 50
+
+
+def test_scale_bench_reuses_a_k_measured_under_the_same_key(tmp_path, monkeypatch):
+    """bench/scale.py saves each k's figures with their run key and takes them back only under the
+    same key: a benchmark of hours per k can be spread over sittings, never mixed across CPUs."""
+    import argparse
+
+    import bench.scale as scale
+
+    calls = []
+    monkeypatch.setattr(scale, "one_k", lambda k, *a: calls.append(k) or {"k": k, "release": f"r{len(calls)}"})
+    monkeypatch.setattr(scale, "run_key", lambda args, cpu: {"cpu": cpu, "clean": True})  # not this checkout's edits
+    args = argparse.Namespace(work=tmp_path, fraction=1.0, seed=0, fresh=False)
+    first = scale.measured_k(3, None, args, Path("m"), {}, "cpu A")
+    again = scale.measured_k(3, None, args, Path("m"), {}, "cpu A")
+    assert calls == [3] and again == first == {"k": 3, "release": "r1"}
+    other = scale.measured_k(3, None, args, Path("m"), {}, "cpu B")
+    assert calls == [3, 3] and other["release"] == "r2"
+    args.fresh = True
+    scale.measured_k(3, None, args, Path("m"), {}, "cpu B")
+    assert calls == [3, 3, 3]
