@@ -210,3 +210,37 @@ def test_binder_syntax_is_shared_with_the_embedding_rules() -> None:
     binders, end = parse_binders("(a b : ℕ) {x} [inst : Group G] : P")
     assert [(b.bracket, b.names, b.type) for b in binders] == [
         ("(", ("a", "b"), "ℕ"), ("{", ("x",), ""), ("[", ("inst",), "Group G")]
+
+
+def test_multi_line_fields_and_constructors_keep_their_whole_statement() -> None:
+    """A field or constructor whose type runs over several lines is stated whole (its continuation
+    lines are indented deeper), up to a default value or proof (`:= by ...`); the next member at the
+    same indent starts a new row."""
+    src = b"""namespace P
+structure PM where
+  /-- objects -/
+  obj (X : Nat) : Nat
+  map_id (X : Nat) :
+    obj (X + 0) =
+      obj X := by
+        simp
+  other : True := trivial
+
+inductive T : Type
+| a (n : Nat)
+    (m : Nat) : T
+| b : T
+
+end P
+"""
+    rows, errs = extract_file(src, "c", "X.lean")
+    got = {r["full_name"]: (r["signature"], r["line_start"], r["line_end"]) for r in rows}
+    assert errs == []
+    assert got["P.PM.map_id"] == ("(X : Nat) : obj (X + 0) = obj X", 5, 8)
+    assert got["P.PM.obj"] == ("(X : Nat) : Nat", 4, 4)
+    assert got["P.PM.other"] == (": True", 9, 9)
+    assert got["P.T.a"] == ("a (n : Nat) (m : Nat) : T", 12, 13)
+    assert got["P.T.b"] == ("b : T", 14, 14)
+    rows, _ = extract_file(b"structure W (p : Nat) (V : Type) where\n  toLp (p) ::\n  ofLp : V\n", "c", "W.lean")
+    kinds = {r["full_name"]: r["kind"] for r in rows}
+    assert kinds["W.toLp"] == "constructor" and kinds["W.ofLp"] == "field"  # a constructor's binder update

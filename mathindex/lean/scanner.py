@@ -61,8 +61,29 @@ _FIELD_LINE = re.compile(
     r"|[(\[{⦃]\s*((?:" + ATOM + r"\s+)*" + ATOM + r")\s*:(?!=))",
     re.M,
 )
-_MK_INLINE = re.compile(r"[ \t]*(" + ATOM + r")[ \t]*::")
-_MK_LINE = re.compile(r"^[ \t]*(?:(?:private|protected)\s+)?(" + ATOM + r")[ \t]*::", re.M)
+# a named constructor, `mk' ::`, with binder updates as in `toLp (p) ::`
+_MK_BINDERS = r"(?:[ \t]*[(\[{][^\n]*?[)\]}])*"
+_MK_INLINE = re.compile(r"[ \t]*(" + ATOM + r")" + _MK_BINDERS + r"[ \t]*::")
+_MK_LINE = re.compile(r"^[ \t]*(?:(?:private|protected)\s+)?(" + ATOM + r")" + _MK_BINDERS + r"[ \t]*::", re.M)
+
+def continued(t: str, line_end: int, z: int, indent: int, stop: str | None = None) -> int:
+    """Where a member (a structure field, an inductive type's constructor) whose first line ends at
+    `line_end` and is indented `indent` columns ends: past its continuation lines (blank, or indented
+    deeper; a multi-line field type), before the first line indented `indent` columns or less, or
+    beginning with `stop` (the next `|` constructor), and never past `z`."""
+    end = last = line_end
+    while end < z:
+        nxt = t.find("\n", end + 1)
+        nxt = z if nxt < 0 or nxt > z else nxt
+        line = t[end + 1 : nxt].expandtabs()
+        body = line.lstrip()
+        if body and (len(line) - len(body) <= indent or (stop is not None and body.startswith(stop))):
+            break
+        end = nxt
+        if body:
+            last = nxt
+    return last
+
 
 DECL_KINDS = {
     "theorem", "lemma", "def", "abbrev", "instance", "structure", "class", "inductive", "axiom",
@@ -609,6 +630,8 @@ class FileScanner:
             for m in _CTOR_LINE.finditer(t, sig_end, z):
                 eol = t.find("\n", m.start(1))
                 eol = z if eol < 0 or eol > z else eol
+                lead = t[m.start() : t.index("|", m.start())]  # the line's indent: `^[ \t]*\|`
+                eol = continued(t, eol, z, len(lead.expandtabs()), stop="|")
                 line = self.line_of(m.start(1))
                 for k, part in enumerate(split_top(t[m.start(1):eol], "|")):
                     mods = _CTOR_MODS.match(part.strip())
@@ -617,7 +640,7 @@ class FileScanner:
                         continue
                     ctor = clean_name(nm.group())
                     self.decls.append(dict(base, full_name=f"{full}.{ctor}", kind="constructor",
-                                           origin="constructor", line_start=line, line_end=line,
+                                           origin="constructor", line_start=line, line_end=self.line_of(eol),
                                            docstring=self.doc_before(m.start()) if k == 0 else None,
                                            is_protected="protected" in mods.group(),
                                            is_private="private" in mods.group(),
@@ -683,6 +706,7 @@ class FileScanner:
                 if indent != base_indent:
                     continue
                 line = self.line_of(name_at)
+                line_end = continued(t, line_end, z, len(m.group(1).expandtabs()))
                 rest = t[name_at + len(m.group(2)) if simple else m.end() - 1 : line_end]
                 fsig = " ".join(split_top(rest.replace(":=", "\x00"), "\x00")[0].split())
                 if not simple and fsig.endswith(")"):
@@ -691,7 +715,8 @@ class FileScanner:
                 protected = bool(re.match(r"[ \t]*protected\b", t[m.start(1):name_at]))
                 for fname in names:
                     self.decls.append(dict(base, full_name=f"{full}.{clean_name(fname)}", kind="field",
-                                           origin="field", line_start=line, line_end=line, docstring=doc,
+                                           origin="field", line_start=line, line_end=self.line_of(line_end),
+                                           docstring=doc,
                                            signature=fsig,
                                            type=colon_at[2].strip() if colon_at[1] else None,
                                            is_protected=protected, _deps=[]))
