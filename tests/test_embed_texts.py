@@ -87,3 +87,35 @@ def test_latex_name_prefers_the_corpus_unique_full_label():
     names = {r["node_id"]: r["name"] for r in rows}
     assert names["tex:stacks:lemma-1"] == "00DV" and names["tex:stacks:def-2"] == "notes/definition-ring"
     assert names["tex:notes:thm-3"] == "thm-3"
+
+
+def test_members_facet_states_a_definition_by_its_fields_or_constructors():
+    """A structure's or class's `members` text lists its fields with their statements in source
+    order, an inductive type's its constructors; parent projections, a structure's `mk` and members
+    of a name that is no structure are left out."""
+    from mathindex.embed.texts import EMBEDDED_FACETS, member_texts
+
+    rows = [
+        ("Cat.Functor", "structure", "(C D : Type)", "source", 10),
+        ("Cat.Functor.map_comp", "field", ": ∀ f g, map (f ≫ g) = map f ≫ map g", "field", 14),
+        ("Cat.Functor.map_id", "field", ": ∀ X, map (𝟙 X) = 𝟙 (obj X)", "field", 12),
+        ("Cat.Functor.toPrefunctor", "field", "(C D : Type) extends Prefunctor C D", "parent_projection", 10),
+        ("Cat.Functor.mk", "constructor", "", "constructor", 10),
+        ("Shape", "inductive", ": Type", "source", 20),
+        ("Shape.circle", "constructor", "circle (r : Nat) : Shape", "constructor", 21),
+        ("Shape.dot", "constructor", "dot : Shape", "constructor", 22),
+        ("Shape.area", "field", ": Nat", "field", 30),  # a field under an inductive: not a member
+    ]
+    table = pa.Table.from_pylist([
+        {"decl_id": f"d{i}", "full_name": n, "kind": k, "signature": s, "type": None, "docstring": None,
+         "origin": o, "file": "F.lean", "line_start": line} for i, (n, k, s, o, line) in enumerate(rows)])
+    members = dict(member_texts(table).iter_rows())
+    assert members == {
+        "Cat.Functor": "structure Cat.Functor where map_id : ∀ X, map (𝟙 X) = 𝟙 (obj X); "
+                       "map_comp : ∀ f g, map (f ≫ g) = map f ≫ map g",
+        "Shape": "inductive Shape where | circle (r : Nat) : Shape; | dot : Shape",
+    }
+    out = {(r["node_id"], r["facet"]): r["text"] for r in embedding_texts(table, None, None).to_pylist()}
+    assert out[("lean:Cat.Functor", "members")] == members["Cat.Functor"]
+    assert ("lean:Cat.Functor.map_id", "members") not in out
+    assert "members" in EMBEDDED_FACETS

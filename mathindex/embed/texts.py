@@ -26,7 +26,10 @@ MAX_TEXT_CHARS = 4000  # far beyond the model's token limit (256 MiniLM tokens);
 # -0.21 R@10 with the bundled model.
 # `description`: what module docs and the library's curated lists say of a declaration
 # (lean/descriptions.py), about 10 k Mathlib texts.
-EMBEDDED_FACETS = ("name_signature", "docstring", "description", "latex_body", "slogan")
+# `members`: a structure's or class's fields, or an inductive type's constructors, with their
+# statements, in source order (`member_texts`): what a query describing a definition by its axioms
+# ("F(id) = id and F(g ∘ f) = F g ∘ F f" for `CategoryTheory.Functor`) says, which no one member states.
+EMBEDDED_FACETS = ("name_signature", "docstring", "description", "members", "latex_body", "slogan")
 
 
 def text_sha256(text: str) -> str:
@@ -62,15 +65,6 @@ def _clean_expr(col: str) -> pl.Expr:
 def embedded_texts(texts: pa.Table) -> pa.Table:
     """The rows of an EMBEDDING_TEXTS table whose facet the vector index embeds (EMBEDDED_FACETS)."""
     return texts.filter(pc.is_in(texts["facet"], value_set=pa.array(EMBEDDED_FACETS, pa.string())))
-
-
-def lean_facets(full_name: str, kind: str, signature: str, type_: str, docstring: str, informal: str,
-                description: str = "") -> list[tuple[str, str]]:
-    """(facet, text) pairs of a Lean declaration: name_signature (Lean header + name words), informal,
-    docstring, description (module docs and curated lists)."""
-    sig = strip_header(_clean(signature), full_name) or (f": {_clean(type_)}" if _clean(type_) else "")
-    name_sig = " ".join(p for p in (kind, full_name, sig, f"-- {name_words(full_name)}") if p)
-    return [("name_signature", name_sig), ("informal", informal), ("docstring", docstring), ("description", description)]
 
 
 def latex_facets(kind: str, title: str, body: str, slogan: str) -> list[tuple[str, str]]:
@@ -117,12 +111,13 @@ def embedding_texts(
     return table
 
 
-LEAN_FACETS = ("name_signature", "informal", "docstring", "description")  # `lean_facets`' order
+LEAN_FACETS = ("name_signature", "informal", "docstring", "description", "members")  # a declaration's facets, in order
+MEMBERS_OF = {"field": ("structure", "class"), "constructor": ("inductive", "coinductive")}  # member kind -> parent kinds
 
 
 def _lean_rows(declarations: pa.Table, informalisations: pa.Table | None, descriptions: pa.Table | None) -> pl.DataFrame:
     """(node_id, name, facet, text, rank) per Lean declaration and facet, `rank` the iteration order
-    of `lean_facets` over declarations sorted by (full_name, decl_id): the first of a node wins."""
+    of LEAN_FACETS over declarations sorted by (full_name, decl_id): the first of a node wins."""
     cols = ["decl_id", "full_name", "kind", "signature", "type", "docstring"]
     d = (pl.from_arrow(declarations.select(cols))
          .sort([pl.col("full_name").fill_null(""), pl.col("decl_id").fill_null("")], maintain_order=True)
@@ -136,6 +131,7 @@ def _lean_rows(declarations: pa.Table, informalisations: pa.Table | None, descri
         d = d.with_columns(informal=pl.lit(None, pl.String))
     described = description_texts(descriptions)
     d = d.with_columns(description=pl.Series([described.get(i) for i in d.get_column("decl_id").to_list()], dtype=pl.String))
+    d = d.join(member_texts(declarations), on="full_name", how="left", maintain_order="left")
     name_sig = [_name_signature(*r) for r in zip(*(d.get_column(c).to_list() for c in ("full_name", "kind", "signature", "type")))]
     d = d.with_columns(name_signature=pl.Series(name_sig, dtype=pl.String), node_id=pl.lit(LEAN_PREFIX) + pl.col("full_name"),
                        pos=pl.int_range(pl.len(), dtype=pl.Int64))
@@ -146,8 +142,38 @@ def _lean_rows(declarations: pa.Table, informalisations: pa.Table | None, descri
     ])
 
 
+def member_texts(declarations: pa.Table) -> pl.DataFrame:
+    """(full_name, members) of each structure and class with fields, and each inductive type with
+    constructors: `kind name where` and its members as written, in source order (`field signature`,
+    `| constructor signature`), joined by `;`. Parent projections (`toParent`) are no members: their
+    signature is the parent's."""
+    have = declarations.column_names  # a table of fewer columns than DECLARATIONS (tests): members by kind, name order
+    d = pl.from_arrow(declarations.select([c for c in ("full_name", "kind", "signature", "origin", "file", "line_start")
+                                           if c in have]))
+    d = d.with_columns(**{c: pl.lit(None, pl.String) for c in ("file",) if c not in have},
+                       **({} if "origin" in have else {"origin": pl.col("kind")}),
+                       **({} if "line_start" in have else {"line_start": pl.lit(None, pl.Int64)}))
+    parents = d.select("full_name", parent_kind="kind").unique("full_name", keep="first", maintain_order=True)
+    belongs = pl.any_horizontal([(pl.col("kind") == kind) & pl.col("parent_kind").is_in(list(of))
+                                 for kind, of in MEMBERS_OF.items()])
+    members = (d.filter(pl.col("origin").is_in(list(MEMBERS_OF)) & (pl.col("kind") == pl.col("origin"))
+                        & (_clean_expr("signature") != ""))
+               .with_columns(parent=pl.col("full_name").str.replace(r"\.[^.]+$", ""),
+                             short=pl.col("full_name").str.extract(r"([^.]+)$"))
+               .join(parents, left_on="parent", right_on="full_name", how="inner")
+               .filter(belongs)
+               .sort(["parent", "file", "line_start", "full_name"], nulls_last=True)
+               .with_columns(member=pl.when(pl.col("kind") == "field")
+                             .then(pl.col("short") + " " + _clean_expr("signature"))
+                             .otherwise(pl.lit("| ") + _clean_expr("signature"))))
+    return (members.group_by("parent", maintain_order=True)
+            .agg(pl.col("parent_kind").first(), pl.col("member").str.join("; "))
+            .select(full_name="parent", members=pl.col("parent_kind") + " " + pl.col("parent") + " where "
+                    + pl.col("member")))
+
+
 def _name_signature(full_name: str, kind: str, signature: str, type_: str) -> str:
-    """The name_signature facet of `lean_facets` from already cleaned fields."""
+    """The name_signature facet (Lean header + name words) from already cleaned fields."""
     sig = strip_header(signature, full_name) or (f": {type_}" if type_ else "")
     return " ".join(p for p in (kind, full_name, sig, f"-- {name_words(full_name)}") if p)
 
