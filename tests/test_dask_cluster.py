@@ -41,7 +41,7 @@ LEAN_SHARD_BYTES = "8000"  # the sample's 6 Lean files (52 KB) as 4 shards
 SHARD_FORMULAS = "100"  # the sample's 457 distinct formulas to parse as 5 shards, on both workers
 SHARD_STATEMENTS = "50"  # the sample's 218 distinct Lean statements' formal facts as 5 shards
 SHARD_DECLARATIONS = "50"  # the sample's 254 declarations to informalise (6 levels: 166, 62, 17, 4, 4, 1) as 10 shards
-TOKEN_SHARD_TEXTS = "200"  # the sample's 742 distinct texts of the lexical index as 4 shards
+TOKEN_SHARD_TEXTS = "200"  # the sample's 758 distinct texts of the lexical index as 4 shards
 SHARD_GOALS = "2"  # the sample's 9 premise goals' candidates and features as 5 shards
 
 
@@ -110,7 +110,7 @@ def test_the_sample_release_on_a_two_worker_cluster_is_byte_identical(sample_rel
     # (a fifth file: the premise stage's statement index, which runs again here, adds its own tokens)
     assert len(list((RootLayout(root).cache / CacheLayout.TOKENS).rglob("*.parquet"))) == 5
     (tokens,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("lexical tokens:")]
-    assert " 742 tokenised in 4 shards on " in tokens and worker_id() not in tokens, tokens
+    assert " 758 tokenised in 4 shards on " in tokens and worker_id() not in tokens, tokens
     # and each premise features shard its goals' candidates in the root's cache
     assert len(list((RootLayout(root).cache / CacheLayout.PREMISE_FEATURES).rglob("*.parquet"))) == 5
 
