@@ -147,12 +147,11 @@ def member_texts(declarations: pa.Table) -> pl.DataFrame:
     constructors: `kind name where` and its members as written, in source order (`field signature`,
     `| constructor signature`), joined by `;`. Parent projections (`toParent`) are no members: their
     signature is the parent's."""
-    have = declarations.column_names  # a table of fewer columns than DECLARATIONS (tests): members by kind, name order
-    d = pl.from_arrow(declarations.select([c for c in ("full_name", "kind", "signature", "origin", "file", "line_start")
-                                           if c in have]))
-    d = d.with_columns(**{c: pl.lit(None, pl.String) for c in ("file",) if c not in have},
-                       **({} if "origin" in have else {"origin": pl.col("kind")}),
-                       **({} if "line_start" in have else {"line_start": pl.lit(None, pl.Int64)}))
+    # a table with fewer columns than DECLARATIONS (tests): members by kind, in name order
+    defaults = {"origin": pl.col("kind"), "file": pl.lit(None, pl.String), "line_start": pl.lit(None, pl.Int64)}
+    have = declarations.column_names
+    d = pl.from_arrow(declarations.select([c for c in ("full_name", "kind", "signature", *defaults) if c in have]))
+    d = d.with_columns(**{c: default for c, default in defaults.items() if c not in have})
     parents = d.select("full_name", parent_kind="kind").unique("full_name", keep="first", maintain_order=True)
     belongs = pl.any_horizontal([(pl.col("kind") == kind) & pl.col("parent_kind").is_in(list(of))
                                  for kind, of in MEMBERS_OF.items()])

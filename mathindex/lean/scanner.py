@@ -66,6 +66,7 @@ _MK_BINDERS = r"(?:[ \t]*[(\[{][^\n]*?[)\]}])*"
 _MK_INLINE = re.compile(r"[ \t]*(" + ATOM + r")" + _MK_BINDERS + r"[ \t]*::")
 _MK_LINE = re.compile(r"^[ \t]*(?:(?:private|protected)\s+)?(" + ATOM + r")" + _MK_BINDERS + r"[ \t]*::", re.M)
 
+
 def continued(t: str, line_end: int, z: int, indent: int, stop: str | None = None) -> int:
     """Where a member (a structure field, an inductive type's constructor) whose first line ends at
     `line_end` and is indented `indent` columns ends: past its continuation lines (blank, or indented
