@@ -81,7 +81,7 @@ QUERIES = [
     # non-linear patterns: ?x binds one subterm everywhere
     ("mvar", "Real.sqrt ?a * Real.sqrt ?a", ["Real.mul_self_sqrt"], r"√a \* √a|√x \* √x"),
     ("mvar", "?a * ?b = ?b * ?a", ["mul_comm"], r"a \* b = b \* a"),
-    ("mvar", "?a + ?b = ?b + ?a", ["add_comm"], r"a \* b = b \* a"),
+    ("mvar", "?a + ?b = ?b + ?a", ["add_comm"], r"a \+ b = b \+ a"),  # a to_additive twin, stated additively
     ("mvar", "?a * ?b * ?c = ?a * (?b * ?c)", ["mul_assoc", "Matrix.mul_assoc"], r"\* \(b \* c\)|\(M \* N\)"),
     ("mvar", "?a ∪ ?b = ?b ∪ ?a", ["Set.union_comm", "Finset.union_comm"], r"∪ \S+ = \S+ ∪"),
     ("mvar", "?a ∩ ?b = ?b ∩ ?a", ["Set.inter_comm", "Finset.inter_comm"], r"∩ \S+ = \S+ ∩"),
