@@ -30,13 +30,14 @@ from mathindex.store.releases import building, published_release, unique_release
 from mathindex.tasks.bench import baseline_metrics, gate_release, run_benchmarks
 from mathindex.tasks.embed import (build_embedding_texts, embed_and_index, embed_in_shards, embedder_spec,
                                    load_release_embedder, shard_texts)
-from mathindex.tasks.extract import extract_latex, extract_lean_sources, merge_extractions
+from mathindex.tasks.extract import extract_sources
 from mathindex.tasks.formal import formal_in_shards, shard_statements
 from mathindex.tasks.formulas import build_formula_index, collect_formulas, parse_in_shards, shard_formulas
 from mathindex.tasks.informalise import informalise_in_shards
 from mathindex.tasks.premises import premises_in_shards, shard_goals
 from mathindex.tasks.search_index import lexical_in_shards, nodes_table, same_as_edges, token_shard_texts
 from mathindex.tasks.shards import runner_is_local
+from mathindex.tasks.spill import drop_spilled, spilled
 from mathindex.tasks.store import database_started, write_database, write_tables
 
 SYMPY_BUDGET_S = 2.0
@@ -88,23 +89,24 @@ def release_flow(
             release_id = new_release_id(pins, root)
         with building(root, release_id) as staging:
             with progress.stage("extract"):
-                latex_runs = [extract_latex.submit(s) for s in sources if s.spec.kind == "latex"]
-                lean_runs = extract_lean_sources(sources, cache, local=runner_is_local())
-                ex = merge_extractions(lean_runs, [f.result() for f in latex_runs])
+                ex = spilled(staging, "extracted", extract_sources(sources, cache, local=runner_is_local()))
             with progress.stage("informalise"):
-                informalised = informalise_in_shards(ex.declarations, ex.dependencies, cache, informal_spec)
+                informalised = spilled(staging, "informalised",
+                                       informalise_in_shards(ex.declarations, ex.dependencies, cache, informal_spec))
                 informal = informalised.table
             texts = None
             if recipe is not None:
                 with progress.stage(RECIPE_STAGE):
-                    texts = build_embedding_texts(ex.declarations, informal, ex.statements, ex.descriptions, cache)
+                    texts = spilled(staging, "embedding_texts", build_embedding_texts(
+                        ex.declarations, informal, ex.statements, ex.descriptions, cache))
                     trained = embedder_for_recipe(recipe, root, {"declarations": ex.declarations, "embedding_texts": texts,
                                                                  "latex_statements": ex.statements},
                                                   suite_specs, pins, cache, release_id)
                     embedding_model = trained.pin
             with progress.stage("embed"):
                 if texts is None:
-                    texts = build_embedding_texts(ex.declarations, informal, ex.statements, ex.descriptions, cache)
+                    texts = spilled(staging, "embedding_texts", build_embedding_texts(
+                        ex.declarations, informal, ex.statements, ex.descriptions, cache))
                 spec = embedder_spec(embedding_model, cache, embed_precision, local=runner_is_local())
                 embedder = load_release_embedder(spec)
                 sharded = embed_in_shards(texts, embedder, spec, cache, published_release(root), shard_texts())
@@ -112,15 +114,16 @@ def release_flow(
                                          precision=embed_precision, embedder=embedder, sharded=sharded,
                                          runner="local" if runner_is_local() else "dask")
             with progress.stage("formulas"):
-                formulas = collect_formulas(ex.formulas, ex.declarations)
+                formulas = spilled(staging, "formulas", collect_formulas(ex.formulas, ex.declarations))
                 trees, formula_errors = parse_in_shards(formulas, SYMPY_BUDGET_S, cache, shard_formulas())
+                trees = spilled(staging, "formula_trees", trees)
                 formula_built = build_formula_index(trees, formulas, staging, cache)
             with progress.stage("formal index"):
-                formal = formal_in_shards(ex.declarations, ex.dependencies, staging, cache,
-                                          [(s.root, s.spec.name) for s in sources if s.spec.kind == "lean"],
-                                          shard_statements())
+                lean_roots = [(s.root, s.spec.name) for s in sources if s.spec.kind == "lean"]
+                formal = spilled(staging, "formal", formal_in_shards(ex.declarations, ex.dependencies, staging, cache,
+                                                                     lean_roots, shard_statements()))
             with progress.stage("search index"):
-                nodes = nodes_table(ex.declarations, ex.statements, ex.dependencies, ex.citations)
+                nodes = spilled(staging, "nodes", nodes_table(ex.declarations, ex.statements, ex.dependencies, ex.citations))
                 same_as = same_as_edges(ex.declarations, ex.statements)
                 lexical = lexical_in_shards(texts, staging, cache, token_shard_texts())
             errors = concat([ex.errors, formula_errors], ERRORS)
@@ -146,6 +149,7 @@ def release_flow(
                 row_counts |= write_tables(staging, {"bench_results": bench.rows})
                 write_database(staging, list(row_counts), published_release(root), (db.result(), first))
             with progress.stage("publish"):
+                drop_spilled(staging)
                 baseline, baseline_from = baseline_metrics(root, [s.name for s in suite_specs])
                 verdict = gate_release(metrics, baseline, no_gate)
                 parts = ReleaseParts(

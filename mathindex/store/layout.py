@@ -28,6 +28,7 @@ class ReleaseLayout:
     FORMAL = "formal"
     LEXICAL = "lexical"
     PREMISES = "premises"
+    WORK = ".work"  # the tables the flow holds, memory-mapped while it builds (tasks/spill.py); removed before the manifest
     TABLE_SUFFIX = ".parquet"
 
     def __init__(self, directory: Path | str):
@@ -54,6 +55,7 @@ class ReleaseLayout:
     formal = property(lambda self: self.dir / self.FORMAL)
     lexical = property(lambda self: self.dir / self.LEXICAL)
     premises = property(lambda self: self.dir / self.PREMISES)
+    work = property(lambda self: self.dir / self.WORK)
 
     def is_release(self) -> bool:
         return self.manifest.is_file()
