@@ -77,7 +77,9 @@ class Measured:
     cpu_s: float
     peak_rss_mb: float
     peak_tree_mb: float
+    peak_tree_anon_mb: float
     stage_peak_mb: dict[str, float]
+    stage_peak_anon_mb: dict[str, float]
     stage_cpu_s: dict[str, float]
     returncode: int
     tail: str
@@ -87,9 +89,22 @@ TICK_S = 1 / os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
-def tree_usage(pid: int) -> tuple[float, float]:
-    """(RSS MB, CPU seconds) of `pid` and every process below it: RSS summed over the live ones,
-    CPU their user + system time with that of the children they reaped (/proc/<p>/stat)."""
+def anon_mb(pid: int) -> float:
+    """A process's anonymous resident memory in MB (/proc/<pid>/status RssAnon; 0 when it is gone):
+    RSS less the mapped files, such as the tables the flow holds memory-mapped (tasks/spill.py),
+    which the kernel can drop."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0.0
+
+
+def tree_usage(pid: int) -> tuple[float, float, float]:
+    """(RSS MB, anonymous RSS MB, CPU seconds) of `pid` and every process below it: RSS summed over
+    the live ones, CPU their user + system time with that of the children they reaped (/proc/<p>/stat)."""
     stats: dict[int, list[str]] = {}
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
@@ -101,7 +116,7 @@ def tree_usage(pid: int) -> tuple[float, float]:
     children: dict[int, list[int]] = {}
     for p, fields in stats.items():
         children.setdefault(int(fields[1]), []).append(p)
-    rss = cpu = 0.0
+    rss = anon = cpu = 0.0
     todo = [pid]
     while todo:
         p = todo.pop()
@@ -110,23 +125,27 @@ def tree_usage(pid: int) -> tuple[float, float]:
         if fields is not None:
             cpu += sum(int(f) for f in fields[11:15]) * TICK_S  # utime, stime, cutime, cstime
             rss += int(fields[21]) * PAGE / 2**20
-    return rss, cpu
+            anon += anon_mb(p)
+    return rss, anon, cpu
 
 
-def per_stage(samples: list[tuple[float, float, float]], ends: list[tuple[float, str]]) -> tuple[dict, dict]:
-    """(stage -> peak tree RSS MB, stage -> CPU seconds) from samples (time, RSS, CPU) and the times
-    the stages ended: a stage is the span since the end of the one before; after the last, "finish"."""
+def per_stage(samples: list[tuple[float, float, float, float]], ends: list[tuple[float, str]]) -> tuple[dict, dict, dict]:
+    """(stage -> peak tree RSS MB, stage -> peak tree anonymous RSS MB, stage -> CPU seconds) from
+    samples (time, RSS, anonymous RSS, CPU) and the times the stages ended: a stage is the span since
+    the end of the one before; after the last, "finish"."""
     peak: dict[str, float] = {}
+    anon: dict[str, float] = {}
     cpu: dict[str, float] = {}
-    start, before = float("-inf"), samples[0][2] if samples else 0.0
+    start, before = float("-inf"), samples[0][3] if samples else 0.0
     for end, name in [*ends, (float("inf"), "finish")]:
         inside = [s for s in samples if start < s[0] <= end]
         if inside:
-            peak[name] = max(mb for _, mb, _ in inside)
-            cpu[name] = round(max(inside[-1][2] - before, 0.0), 2)
-            before = inside[-1][2]
+            peak[name] = max(s[1] for s in inside)
+            anon[name] = max(s[2] for s in inside)
+            cpu[name] = round(max(inside[-1][3] - before, 0.0), 2)
+            before = inside[-1][3]
         start = end
-    return peak, cpu
+    return peak, anon, cpu
 
 
 def measure(cmd: list[str], env: dict, interval_s: float = 0.5) -> Measured:
@@ -134,7 +153,7 @@ def measure(cmd: list[str], env: dict, interval_s: float = 0.5) -> Measured:
     come; the largest process's peak and the total CPU seconds come from wait4's rusage."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    samples: list[tuple[float, float, float]] = []
+    samples: list[tuple[float, float, float, float]] = []
     ends: list[tuple[float, str]] = []
     lines: list[str] = []
     stop = threading.Event()
@@ -160,10 +179,11 @@ def measure(cmd: list[str], env: dict, interval_s: float = 0.5) -> Measured:
         t.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
     cpu = usage.ru_utime + usage.ru_stime
-    samples.append((time.perf_counter(), 0.0, cpu))  # the end: every process reaped, the total known
-    peak, stage_cpu = per_stage(samples, ends)
-    return Measured(wall, cpu, usage.ru_maxrss / 1024, max((mb for _, mb, _ in samples), default=0.0), peak,
-                    stage_cpu, proc.returncode, "".join(lines[-40:]))
+    samples.append((time.perf_counter(), 0.0, 0.0, cpu))  # the end: every process reaped, the total known
+    peak, anon, stage_cpu = per_stage(samples, ends)
+    return Measured(wall, cpu, usage.ru_maxrss / 1024, max((s[1] for s in samples), default=0.0),
+                    max((s[2] for s in samples), default=0.0), peak, anon, stage_cpu, proc.returncode,
+                    "".join(lines[-40:]))
 
 
 def stage_figures(manifest: dict, field: str = "seconds") -> dict[str, float]:
@@ -314,7 +334,7 @@ def one_k(k: int, base, args, model: Path, env: dict) -> dict:
     write_sources(here / "sources.yaml", lean, latex, k)
     root = here / "root"
     cmd = [sys.executable, "-m", "mathindex", "release", "--sources", str(here / "sources.yaml"), "--out", str(root),
-           "--model", str(model), "--no-gate"]
+           "--model", str(model), "--precision", args.precision, "--no-gate"]
     print(f"k={k}: {' '.join(cmd[2:])}", flush=True)
     run = measure(cmd, {**env, "PREFECT_HOME": str(here / "prefect")})
     if run.returncode:
@@ -328,8 +348,10 @@ def one_k(k: int, base, args, model: Path, env: dict) -> dict:
     result = {
         "k": k, "release": release.name, "wall_s": round(run.wall_s, 1), "cpu_s": round(run.cpu_s, 1),
         "peak_rss_mb": round(run.peak_rss_mb, 1), "peak_tree_rss_mb": round(run.peak_tree_mb, 1),
+        "peak_tree_anon_mb": round(run.peak_tree_anon_mb, 1), "precision": args.precision,
         "stage_seconds": seconds, "stage_cpu_s": run.stage_cpu_s,
         "stage_peak_tree_rss_mb": {s: round(v, 1) for s, v in run.stage_peak_mb.items()},
+        "stage_peak_tree_anon_mb": {s: round(v, 1) for s, v in run.stage_peak_anon_mb.items()},
         "rows": {t: counts.get(t, 0) for t in ("declarations", "dependencies", "latex_statements", "embedding_texts",
                                                "formulas", "nodes", "same_as")},
         "unmarked_declarations": int(pc.sum(pc.invert(pc.match_substring_regex(names, COPY_MARK))).as_py() or 0),
@@ -348,12 +370,13 @@ def one_k(k: int, base, args, model: Path, env: dict) -> dict:
 
 
 def run_key(args, cpu: str) -> dict:
-    """What a k's figures depend on besides k: the CPU, the base's share and seed, and the code (the
-    git trees of mathindex/ and bench/common/ at HEAD, and whether mathindex/ had no edits)."""
+    """What a k's figures depend on besides k: the CPU, the base's share and seed, the embedding
+    precision, and the code (the git trees of mathindex/ and bench/common/ at HEAD, and whether
+    mathindex/ had no edits)."""
     def git(*a: str) -> str:
         out = subprocess.run(["git", "-C", str(PACKAGE_ROOT), *a], capture_output=True, text=True)
         return out.stdout.strip() if out.returncode == 0 else "unknown"
-    return {"cpu": cpu, "fraction": args.fraction, "seed": args.seed, "code": [git("rev-parse", f"HEAD:{d}") for d in ("mathindex", "bench/common")],
+    return {"cpu": cpu, "fraction": args.fraction, "seed": args.seed, "precision": args.precision, "code": [git("rev-parse", f"HEAD:{d}") for d in ("mathindex", "bench/common")],
             "clean": git("status", "--porcelain", "--untracked-files=no", "--", "mathindex") == ""}
 
 
@@ -406,15 +429,19 @@ def report(results: list[dict], cpu: str, command: str) -> tuple[str, dict]:
     cells = " | ".join(f"{w:.1f} / {c:.1f}" for w, c in zip(wall, cpu_s))
     last = exponent(ks[-2:], cpu_s[-2:]) if len(ks) > 2 else None
     lines.append(f"| **release** | {cells} | {show(slopes['release wall s'])} | {show(slopes['release CPU s'])} | | {show(last)} |")
-    lines += ["", "peak memory, MB: per stage the process tree's peak RSS (its sum, sampled every 0.5 s; - no sample); "
-              "peak RSS: the largest process (wait4)", "",
+    lines += ["", "peak memory, MB: per stage the process tree's peak RSS, then its anonymous part (RssAnon: "
+              "without mapped files, such as the tables the flow holds memory-mapped), each its sum over the tree, "
+              "sampled every 0.5 s (- no sample); peak RSS: the largest process (wait4)", "",
               f"| stage | {head} |", "|---|" + "---:|" * len(ks)]
+    show_mb = lambda p: "-" if p is None else f"{p:.0f}"  # noqa: E731
     for s in [*stages, "finish"]:
         if any(s in r["stage_peak_tree_rss_mb"] for r in results):
             peaks = [r["stage_peak_tree_rss_mb"].get(s) for r in results]
+            anon = [r.get("stage_peak_tree_anon_mb", {}).get(s) for r in results]
             name = f"{s} (with the process start)" if s == stages[0] else s
-            lines.append(f"| {name} | " + " | ".join("-" if p is None else f"{p:.0f}" for p in peaks) + " |")
-    lines.append("| **peak tree RSS** | " + " | ".join(f"{r['peak_tree_rss_mb']:.0f}" for r in results) + " |")
+            lines.append(f"| {name} | " + " | ".join(f"{show_mb(p)} ({show_mb(a)})" for p, a in zip(peaks, anon)) + " |")
+    lines.append("| **peak tree RSS (anonymous)** | " + " | ".join(
+        f"{r['peak_tree_rss_mb']:.0f} ({show_mb(r.get('peak_tree_anon_mb'))})" for r in results) + " |")
     lines.append("| **peak RSS** | " + " | ".join(f"{r['peak_rss_mb']:.0f}" for r in results) + " |")
     if len(ks) > 1:
         per_copy = (results[-1]["peak_tree_rss_mb"] - results[0]["peak_tree_rss_mb"]) / (ks[-1] - ks[0])
@@ -463,6 +490,9 @@ def main() -> None:
     ap.add_argument("--latex", type=Path, help="the base's LaTeX root (instead of the sources file's)")
     ap.add_argument("--json", type=Path, help="where the results go (default: WORK/scale.json)")
     ap.add_argument("--keep", action="store_true", help="keep each k's corpus and root")
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "int8"],
+                    help="the releases' embedding precision (default fp32: ONNX; the one-layer model at bf16 runs "
+                         "on torch and took 1.2x fp32's CPU on Zen 4)")
     ap.add_argument("--fresh", action="store_true",
                     help="measure every k again (default: a k measured before in WORK on this CPU with the same "
                          "base and code is taken from its k<k>.json)")
