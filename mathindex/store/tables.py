@@ -24,6 +24,9 @@ from mathindex.store.layout import ReleaseLayout
 log = logging.getLogger(__name__)
 
 
+ROW_GROUP = 65536  # rows a Parquet row group of a release table
+
+
 def release_order(table: pa.Table, spec: TableSpec, columns: list[str] | None = None) -> pa.Table:
     """A table as a release holds it (cast to the spec's schema, sorted by its keys: a stable
     sort), or only its `columns`, in that order."""
@@ -31,15 +34,29 @@ def release_order(table: pa.Table, spec: TableSpec, columns: list[str] | None = 
     kept = table if columns is None else table.select(columns)
     if not table.num_rows:
         return kept
-    return kept.take(pc.sort_indices(table.select(spec.sort_keys), [(k, "ascending") for k in spec.sort_keys]))
+    return kept.take(sort_order(table, spec))
+
+
+def sort_order(table: pa.Table, spec: TableSpec) -> pa.Array:
+    """The row order `release_order` gives: a stable sort by the spec's keys."""
+    return pc.sort_indices(table.select(spec.sort_keys), [(k, "ascending") for k in spec.sort_keys])
 
 
 def write_table(table: pa.Table, spec: TableSpec, directory: Path) -> Path:
-    """Writes `<name>.parquet` cast to the spec's schema and sorted by its keys (deterministic)."""
-    table = release_order(table, spec)
+    """Writes `<name>.parquet` cast to the spec's schema and sorted by its keys (deterministic): the
+    bytes of `pq.write_table(release_order(table, spec), row_group_size=ROW_GROUP)`, made a row group
+    at a time, so that only the sort order and one row group's copy are in memory beside `table`
+    (which the release flow holds memory-mapped: tasks/spill.py)."""
+    table = table.select(spec.schema.names).cast(spec.schema)
     path = ReleaseLayout(directory).table(spec.name)
     tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table, tmp, compression="zstd", row_group_size=65536)
+    if not table.num_rows:
+        pq.write_table(table, tmp, compression="zstd", row_group_size=ROW_GROUP)
+    else:
+        order = sort_order(table, spec)
+        with pq.ParquetWriter(tmp, table.schema, compression="zstd") as writer:
+            for start in range(0, table.num_rows, ROW_GROUP):
+                writer.write_table(table.take(order.slice(start, ROW_GROUP)), row_group_size=ROW_GROUP)
     os.replace(tmp, path)
     return path
 
