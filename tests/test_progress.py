@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -125,10 +126,15 @@ def test_each_stage_records_its_own_peak_memory(monkeypatch):
         with progress.stage("big"):
             block = bytearray(300 * 1024 * 1024)
             block[::4096] = b"x" * len(block[::4096])  # touch every page: resident, not just reserved
+            time.sleep(1.2)  # past two of the anonymous peak's samples (every 0.5 s)
             del block
         with progress.stage("after"):
             pass
     peaks = progress.peak_mb
+    if Path("/proc/self/status").exists():  # the anonymous peak: the block is anonymous memory
+        anon = progress.peak_anon_mb
+        assert list(anon) == ["small", "big", "after"]
+        assert anon["big"] >= anon["small"] + 250 and anon["after"] < anon["big"] - 250
     assert list(peaks) == ["small", "big", "after"]
     assert peaks["big"] >= peaks["small"] + 250
     if Path("/proc/self/clear_refs").exists():

@@ -189,7 +189,7 @@ def _comparable(release: Path, rel: str) -> bytes | dict:
         return _without_times(m)
     if rel == "release-notes.md":
         text = path.read_text().replace(release.name, "<release id>")
-        text = re.sub(r"^- (seconds|peak_rss_mb): .*$", r"- \1: <measured>", text, flags=re.M)
+        text = re.sub(r"^- (seconds|peak_rss_mb|peak_anon_rss_mb): .*$", r"- \1: <measured>", text, flags=re.M)
         return {"text": re.sub(r"^\| ([\w.]*seconds) \| [^|]* \|$", r"| \1 | <seconds> |", text, flags=re.M)}
     return path.read_bytes()
 

@@ -9,6 +9,7 @@ import logging
 import os
 import resource
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import TextIO
@@ -60,6 +61,8 @@ class StageProgress:
             quiet_library_bars()
         self.seconds: dict[str, float] = {}
         self.peak_mb: dict[str, int] = {}  # the flow process's peak RSS in each stage (`stage_peak_mb`)
+        self.anon = AnonPeak()
+        self.peak_anon_mb: dict[str, int] = {}  # its anonymous part's sampled peak (`AnonPeak`; Linux only)
 
     def stage(self, name: str):
         return _Stage(self, name)
@@ -82,6 +85,7 @@ class StageProgress:
         self.file.flush()
 
     def close(self) -> None:
+        self.anon.stop()
         if self.bar is not None:
             self.bar.close()
 
@@ -99,6 +103,7 @@ class _Stage:
 
     def __enter__(self):
         reset_peak()
+        self.progress.anon.reset()
         self.start = time.perf_counter()
         if self.progress.bar is not None:
             self.progress.bar.set_postfix_str(self.name)
@@ -107,6 +112,9 @@ class _Stage:
     def __exit__(self, *exc):
         self.progress.seconds[self.name] = round(time.perf_counter() - self.start, 2)
         self.progress.peak_mb[self.name] = stage_peak_mb()
+        anon = self.progress.anon.take()
+        if anon is not None:
+            self.progress.peak_anon_mb[self.name] = anon
         self.progress.finished(self.name, exc[0] is None)
         return False
 
@@ -132,3 +140,46 @@ def stage_peak_mb() -> int:
     except (OSError, ValueError, IndexError):
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+
+
+def anon_mb() -> int | None:
+    """The process's anonymous resident memory in MB (RssAnon), None where /proc cannot tell."""
+    try:
+        for line in _STATUS.read_text().splitlines():
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+class AnonPeak:
+    """The process's largest anonymous RSS since `reset`, sampled every `interval_s` on a daemon
+    thread. VmHWM (`stage_peak_mb`) counts the pages of mapped files too, such as the tables the
+    release flow holds memory-mapped (tasks/spill.py), which the kernel can drop; this is the flow's
+    own memory. Where /proc has no RssAnon, `take` gives None and no thread runs."""
+
+    def __init__(self, interval_s: float = 0.5):
+        self.interval_s, self.peak = interval_s, anon_mb()
+        self._stop = threading.Event()
+        if self.peak is not None:
+            threading.Thread(target=self._sample, name="anon-peak", daemon=True).start()
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            now = anon_mb()
+            if now is not None and now > (self.peak or 0):
+                self.peak = now
+
+    def reset(self) -> None:
+        if self.peak is not None:
+            self.peak = anon_mb()
+
+    def take(self) -> int | None:
+        """The peak since `reset`, with the present value."""
+        if self.peak is None:
+            return None
+        return max(self.peak, anon_mb() or 0)
+
+    def stop(self) -> None:
+        self._stop.set()

@@ -213,7 +213,8 @@ def new_release_id(pins: list, root: Path) -> str:
 def stage_report(ex, trees: pa.Table, errors: pa.Table, progress: StageProgress) -> dict[str, str]:
     """One line per stage for the manifest and the notes; the stages' seconds, and the flow process's
     peak RSS in MB in each stage (its worker processes not counted: a forked child's RSS counts the
-    pages it shares with the flow)."""
+    pages it shares with the flow), with the tables it holds memory-mapped, and the anonymous part's
+    sampled peak (`peak_anon_rss_mb`: without them; Linux)."""
     status = Counter(trees.column("status").to_pylist())
     canon = Counter(trees.column("canonical_status").to_pylist())
     return {
@@ -224,4 +225,5 @@ def stage_report(ex, trees: pa.Table, errors: pa.Table, progress: StageProgress)
         "errors": f"{errors.num_rows} rows",
         "seconds": ", ".join(f"{k} {v}" for k, v in progress.seconds.items()),
         "peak_rss_mb": ", ".join(f"{k} {v}" for k, v in progress.peak_mb.items()),
+        **({"peak_anon_rss_mb": ", ".join(f"{k} {v}" for k, v in progress.peak_anon_mb.items())} if progress.peak_anon_mb else {}),
     }  # fmt: skip
