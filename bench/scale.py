@@ -49,6 +49,7 @@ from bench.common.scale_corpus import COPY_MARK, link_corpus, select_base, write
 from mathindex.embed.embedder import EMBED_BACKEND, EmbeddingCache, SentenceTransformerEmbedder
 from mathindex.embed.texts import embedded_texts
 from mathindex.embed.truth import exact_neighbours
+from mathindex.flows.progress import status_mb
 from mathindex.embed.vector_index import INDEX_FILE, VectorIndex, content_key, embedder_info
 from mathindex.sources import PACKAGE_ROOT, read_sources_file
 from mathindex.store.layout import ReleaseLayout, RootLayout
@@ -89,19 +90,6 @@ TICK_S = 1 / os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
-def anon_mb(pid: int) -> float:
-    """A process's anonymous resident memory in MB (/proc/<pid>/status RssAnon; 0 when it is gone):
-    RSS less the mapped files, such as the tables the flow holds memory-mapped (tasks/spill.py),
-    which the kernel can drop."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1]) / 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0.0
-
-
 def tree_usage(pid: int) -> tuple[float, float, float]:
     """(RSS MB, anonymous RSS MB, CPU seconds) of `pid` and every process below it: RSS summed over
     the live ones, CPU their user + system time with that of the children they reaped (/proc/<p>/stat)."""
@@ -125,7 +113,7 @@ def tree_usage(pid: int) -> tuple[float, float, float]:
         if fields is not None:
             cpu += sum(int(f) for f in fields[11:15]) * TICK_S  # utime, stime, cutime, cstime
             rss += int(fields[21]) * PAGE / 2**20
-            anon += anon_mb(p)
+            anon += status_mb("RssAnon", p) or 0  # without mapped files, such as the flow's tables (tasks/spill.py)
     return rss, anon, cpu
 
 

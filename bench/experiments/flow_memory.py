@@ -21,21 +21,18 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from mathindex.flows.progress import status_mb
+
 FIELDS = ("VmRSS", "RssAnon", "RssFile", "VmHWM")
 
 
-def status_mb() -> dict[str, int]:
+def status_fields() -> dict[str, int]:
     """The FIELDS of /proc/self/status in MB."""
-    out = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
-        key, _, rest = line.partition(":")
-        if key in FIELDS:
-            out[key] = int(rest.split()[0]) // 1024
-    return out
+    return {f: status_mb(f) or 0 for f in FIELDS}
 
 
 def snapshot() -> dict[str, int]:
-    return {**status_mb(), "arrow": pa.total_allocated_bytes() >> 20}
+    return {**status_fields(), "arrow": pa.total_allocated_bytes() >> 20}
 
 
 def trimmed() -> dict[str, int]:
@@ -44,7 +41,7 @@ def trimmed() -> dict[str, int]:
     gc.collect()
     pa.default_memory_pool().release_unused()
     ctypes.CDLL("libc.so.6").malloc_trim(0)
-    return {"anon_trimmed": status_mb()["RssAnon"], "py_objects": len(gc.get_objects())}
+    return {"anon_trimmed": status_fields()["RssAnon"], "py_objects": len(gc.get_objects())}
 
 
 def patch_stages(rows: list[dict], trim: bool) -> None:

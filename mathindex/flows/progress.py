@@ -119,7 +119,19 @@ class _Stage:
         return False
 
 
-_STATUS, _CLEAR_REFS = Path("/proc/self/status"), Path("/proc/self/clear_refs")
+_CLEAR_REFS = Path("/proc/self/clear_refs")
+
+
+def status_mb(field: str, pid: int | str = "self") -> int | None:
+    """A memory field of /proc/<pid>/status (`VmHWM`, `RssAnon`, ...) in MB; None where /proc has
+    no such process or field (not Linux, or the process is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def reset_peak() -> None:
@@ -133,24 +145,8 @@ def reset_peak() -> None:
 
 def stage_peak_mb() -> int:
     """The process's peak RSS in MB since `reset_peak` (VmHWM), else since it started (ru_maxrss)."""
-    try:
-        for line in _STATUS.read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) // 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-
-
-def anon_mb() -> int | None:
-    """The process's anonymous resident memory in MB (RssAnon), None where /proc cannot tell."""
-    try:
-        for line in _STATUS.read_text().splitlines():
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1]) // 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+    peak = status_mb("VmHWM")
+    return peak if peak is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
 
 
 class AnonPeak:
@@ -160,26 +156,26 @@ class AnonPeak:
     own memory. Where /proc has no RssAnon, `take` gives None and no thread runs."""
 
     def __init__(self, interval_s: float = 0.5):
-        self.interval_s, self.peak = interval_s, anon_mb()
+        self.interval_s, self.peak = interval_s, status_mb("RssAnon")
         self._stop = threading.Event()
         if self.peak is not None:
             threading.Thread(target=self._sample, name="anon-peak", daemon=True).start()
 
     def _sample(self) -> None:
         while not self._stop.wait(self.interval_s):
-            now = anon_mb()
+            now = status_mb("RssAnon")
             if now is not None and now > (self.peak or 0):
                 self.peak = now
 
     def reset(self) -> None:
         if self.peak is not None:
-            self.peak = anon_mb()
+            self.peak = status_mb("RssAnon")
 
     def take(self) -> int | None:
         """The peak since `reset`, with the present value."""
         if self.peak is None:
             return None
-        return max(self.peak, anon_mb() or 0)
+        return max(self.peak, status_mb("RssAnon") or 0)
 
     def stop(self) -> None:
         self._stop.set()
