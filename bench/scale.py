@@ -49,8 +49,8 @@ from bench.common.scale_corpus import COPY_MARK, link_corpus, select_base, write
 from mathindex.embed.embedder import EMBED_BACKEND, EmbeddingCache, SentenceTransformerEmbedder
 from mathindex.embed.texts import embedded_texts
 from mathindex.embed.truth import exact_neighbours
-from mathindex.flows.progress import status_mb
 from mathindex.embed.vector_index import INDEX_FILE, VectorIndex, content_key, embedder_info
+from mathindex.flows.progress import status_mb
 from mathindex.sources import PACKAGE_ROOT, read_sources_file
 from mathindex.store.layout import ReleaseLayout, RootLayout
 from mathindex.store.releases import published_release
