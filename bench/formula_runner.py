@@ -30,13 +30,14 @@ from bench.common.machine import cpu_model, cpu_seconds
 from bench.common.rounds import paired_rounds
 from mathindex.formula import api
 from mathindex.formula.canonical import close_idle_workers
-from mathindex.formula.shards import SHARD_FORMULAS, FormulaShard, ParsedShard, parse_shard, plan_shards
+from mathindex.cache.shards import KeyedShard, RowsDone
+from mathindex.formula.shards import SHARD_FORMULAS, parse_shard, plan_shards
 
 BUDGET_S = 2.0  # the release's SymPy budget (flows/release.py SYMPY_BUDGET_S)
 MODES = ("flow", "serial", "threads", "processes")
 
 
-def parse_in_process(shard: FormulaShard, cache_dir: Path) -> ParsedShard:
+def parse_in_process(shard: KeyedShard, cache_dir: Path) -> RowsDone:
     """One shard in a pool process, its SymPy worker stopped after (so its CPU is counted)."""
     try:
         return parse_shard(shard, BUDGET_S, cache_dir)

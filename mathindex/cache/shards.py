@@ -15,9 +15,10 @@ import os
 import shutil
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
@@ -280,6 +281,29 @@ class ShardDone:
     seconds: float
 
 
+@dataclass(frozen=True)
+class KeyedShard:
+    """Distinct items of a stage to compute, the rows of `todo` sorted by their `key` column; `key`
+    names the cache shard they are stored as (`part_name` of their keys)."""
+
+    index: int
+    key: str
+    todo: pa.Table = field(repr=False)
+
+
+@dataclass(frozen=True)
+class RowsDone(ShardDone):
+    """What running one keyed shard did (`ShardDone`) and its rows, in the schema of its cache."""
+
+    rows: pa.Table = field(repr=False)
+
+
+def plan_keyed(todo: pl.DataFrame, size: int, spread: int = 1) -> list[KeyedShard]:
+    """`todo` (sorted by `key`) as `KeyedShard`s of `size` rows, or fewer so that there are at least
+    `spread` (`cut_by_key`)."""
+    return [KeyedShard(*part) for part in cut_by_key(todo, size, spread)]
+
+
 class RunMarks:
     """Which processes started one content-keyed shard of a stage (on a task runner's thread or a
     Dask worker): an empty file `.run-<key>-<worker>` per start, in the directory the shard's
@@ -329,3 +353,11 @@ def stored_or_computed(store: ShardStore | None, key: str, label: str, compute: 
     if marks is not None:
         marks.done()
     return rows, computed, lost
+
+
+def run_keyed(shard: KeyedShard, store: ShardStore | None, label: str, compute: Callable[[], pl.DataFrame],
+              keep: Callable[[pl.DataFrame], pl.DataFrame] = lambda rows: rows) -> RowsDone:
+    """`stored_or_computed` for one keyed shard (`label` and its index name it in the log), timed."""
+    t0 = time.perf_counter()
+    rows, computed, lost = stored_or_computed(store, shard.key, f"{label} {shard.index}", compute, keep)
+    return RowsDone(shard.index, shard.key, worker_id(), lost, computed, time.perf_counter() - t0, rows.to_arrow())

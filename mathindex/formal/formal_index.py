@@ -23,11 +23,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from mathindex.cache.shards import KeyedShard, RowsDone
 from mathindex.formal.facts import FACTS, dumps
 from mathindex.formal.keys import NOTATION_CONSTANTS, ConstantResolver, tree_facts
 from mathindex.formal.normal import head
 from mathindex.formal.notation import NotationMap, rename_leaves
-from mathindex.formal.shards import (SHARD_STATEMENTS, FactsShard, ParsedFacts, aligned_facts, facts_cache, facts_shard,
+from mathindex.formal.shards import (SHARD_STATEMENTS, aligned_facts, facts_cache, facts_shard,
                                      keep_facts, parse_facts, plan_shards, statement_keys)
 from mathindex.schemas.formal import FORMAL_KEYS, FORMAL_NOTATIONS, FORMAL_STATEMENTS, FORMAL_VOCABULARY
 from mathindex.store.layout import ReleaseLayout
@@ -81,7 +82,7 @@ def statement_facts(decls: pa.Table, cache_dir: Path | None = None, workers: int
     statements it lacks are parsed as shards over `workers` processes (in this process when one,
     or when the pool fails), each stored there by this process as it comes back."""
     keyed, found, shards = plan_facts(decls, cache_dir, shard_statements)
-    parsed: list[ParsedFacts] = []
+    parsed: list[RowsDone] = []
     if workers > 1 and len(shards) > 1:
         try:
             with ProcessPoolExecutor(max_workers=workers, mp_context=mp_context(), initializer=stop_on_sigterm) as pool:
@@ -95,7 +96,7 @@ def statement_facts(decls: pa.Table, cache_dir: Path | None = None, workers: int
 
 
 def plan_facts(decls: pa.Table, cache_dir: Path | None, shard_statements: int = SHARD_STATEMENTS,
-               spread: int = 1) -> tuple[pl.DataFrame, pl.DataFrame, list[FactsShard]]:
+               spread: int = 1) -> tuple[pl.DataFrame, pl.DataFrame, list[KeyedShard]]:
     """The statement keys of `decls` (doc order), the facts the cache under `cache_dir` holds of
     them (a damaged cache shard is logged, removed and its statements parsed again), and the other
     distinct statements as content-keyed shards (`formal.shards.plan_shards`)."""
@@ -105,7 +106,7 @@ def plan_facts(decls: pa.Table, cache_dir: Path | None, shard_statements: int = 
     return keyed, found, plan_shards(todo, shard_statements, spread)
 
 
-def merge_facts(keyed: pl.DataFrame, found: pl.DataFrame, parsed: list[ParsedFacts],
+def merge_facts(keyed: pl.DataFrame, found: pl.DataFrame, parsed: list[RowsDone],
                 cache_dir: Path | None) -> tuple[pa.Table, dict]:
     """The reduce of the facts shards: FACTS aligned with the statements in doc order, the counts,
     and the facts cache's shards merged when they are many (this process the one writer)."""

@@ -8,7 +8,7 @@ the index is the same whatever ran the shards or in what order they finished."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from mathindex.cache.codes import FORMAL as FORMAL_CODE
 from mathindex.cache.layout import CacheLayout
-from mathindex.cache.shards import RunMarks, ShardDone, ShardStore, cut_by_key, stored_or_computed, worker_id
+from mathindex.cache.shards import KeyedShard, RowsDone, RunMarks, ShardStore, plan_keyed, run_keyed, worker_id
 from mathindex.formal.facts import FACTS, facts_rows, statement_key
 
 
@@ -25,24 +25,6 @@ from mathindex.formal.facts import FACTS, facts_rows, statement_key
 SHARD_STATEMENTS = 20_000
 MAX_PARTS = 16  # more facts cache shards than this are merged into one by the reduce step
 _TEXT = ("signature", "type", "variables", "origin")
-
-
-@dataclass(frozen=True)
-class FactsShard:
-    """Distinct statements to parse (key, signature, type, variables, origin), sorted by key; `key`
-    names the facts cache shard they are stored as (`cache.shards.part_name` of their keys)."""
-
-    index: int
-    key: str
-    todo: pa.Table = field(repr=False)
-
-
-@dataclass(frozen=True)
-class ParsedFacts(ShardDone):
-    """What running one shard did (`cache.shards.ShardDone`: `computed` is the statements parsed),
-    with its FACTS rows."""
-
-    rows: pa.Table = field(repr=False)
 
 
 def facts_cache(cache_dir: Path | None) -> ShardStore:
@@ -59,26 +41,23 @@ def statement_keys(decls: pa.Table) -> pl.DataFrame:
     return pl.DataFrame({"key": keys, **cols}, schema={"key": pl.String, **{c: pl.String for c in _TEXT}})
 
 
-def plan_shards(todo: pl.DataFrame, shard_statements: int = SHARD_STATEMENTS, spread: int = 1) -> list[FactsShard]:
+def plan_shards(todo: pl.DataFrame, shard_statements: int = SHARD_STATEMENTS, spread: int = 1) -> list[KeyedShard]:
     """`todo` (key and text columns: distinct statements to parse) sorted by key and cut into shards
     of `shard_statements`, or fewer so that there are at least `spread`, each named by its content."""
-    return [FactsShard(*part) for part in cut_by_key(todo.select("key", *_TEXT).unique("key").sort("key"),
-                                                      shard_statements, spread)]
+    return plan_keyed(todo.select("key", *_TEXT).unique("key").sort("key"), shard_statements, spread)
 
 
-def facts_shard(shard: FactsShard, cache_dir: Path | None) -> ParsedFacts:
+def facts_shard(shard: KeyedShard, cache_dir: Path | None) -> RowsDone:
     """Parses one shard and stores its rows in the facts cache under `cache_dir` (None: nowhere);
     when that cache shard is there already (a rerun after a lost worker that had stored it) its
-    rows are read back instead. The run is marked first, so that a rerun names a lost one."""
-    t0 = time.perf_counter()
+    rows are read back instead. The run is marked first, so that a rerun names a lost one. Its rows:
+    FACTS; `computed`: the statements parsed."""
     store = facts_cache(cache_dir) if cache_dir is not None else None
-    rows, parsed, lost = stored_or_computed(store, shard.key, f"formal shard {shard.index}",
-                                            lambda: pl.from_arrow(parse_facts(shard)[0]))
-    return ParsedFacts(shard.index, shard.key, worker_id(), lost, parsed, time.perf_counter() - t0,
-                       rows.to_arrow().cast(FACTS))
+    done = run_keyed(shard, store, "formal shard", lambda: pl.from_arrow(parse_facts(shard)[0]))
+    return replace(done, rows=done.rows.cast(FACTS))
 
 
-def parse_facts(shard: FactsShard) -> tuple[pa.Table, float]:
+def parse_facts(shard: KeyedShard) -> tuple[pa.Table, float]:
     """FACTS rows of one shard and the seconds they took; pyarrow only (no polars), so that a
     forked pool worker may run it."""
     t0 = time.perf_counter()
@@ -86,18 +65,18 @@ def parse_facts(shard: FactsShard) -> tuple[pa.Table, float]:
     return facts_rows([r["key"] for r in todo], todo), time.perf_counter() - t0
 
 
-def keep_facts(shard: FactsShard, rows: pa.Table, cache_dir: Path | None, seconds: float,
-               lost: tuple[str, ...] = ()) -> ParsedFacts:
+def keep_facts(shard: KeyedShard, rows: pa.Table, cache_dir: Path | None, seconds: float,
+               lost: tuple[str, ...] = ()) -> RowsDone:
     """Stores a parsed shard's rows in the facts cache under `cache_dir` (None: nowhere) under its
     key, and clears its run marks."""
     if cache_dir is not None:
         store = facts_cache(cache_dir)
         store.put(pl.from_arrow(rows))
         RunMarks(store.dir, shard.key).done()
-    return ParsedFacts(shard.index, shard.key, worker_id(), lost, rows.num_rows, seconds, rows)
+    return RowsDone(shard.index, shard.key, worker_id(), lost, rows.num_rows, seconds, rows)
 
 
-def aligned_facts(keyed: pl.DataFrame, found: pl.DataFrame, parsed: list[ParsedFacts]) -> pa.Table:
+def aligned_facts(keyed: pl.DataFrame, found: pl.DataFrame, parsed: list[RowsDone]) -> pa.Table:
     """FACTS rows aligned with `keyed` (doc order) from the cached rows and the shards' (one row a
     key whatever the shards' number or finish order)."""
     rows = pl.concat([found, *(pl.from_arrow(p.rows) for p in parsed)], how="vertical_relaxed").unique(

@@ -7,14 +7,11 @@ the tables are the same whatever ran the shards (`api.assemble` joins the rows i
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
-import pyarrow as pa
 
-from mathindex.cache.shards import ShardDone, cut_by_key, stored_or_computed, worker_id
+from mathindex.cache.shards import KeyedShard, RowsDone, plan_keyed, run_keyed
 from mathindex.formula import api
 from mathindex.formula import canonical as canon
 from mathindex.formula.parse_cache import parse_cache
@@ -25,42 +22,22 @@ from mathindex.formula.parse_cache import parse_cache
 SHARD_FORMULAS = 25_000
 
 
-@dataclass(frozen=True)
-class FormulaShard:
-    """Distinct formulas to parse (key, text, lean), sorted by key; `key` names the parse cache
-    shard they are stored as (`cache.shards.part_name` of their keys)."""
-
-    index: int
-    key: str
-    todo: pa.Table = field(repr=False)
-
-
-@dataclass(frozen=True)
-class ParsedShard(ShardDone):
-    """What running one shard did (`cache.shards.ShardDone`: `computed` is the formulas parsed),
-    with its parse rows (`parse_cache.SCHEMA`)."""
-
-    rows: pa.Table = field(repr=False)
-
-
-def plan_shards(todo: pl.DataFrame, shard_formulas: int = SHARD_FORMULAS, spread: int = 1) -> list[FormulaShard]:
+def plan_shards(todo: pl.DataFrame, shard_formulas: int = SHARD_FORMULAS, spread: int = 1) -> list[KeyedShard]:
     """`todo` (key, text, lean: the distinct formulas to parse) sorted by key and cut into shards of
     `shard_formulas`, or fewer so that there are at least `spread` shards, each named by its content:
     the same formulas give the same shards whatever their order or whatever runs them."""
-    return [FormulaShard(*part) for part in cut_by_key(todo.select("key", "text", "lean").sort("key"), shard_formulas, spread)]
+    return plan_keyed(todo.select("key", "text", "lean").sort("key"), shard_formulas, spread)
 
 
-def parse_shard(shard: FormulaShard, budget_s: float, cache_dir: Path | None) -> ParsedShard:
+def parse_shard(shard: KeyedShard, budget_s: float, cache_dir: Path | None) -> RowsDone:
     """Parses one shard (SymPy in this process's lent worker, `canonical.lent_worker`) and stores its
     rows in the parse cache under `cache_dir` (None: nowhere); when that cache shard is there
     already (a rerun after a lost worker that had stored it) its rows are read back instead. The
-    run is marked before anything else, so that a rerun names a lost one (`RunMarks`)."""
-    t0 = time.perf_counter()
-
+    run is marked before anything else, so that a rerun names a lost one (`RunMarks`). Its rows:
+    `parse_cache.SCHEMA`; `computed`: the formulas parsed."""
     def parse() -> pl.DataFrame:
         with canon.lent_worker() as worker:
             return api.parse_rows(pl.from_arrow(shard.todo), budget_s, worker)
 
     store = parse_cache(cache_dir, budget_s) if cache_dir is not None else None
-    rows, parsed, lost = stored_or_computed(store, shard.key, f"formula shard {shard.index}", parse, api.cacheable)
-    return ParsedShard(shard.index, shard.key, worker_id(), lost, parsed, time.perf_counter() - t0, rows.to_arrow())
+    return run_keyed(shard, store, "formula shard", parse, api.cacheable)

@@ -13,9 +13,10 @@ import polars as pl
 import pyarrow as pa
 from prefect.logging import get_run_logger
 
+from mathindex.cache.shards import KeyedShard, RowsDone
 from mathindex.formal import build_formal_index
 from mathindex.formal.formal_index import index_statements, merge_facts, plan_facts, unique_declarations
-from mathindex.formal.shards import SHARD_STATEMENTS, FactsShard, ParsedFacts, facts_shard
+from mathindex.formal.shards import SHARD_STATEMENTS, facts_shard
 from mathindex.lean.notations import extract_notations
 from mathindex.schemas.common import concat
 from mathindex.schemas.lean import NOTATIONS
@@ -68,7 +69,7 @@ class FormalPlan:
     decls: pa.Table = field(repr=False)
     keyed: pl.DataFrame = field(repr=False)
     found: pl.DataFrame = field(repr=False)
-    shards: list[FactsShard] = field(repr=False)
+    shards: list[KeyedShard] = field(repr=False)
     started: float
 
 
@@ -85,7 +86,7 @@ facts_shard_task = io_stage(name="formal_facts_shard", task_run_name="formal-sha
 
 
 @stage(name="merge_formal_shards")
-def merge_formal_shards(plan: FormalPlan, parsed: list[ParsedFacts], dependencies: pa.Table, release_dir: Path,
+def merge_formal_shards(plan: FormalPlan, parsed: list[RowsDone], dependencies: pa.Table, release_dir: Path,
                         cache_dir: Path | None, lean_roots: list[tuple[Path, str]] | None) -> TableBuild:
     """The reduce: the facts read back in doc order (whatever the shards' number or finish order),
     notation and constants resolved over the whole corpus, the table and the postings."""

@@ -10,11 +10,12 @@ import polars as pl
 import pyarrow as pa
 from prefect.logging import get_run_logger
 
+from mathindex.cache.shards import KeyedShard, RowsDone
 from mathindex.formula.api import assemble, formula_inputs, lean_formulas, uncached
 from mathindex.formula.canonical import close_idle_workers
 from mathindex.formula.formula_index import FormulaIndex
 from mathindex.formula.parse_cache import parse_cache
-from mathindex.formula.shards import SHARD_FORMULAS, FormulaShard, ParsedShard, parse_shard, plan_shards
+from mathindex.formula.shards import SHARD_FORMULAS, parse_shard, plan_shards
 from mathindex.schemas.common import concat
 from mathindex.schemas.latex import FORMULAS
 from mathindex.store.layout import ReleaseLayout
@@ -43,7 +44,7 @@ class FormulaPlan:
 
     inputs: pl.DataFrame = field(repr=False)
     found: pl.DataFrame = field(repr=False)
-    shards: list[FormulaShard] = field(repr=False)
+    shards: list[KeyedShard] = field(repr=False)
 
 
 @stage(name="plan_formula_shards")
@@ -59,7 +60,7 @@ parse_shard_task = io_stage(name="parse_formula_shard", task_run_name="formula-s
 
 
 @stage(name="merge_formula_shards")
-def merge_formula_shards(plan: FormulaPlan, parsed: list[ParsedShard], budget_s: float,
+def merge_formula_shards(plan: FormulaPlan, parsed: list[RowsDone], budget_s: float,
                          cache_dir: Path | None) -> tuple[pa.Table, pa.Table]:
     """FORMULA_TREES and ERRORS rows, in input order, from the cached rows and the shards' (whatever
     their number or the order they finished: one row per key, joined to the inputs); the parse

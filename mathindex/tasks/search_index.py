@@ -12,11 +12,12 @@ import polars as pl
 import pyarrow as pa
 from prefect.logging import get_run_logger
 
+from mathindex.cache.shards import KeyedShard, RowsDone
 from mathindex.search.lexical import BM25_B, BM25_K1, build_text_index, informal_texts, text_rows, write_text_index
 from mathindex.search.nodes import build_nodes
 from mathindex.search.sameas import same_as_table
 from mathindex.search.token_cache import token_store, uncached
-from mathindex.search.token_shards import SHARD_TEXTS, TokenisedShard, TokenShard, plan_shards, tokenise_shard
+from mathindex.search.token_shards import SHARD_TEXTS, plan_shards, tokenise_shard
 from mathindex.store.layout import ReleaseLayout
 from mathindex.tasks import IndexBuild, io_stage, stage
 from mathindex.tasks.shards import run_shards, runner_is_local, size_from_env
@@ -60,7 +61,7 @@ class TokenPlan:
 
     rows: pl.DataFrame = field(repr=False)
     found: pl.DataFrame = field(repr=False)
-    shards: list[TokenShard] = field(repr=False)
+    shards: list[KeyedShard] = field(repr=False)
     started: float
 
 
@@ -77,7 +78,7 @@ tokenise_shard_task = io_stage(name="tokenise_text_shard", task_run_name="token-
 
 
 @stage(name="merge_token_shards")
-def merge_token_shards(plan: TokenPlan, done: list[TokenisedShard], release_dir: Path,
+def merge_token_shards(plan: TokenPlan, done: list[RowsDone], release_dir: Path,
                        cache_dir: Path | None) -> IndexBuild:
     """The reduce: the cached tokens and the shards' (one row a key, whatever the shards' number or
     finish order) joined to the texts, the lexical index written; the token cache's shards merged
