@@ -1,6 +1,8 @@
 """Thread CPU of encoding one query, and of a batch of 8, for each query-side encoder of a model:
-ONNX fp32 (what releases embed with), torch bf16 autocast and torch fp32. Queries: the styles of a
-MathlibQR-format suite (the first --limit).
+ONNX fp32 (what releases embed with), ONNX int8 (dynamic quantisation), torch bf16 autocast and
+torch fp32 (`--encoders` picks some), the rounds alternating between encoders, with each encoder's
+lowest and median cosine to ONNX fp32's vectors. Queries: the styles of a MathlibQR-format suite
+(the first --limit).
 
     .venv/bin/python -m bench.experiments.query_encode --model build/rebuild3/root/models/<entry> --suite bench/suites/mathlibqr-dev.json
 
@@ -29,25 +31,42 @@ STYLES = ("q1a_lean", "q1b_latex", "q1c_natural", "q2_slogan")
 PACKS = (1, 2, 4, 8, 16)
 
 
+CONFIGS = {"onnx-fp32": dict(backend="onnx"), "onnx-int8": dict(backend="onnx", int8=True),
+           "torch-bf16": dict(bf16=True), "torch-fp32": dict(backend="torch")}
+
+
 def encoders(args, queries: list[str]) -> None:
-    configs = [("onnx fp32", dict(backend="onnx", onnx_dir=args.onnx_dir)), ("torch bf16", dict(bf16=True)),
-               ("torch fp32", dict(backend="torch"))]
-    for label, options in configs:
-        embedder = SentenceTransformerEmbedder(args.model, progress=False, **options)
+    """Each encoder of `args.encoders` warmed up, then `args.rounds` rounds over the queries, the
+    encoders alternating in each round; the medians, ratios to the first and cosines to ONNX fp32."""
+    names = args.encoders.split(",")
+    loaded = {n: SentenceTransformerEmbedder(args.model, progress=False, onnx_dir=args.onnx_dir, **CONFIGS[n])
+              for n in names}
+    vectors = {}
+    for name, embedder in loaded.items():
         for q in queries[:20]:  # warm up
             encode_one(embedder, q)
-        single = []
-        for _ in range(args.rounds):
+        vectors[name] = np.vstack([encode_one(embedder, q) for q in queries])
+    single: dict[str, list[float]] = {n: [] for n in names}
+    for _ in range(args.rounds):
+        for name, embedder in loaded.items():
             t0 = time.thread_time()
             for q in queries:
                 encode_one(embedder, q)
-            single.append((time.thread_time() - t0) / len(queries) * 1000)
+            single[name].append((time.thread_time() - t0) / len(queries) * 1000)
+    reference = vectors.get("onnx-fp32")
+    base = statistics.median(single[names[0]])
+    for name, embedder in loaded.items():
         t0 = time.thread_time()
         for i in range(0, len(queries), 8):
             embedder.encode(queries[i : i + 8])
         batched = (time.thread_time() - t0) / len(queries) * 1000
-        print(f"{label:<11} one query: {' / '.join(f'{x:.2f}' for x in single)} ms thread CPU a query; "
-              f"batches of 8: {batched:.2f} ms a query ({len(queries)} queries)", flush=True)
+        med = statistics.median(single[name])
+        cosine = ""
+        if reference is not None:
+            cos = (vectors[name] * reference).sum(axis=1)
+            cosine = f"; cosine to onnx-fp32 min {cos.min():.4f} median {np.median(cos):.4f}"
+        print(f"{name:<10} one query: {med:.2f} ms thread CPU a query (rounds {' / '.join(f'{x:.2f}' for x in single[name])}; "
+              f"ratio {med / base:.3f}); batches of 8: {batched:.2f} ms a query{cosine} ({len(queries)} queries)", flush=True)
 
 
 def packed(args, queries: list[str]) -> None:
@@ -94,6 +113,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--packed", action="store_true", help="one by one against packs (the server's encoder)")
+    ap.add_argument("--encoders", default=",".join(CONFIGS), help=f"comma-separated, of {', '.join(CONFIGS)}; ratios "
+                    "are to the first")
     args = ap.parse_args()
     suite = json.loads(args.suite.read_text(encoding="utf-8"))
     queries = [t[s] for t in suite for s in STYLES if t.get(s)][: args.limit]
