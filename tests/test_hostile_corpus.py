@@ -298,10 +298,18 @@ _BUSY_POOL = textwrap.dedent("""
 """)
 
 
+def _running(pid: int) -> bool:
+    """Whether the process exists and is not a zombie; one that exits while it is read counts as gone."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
 def _gone(pids: list[int], timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+        alive = [p for p in pids if _running(p)]
         if not alive:
             return True
         time.sleep(0.1)
