@@ -137,8 +137,8 @@ def load_informaliser(path: Path | None, backend: str | None = None) -> Informal
 
 def load_embedder_recipe(path: Path | None) -> EmbedderRecipeSpec | None:
     """The sources file's `embedder:` section with its paths resolved (relative to the file) and
-    checked: a `base` model directory (or `default`, the bundled model) and the `exclude_suites`
-    files; None when there is no file or no section. SourceError (one line) when one is unusable;
+    checked: a `base` model directory (or `default`, the bundled model), the `exclude_suites`
+    files and the training `corpora` (as `sources:` entries are); None when there is no file or no section. SourceError (one line) when one is unusable;
     whether `base` holds weights is `embed.models`' to say (`flows.recipe.check_recipe`)."""
     spec = read_sources_file(path).embedder if path is not None else None
     if spec is None:
@@ -158,7 +158,19 @@ def load_embedder_recipe(path: Path | None) -> EmbedderRecipeSpec | None:
         if not resolved.is_file():
             raise SourceError(f"embedder exclude_suites: suite file not found: {resolved}")
         suites.append(str(resolved))
-    return spec.model_copy(update={"base": base, "exclude_suites": suites})
+    corpora = [_absolute(_resolve(c, path.parent)) for c in spec.corpora]
+    return spec.model_copy(update={"base": base, "exclude_suites": suites, "corpora": corpora})
+
+
+def recipe_sources(spec: EmbedderRecipeSpec) -> list[Source]:
+    """The training corpora of a recipe `load_embedder_recipe` read, as sources to pin and extract."""
+    return [_resolve(c, Path.cwd()) for c in spec.corpora]
+
+
+def _absolute(source: Source) -> SourceSpec:
+    """A source's entry with its directory (and tags file, when the entry names one) made absolute."""
+    tags = str(source.tags_file) if source.spec.tags else None
+    return source.spec.model_copy(update={"path": str(source.root), "tags": tags})
 
 
 def check_allowed(entry: str, path: Path | str, given: str | None = None) -> None:

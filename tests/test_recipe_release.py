@@ -11,22 +11,27 @@ from dataclasses import replace
 from pathlib import Path
 from typing import get_args
 
+import polars as pl
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
 from mathindex.cli import main
 from mathindex.embed.models import CARD_JSON, TRAINING_DIR, model_revision
 from mathindex.embed.pairs import KINDS, frames, mine_pairs, read_release_tables, run_tables
-from mathindex.embed.recipe import RECIPE_KEYS, RecipeKeys, find_model, recipe_key, trainer_recipe
+from mathindex.embed.recipe import RECIPE_KEYS, RecipeKeys, find_model, recipe_key, tables_key, trainer_recipe
 from mathindex.embed.train import DEFAULT_MIX, ENGINE, pairs_sha256
+from mathindex.tasks.train import train_model
 from mathindex.errors import SourceError
 from mathindex.evaluation.notes import input_changes, recipe_section
 from mathindex.evaluation.suites import project_suite_queries
+from mathindex.flows import recipe as flows_recipe
 from mathindex.flows.recipe import release_stages, resolve_recipe
 from mathindex.flows.release import STAGES
 from mathindex.schemas.manifest import EmbedderRecipeSpec, Manifest, PairKind
-from mathindex.sources import PACKAGE_ROOT, load_embedder_recipe
+from mathindex.sources import PACKAGE_ROOT, load_embedder_recipe, pin_source, recipe_sources
+from mathindex.store.layout import ReleaseLayout
 from mathindex.store.releases import publish
 from mathindex.tables import extraction_tables, write_extraction_tables
 from tests.manifests import manifest_json
@@ -80,6 +85,10 @@ def test_the_fixture_recipe_parses_and_the_sample_names_none():
         ({"base": "no-such-model"}, "embedder base 'no-such-model': not a model directory"),
         ({"exclude_suites": ["missing.json"]}, "embedder exclude_suites: suite file not found"),
         ({"base": "/etc"}, "embedder base: path /etc, inside the system directory /etc; refused"),
+        ({"corpora": [{"name": "extra", "kind": "latex", "path": "no-such-dir"}]}, "source 'extra': directory not found"),
+        ({"corpora": [{"name": "sample-lean", "kind": "lean", "path": str(SAMPLE / "lean")}]},
+         "corpus names must be unique over sources and embedder.corpora; given twice: sample-lean"),
+        ({"corpora": [{"name": "x", "kind": "pdf", "path": "."}]}, "embedder.corpora.0.kind: Input should be 'lean' or 'latex'"),
     ],
 )
 def test_a_bad_recipe_is_one_line_naming_the_field(tmp_path, embedder, says):
@@ -231,6 +240,72 @@ def test_a_release_trains_the_recipe_once_and_again_when_it_changes(tmp_path, ti
     assert "**Re-embedding**: the embedder recipe changed, so every text was embedded again" in notes
     assert "| steps | 2 | 3 |" in notes and f"-> tiny-recipe@{m3['embedder']['revision'][:12]}" in notes
     assert "| style | queries | ndcg@10 before | ndcg@10 after | change |" in notes  # before and after per style
+
+
+def test_training_corpora_are_resolved_and_named_in_the_keys(tmp_path):
+    (tmp_path / "latex").mkdir()
+    (tmp_path / "latex" / "a.tex").write_text("\\begin{theorem}$x$\\end{theorem}\n")
+    spec = load_embedder_recipe(_sources(tmp_path, {"corpora": [{"name": "more", "kind": "latex", "path": "latex"}]}))
+    (corpus,) = spec.corpora
+    assert corpus.path == str(tmp_path / "latex")  # relative to the sources file, made absolute
+    (source,) = recipe_sources(spec)
+    assert source.root == tmp_path / "latex" and source.spec.name == "more"
+    recipe = trainer_recipe(spec)
+    assert recipe_key(recipe, "r" * 64, ["latex:more"]) != recipe_key(recipe, "r" * 64)  # other data: a new model
+    tables = {"t": pa.table({"a": [1]})}
+    pin = pin_source(source)
+    assert tables_key(tables, [pin]) != tables_key(tables)
+    assert tables_key(tables, [pin.model_copy(update={"sha256": "0" * 64})]) != tables_key(tables, [pin])
+
+
+def test_a_release_mines_its_recipe_s_training_corpora_and_never_indexes_them(tmp_path, tiny_base, prefect_harness,
+                                                                               capsys, monkeypatch):
+    """The sample's LaTeX corpus named as a training corpus: its statements give pairs (the leak
+    guard holding out the suite's queries and targets among them) and are pinned in the manifest,
+    but no table, node or index of the release holds them; the next release reuses the model
+    without reading the training corpus again."""
+    recipe = {"name": "tiny-trained-on-more", "base": str(tiny_base), "steps": 2, "batch_size": 4, "max_seq_length": 32,
+              "pairs": {"docstring": 0.5, "informal": 0.3, "label": 0.2},
+              "corpora": [{"name": "train-tex", "kind": "latex", "path": str(SAMPLE / "latex")}]}
+    sources = _sources(tmp_path, recipe)
+    raw = yaml.safe_load(sources.read_text())
+    raw["sources"] = [e for e in raw["sources"] if e["name"] != "sample-latex"]
+    sources.write_text(yaml.safe_dump(raw))
+    drawn = []
+
+    def keep_pairs(pairs, *args):
+        drawn.append(pairs)
+        return train_model(pairs, *args)
+
+    monkeypatch.setattr(flows_recipe, "train_model", keep_pairs)
+    root = tmp_path / "root"
+    first, m1 = _release(["--sources", str(sources), "--out", str(root)], capsys)
+    r1 = m1["embedder_recipe"]
+    (pin,) = r1["corpora"]
+    assert (r1["source"], pin["name"], pin["kind"]) == ("trained", "train-tex", "latex") and pin["files"] > 0
+    assert {p["name"] for p in m1["corpora"]} == {"sample-lean", "sample-wiki"}
+    (pairs,) = drawn
+    trained_on = pl.from_arrow(pairs)
+    from_more = trained_on.filter(pl.col("node_id").str.starts_with("tex:train-tex:"))
+    assert from_more.height > 0 and set(from_more["kind"].to_list()) == {"label"}
+    queries, targets, _ = project_suite_queries(None, [SAMPLE / "queries.json"])
+    tags = {n.rsplit(":", 1)[1] for n in from_more["node_id"].to_list()}
+    assert tags and not tags & targets  # the suite's gold tags (MA02, MN05, ...) among the corpus are held out
+    assert any(t.startswith("MA") for t in targets) and not any(
+        q.lower() in " ".join(a.split()).lower() for q in queries for a in from_more["anchor"].to_list())
+    for table in ("latex_statements", "embedding_texts", "nodes"):
+        ids = pq.read_table(ReleaseLayout(first).table(table), columns=["node_id"]).column("node_id").to_pylist()
+        assert ids and not [n for n in ids if n.startswith("tex:train-tex:")], table
+    notes = (first / "release-notes.md").read_text()
+    assert "Training corpora (mined for pairs, not indexed): `train-tex` (latex," in notes
+
+    def unread(*args):
+        raise AssertionError("the training corpora were read for a model the root holds")
+
+    monkeypatch.setattr(flows_recipe, "training_tables", unread)
+    _, m2 = _release(["--sources", str(sources), "--out", str(root)], capsys)
+    r2 = m2["embedder_recipe"]
+    assert (r2["source"], r2["model"], r2["corpora"]) == ("published", r1["model"], r1["corpora"])
 
 
 def _recipe_manifest(revision: str, **entry) -> Manifest:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from mathindex.embed.base import default_model_path
 from mathindex.embed.models import CARD_JSON, entries, published_model, read_card, reference_path
 from mathindex.embed.train import DEFAULT_MIX, Recipe
 from mathindex.errors import ModelError
-from mathindex.schemas.manifest import EmbedderRecipeSpec
+from mathindex.schemas.manifest import CorpusPin, EmbedderRecipeSpec
 from mathindex.sources import RECIPE_DEFAULT_BASE
 
 RECIPE_KEYS = "recipe_keys"  # the card's record of the keys (RecipeKeys.card())
@@ -46,9 +47,11 @@ def base_model(spec: EmbedderRecipeSpec) -> Path:
     return default_model_path() if spec.base == RECIPE_DEFAULT_BASE else Path(spec.base)
 
 
-def recipe_key(recipe: Recipe, base_revision: str) -> str:
-    """sha256 of the model's name, the base model's revision and the trainer fields that change the weights."""
-    return _sha({"name": recipe.name, "base": base_revision, "recipe": recipe.key()})
+def recipe_key(recipe: Recipe, base_revision: str, corpora: Sequence[str] = ()) -> str:
+    """sha256 of the model's name, the base model's revision, the trainer fields that change the
+    weights and the names of the recipe's training corpora (`kind:name`; their content is the tables key's)."""
+    made = {"name": recipe.name, "base": base_revision, "recipe": recipe.key()}
+    return _sha(made | {"corpora": sorted(corpora)} if corpora else made)
 
 
 def holdout_key(suite_files: list[Path]) -> str:
@@ -57,9 +60,12 @@ def holdout_key(suite_files: list[Path]) -> str:
     return _sha(digests)
 
 
-def tables_key(tables: dict[str, pa.Table]) -> str:
-    """sha256 of the miner's input tables (`embed.pairs.run_tables`), each by `cache.table_digest`."""
-    return _sha({name: table_digest(tables[name]) for name in sorted(tables)})
+def tables_key(tables: dict[str, pa.Table], corpora: Sequence[CorpusPin] = ()) -> str:
+    """sha256 of the miner's input tables (`embed.pairs.run_tables`), each by `cache.table_digest`,
+    and of the recipe's training corpora by their pinned content (their tables are made only when
+    the model is trained)."""
+    digests = {name: table_digest(tables[name]) for name in sorted(tables)}
+    return _sha({"tables": digests, "corpora": {p.name: p.sha256 for p in corpora}} if corpora else digests)
 
 
 def _sha(obj) -> str:

@@ -174,6 +174,9 @@ def recipe_section(now: Manifest, before: Manifest | None) -> list[str]:
             how += ", trained on earlier tables than this release's"
     lines = ["## Embedder recipe", "", f"Model `{r.model}` from the sources file's recipe `{r.name}` (recipe "
              f"{r.recipe_key[:12]}…, base {_cell(r.base)}): {how}. Model card: `{r.model}/README.md`.", ""]
+    if r.corpora:
+        read = ", ".join(f"`{c.name}` ({c.kind}, {c.files:,} files, sha256 {c.sha256[:12]}…)" for c in r.corpora)
+        lines += [f"Training corpora (mined for pairs, not indexed): {read}.", ""]
     if before is None or _model(before) == _model(now):
         return lines
     old = before.embedder_recipe

@@ -1,6 +1,6 @@
 """The release flow's embedder stage, for a sources file that names an embedder recipe: the model
 the recipe makes, reused when the root holds it (`embed.recipe.find_model`), else trained from this
-run's own extraction tables (resumable: `embed.train` checkpoints under ROOT/models/.train, so
+run's own extraction tables and the recipe's training corpora (resumable: `embed.train` checkpoints under ROOT/models/.train, so
 running the release again resumes), benchmarked on a pool when the recipe asks, written with its
 card and installed under ROOT/models. The suites kept out of training are the release's, the
 project's and the recipe's `exclude_suites`. The kinds a recipe names that read beside the tables
@@ -26,10 +26,14 @@ from mathindex.embed.train import ENGINE, Recipe, pairs_sha256, schedule
 from mathindex.evaluation.card import install_with_card, training_record
 from mathindex.evaluation.suites import project_suite_queries
 from mathindex.lean.moduledocs import module_doc_sentences
-from mathindex.schemas.manifest import CorpusPin, EmbedderRecipeSpec, SuiteSpec
+from mathindex.schemas.manifest import CorpusPin, EmbedderRecipeSpec, InformaliserSpec, SuiteSpec
 from mathindex.search.sameas import same_as_table
-from mathindex.sources import DEFAULT_SOURCES, load_embedder_recipe
+from mathindex.sources import DEFAULT_SOURCES, Source, load_embedder_recipe, pin_source, recipe_sources
 from mathindex.store.releases import published_release
+from mathindex.tasks.embed import build_embedding_texts
+from mathindex.tasks.extract import extract_sources
+from mathindex.tasks.informalise import informalise_in_shards
+from mathindex.tasks.shards import runner_is_local
 from mathindex.tasks.train import mine_run_pairs, pool_benchmark, search_near_misses, train_model
 
 log = logging.getLogger(__name__)
@@ -66,29 +70,40 @@ def release_stages(stages: list[str], recipe: EmbedderRecipeSpec | None) -> list
 
 
 def embedder_for_recipe(spec: EmbedderRecipeSpec, root: Path, tables: dict[str, pa.Table], suites: list[SuiteSpec],
-                        pins: list[CorpusPin], cache: Path, release_id: str) -> RecipeModel:
+                        pins: list[CorpusPin], cache: Path, release_id: str,
+                        informaliser: InformaliserSpec | None = None) -> RecipeModel:
     """The recipe's model for the release `release_id` under `root`: found (the published release's
     or an installed one, `find_model`) or trained from `tables` (the run's declarations,
-    embedding_texts and latex_statements), never on a query or target of `suites` or the others
-    kept out."""
+    embedding_texts and latex_statements) and the recipe's training corpora (`training_tables`,
+    informalised by `informaliser`), never on a query or target of `suites` or the others kept out.
+    The training corpora are pinned on every run (their content is part of the tables key) but
+    extracted only when the model is trained."""
     base = base_model(spec)
     base_revision = model_revision(base)
     recipe = trainer_recipe(spec)
     kept_out = [Path(s.path) for s in suites] + [Path(p) for p in spec.exclude_suites]
-    queries, targets, files = project_suite_queries(None, kept_out)
     needed = run_tables(extra_inputs(tables, pins, recipe.mix))
+    corpora = recipe_sources(spec)
+    corpus_pins = [pin_source(s) for s in corpora]
     # the key holds the suites this release measures (and the recipe's own): a shipped suite the
     # release does not measure is still kept out of the pairs, but editing it retrains no root
     measured = [p for p in kept_out if p.is_file()]
-    keys = RecipeKeys(recipe_key(recipe, base_revision), holdout_key(measured), tables_key(needed),
+    trained_on = [f"{p.kind}:{p.name}" for p in corpus_pins]
+    keys = RecipeKeys(recipe_key(recipe, base_revision, trained_on), holdout_key(measured), tables_key(needed, corpus_pins),
                       tuple(sorted(f"{p.kind}:{p.name}" for p in pins)))
     found = find_model(root, keys)
     base_label = f"{embedder_name(base, base_revision)}@{base_revision[:REVISION_CHARS]}"
+    read = {"corpora": [p.model_dump() for p in corpus_pins]} if corpus_pins else {}
     if found is not None:
         path, source = found
         pin = pin_model(str(path), root)
         made = (read_card(path) or {}).get(RECIPE_KEYS, {})
-        return RecipeModel(pin, _entry(spec, keys, pin, source, base_label, made.get("tables"), seconds=0))
+        return RecipeModel(pin, _entry(spec, keys, pin, source, base_label, made.get("tables"), seconds=0) | read)
+    if corpora:
+        more = training_tables(corpora, cache, informaliser or InformaliserSpec())
+        merged = {name: pa.concat_tables([tables[name], more[name]]) for name in tables}
+        needed = run_tables(extra_inputs(merged, pins + corpus_pins, recipe.mix))
+    queries, targets, files = project_suite_queries(None, kept_out)
     pairs, data = mine_run_pairs(needed, queries, targets, recipe.seed, sorted(recipe.mix))
     negatives = None
     if recipe.hard_negatives == ENGINE:
@@ -110,7 +125,21 @@ def embedder_for_recipe(spec: EmbedderRecipeSpec, root: Path, tables: dict[str, 
     pin = pin_model(str(install_with_card(result.model_dir, models_dir(root), recipe.name, record)), root)
     entry = _entry(spec, keys, pin, "trained", base_label, keys.tables, seconds=result.seconds)
     trained = {"resumed_from": result.resumed_from, "pairs": data["pairs"]}
-    return RecipeModel(pin, {**entry, **trained, **({"negatives": negatives} if negatives else {})})
+    return RecipeModel(pin, {**entry, **trained, **({"negatives": negatives} if negatives else {}), **read})
+
+
+def training_tables(corpora: list[Source], cache: Path, informaliser: InformaliserSpec) -> dict[str, pa.Table]:
+    """The miner's tables of a recipe's training corpora (declarations, embedding_texts,
+    latex_statements): extracted, informalised and given their texts as the release's own corpora
+    are, each step cached by content; never written, indexed or searched. Their extraction errors
+    are logged, not kept: the release's errors table is about what it indexes."""
+    ex = extract_sources(corpora, cache, local=runner_is_local())
+    if ex.errors.num_rows:
+        log.warning("training corpora %s: %d extraction error rows (not kept)",
+                    ", ".join(s.spec.name for s in corpora), ex.errors.num_rows)
+    informal = informalise_in_shards(ex.declarations, ex.dependencies, cache, informaliser).table
+    texts = build_embedding_texts(ex.declarations, informal, ex.statements, ex.descriptions, cache)
+    return {"declarations": ex.declarations, "embedding_texts": texts, "latex_statements": ex.statements}
 
 
 def extra_inputs(tables: dict[str, pa.Table], pins: list[CorpusPin], mix: dict[str, float]) -> dict[str, pa.Table]:
@@ -145,6 +174,6 @@ def engine_hard_negatives(pairs: pa.Table, recipe: Recipe, release: Path | None,
 def _entry(spec: EmbedderRecipeSpec, keys: RecipeKeys, pin: ModelPin, source: str, base: str,
            model_tables: str | None, seconds: float) -> dict:
     """The manifest's `embedder_recipe` (schemas.manifest.EmbedderRecipeEntry) but for what training adds."""
-    return {"name": spec.name, "source": source, "model": pin.reference, "recipe": spec.model_dump(mode="json"),
+    return {"name": spec.name, "source": source, "model": pin.reference, "recipe": spec.model_dump(mode="json", exclude=None if spec.corpora else {"corpora"}),
             "recipe_key": keys.recipe, "holdout_key": keys.holdout, "tables_key": keys.tables,
             "model_tables_key": model_tables, "base": base, "seconds": round(seconds, 1)}

@@ -101,7 +101,7 @@ def release_flow(
                         ex.declarations, informal, ex.statements, ex.descriptions, cache))
                     trained = embedder_for_recipe(recipe, root, {"declarations": ex.declarations, "embedding_texts": texts,
                                                                  "latex_statements": ex.statements},
-                                                  suite_specs, pins, cache, release_id)
+                                                  suite_specs, pins, cache, release_id, informal_spec)
                     embedding_model = trained.pin
             with progress.stage("embed"):
                 if texts is None:

@@ -208,7 +208,9 @@ class EmbedderRecipeSpec(_Strict):
     share of the training examples (None: `embed.train.DEFAULT_MIX`). `train_max_seq_length`: texts
     are cut to this many tokens while training (None: `max_seq_length`, which the model keeps).
     `hard_negatives`: true, one negative per pair from the same module or file; `engine`, the
-    published release's top hit for the anchor that is not the positive (none published: true's)."""
+    published release's top hit for the anchor that is not the positive (none published: true's).
+    `corpora`: training corpora, entries as `sources:` takes them: read, pinned and mined for pairs
+    beside the release's own tables when the model is trained, never indexed (`flows.recipe`)."""
 
     name: str = Field("mathindex-minilm", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)
     base: str = Field("default", min_length=1)
@@ -223,6 +225,7 @@ class EmbedderRecipeSpec(_Strict):
     pairs: dict[PairKind, float] | None = Field(None, min_length=1)
     exclude_suites: list[str] = []
     pool: RecipePool = RecipePool()
+    corpora: list[SourceSpec] = []
 
     @field_validator("hard_negatives", mode="before")
     @classmethod
@@ -254,6 +257,14 @@ class SourcesFile(_Strict):
     suites: list[SuiteSpec] = []
     informaliser: InformaliserSpec = InformaliserSpec()
     embedder: EmbedderRecipeSpec | None = None
+
+    @model_validator(mode="after")
+    def _corpus_names_are_unique(self) -> "SourcesFile":
+        names = [s.name for s in self.sources] + [s.name for s in (self.embedder.corpora if self.embedder else [])]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"corpus names must be unique over sources and embedder.corpora; given twice: {', '.join(twice)}")
+        return self
 
 
 class CorpusPin(_Recorded):
@@ -464,6 +475,7 @@ class EmbedderRecipeEntry(_Figures):
     resumed_from: int | None = None  # the step this release's training started at
     pairs: dict[str, int] | None = None  # pairs mined, by kind (trained only)
     negatives: dict[str, Any] | None = None  # hard_negatives: engine only: where they came from, and counts
+    corpora: list[CorpusPin] | None = None  # the recipe's training corpora as read (None: it names none)
 
 
 class BenchEntry(_Figures):
