@@ -69,10 +69,12 @@ def pattern_regex(pattern: str) -> re.Pattern:
 
 
 def upstream_specs(sources_file: Path, name: str | None = None) -> list[SourceSpec]:
-    """The sources of a sources file that carry an upstream repository and a commit or a release
-    tag (only `name`'s when given); LayoutError when there is none."""
-    specs = [s for s in read_sources_file(sources_file).sources
-             if s.upstream is not None and (s.commit or s.upstream.tag) and name in (None, s.name)]
+    """The sources of a sources file, and the training corpora of its embedder recipe, that carry an
+    upstream repository and a commit or a release tag (only `name`'s when given); LayoutError when
+    there is none."""
+    parsed = read_sources_file(sources_file)
+    entries = [*parsed.sources, *(parsed.embedder.corpora if parsed.embedder else [])]
+    specs = [s for s in entries if s.upstream is not None and (s.commit or s.upstream.tag) and name in (None, s.name)]
     if not specs:
         which = f"no source named {name!r}" if name else "no source"
         raise LayoutError(f"{sources_file} has {which} with an upstream repository and a commit or tag to lay out")

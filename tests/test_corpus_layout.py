@@ -81,6 +81,23 @@ def test_layout_extracts_the_pinned_files_and_the_pin_verifies(tmp_path: Path, m
     assert not list(out.parent.glob(".book.staging-*"))
 
 
+def test_a_recipe_s_training_corpus_is_laid_out_as_a_source_is(tmp_path: Path, mirror) -> None:
+    """An embedder recipe's training corpus with an upstream (bench/sources/mathlib.yaml's Stacks
+    Project) is laid out by `get-corpus --name` as the sources are."""
+    git_dir, commit = mirror
+    sources = _sources(tmp_path, commit, ["*.tex"])
+    raw = yaml.safe_load(sources.read_text())
+    book = raw["sources"].pop()
+    raw["sources"] = [{"name": "notes", "kind": "latex", "path": "../notes"}]
+    raw["embedder"] = {"corpora": [book]}
+    sources.write_text(yaml.safe_dump(raw))
+    [spec] = upstream_specs(sources, "book")
+    done = layout(git_dir, spec, source_dir(sources, spec))
+    assert done.files == 2 and (source_dir(sources, spec) / "COMMIT").read_text().strip() == commit
+    with pytest.raises(LayoutError, match="no source named 'notes'"):
+        upstream_specs(sources, "notes")  # no upstream: nothing to lay out
+
+
 def test_layout_refuses_what_it_cannot_pin(tmp_path: Path, mirror) -> None:
     git_dir, commit = mirror
     [spec] = upstream_specs(_sources(tmp_path, commit, ["*.tex"], license_file="COPYING"))
