@@ -284,6 +284,8 @@ def test_a_release_mines_its_recipe_s_training_corpora_and_never_indexes_them(tm
     (pin,) = r1["corpora"]
     assert (r1["source"], pin["name"], pin["kind"]) == ("trained", "train-tex", "latex") and pin["files"] > 0
     assert {p["name"] for p in m1["corpora"]} == {"sample-lean", "sample-wiki"}
+    card = json.loads((root / r1["model"] / CARD_JSON).read_text())
+    assert card["data"]["corpora"] == r1["corpora"]  # the model card says what it was trained on
     (pairs,) = drawn
     trained_on = pl.from_arrow(pairs)
     from_more = trained_on.filter(pl.col("node_id").str.starts_with("tex:train-tex:"))

@@ -1,8 +1,8 @@
 """The release flow's embedder stage, for a sources file that names an embedder recipe: the model
 the recipe makes, reused when the root holds it (`embed.recipe.find_model`), else trained from this
-run's own extraction tables and the recipe's training corpora (resumable: `embed.train` checkpoints under ROOT/models/.train, so
-running the release again resumes), benchmarked on a pool when the recipe asks, written with its
-card and installed under ROOT/models. The suites kept out of training are the release's, the
+run's own extraction tables and the recipe's training corpora (resumable: `embed.train` checkpoints
+under ROOT/models/.train, so running the release again resumes), benchmarked on a pool when the
+recipe asks, written with its card and installed under ROOT/models. The suites kept out of training are the release's, the
 project's and the recipe's `exclude_suites`. The kinds a recipe names that read beside the tables
 get their inputs here (`extra_inputs`), and `hard_negatives: engine` takes the drawn pairs'
 negatives from the published release's engine (`engine_hard_negatives`)."""
@@ -118,7 +118,7 @@ def embedder_for_recipe(spec: EmbedderRecipeSpec, root: Path, tables: dict[str, 
         before = pool_benchmark(texts, base, bench, spec.pool.size, spec.pool.seed, cache)
         after = pool_benchmark(texts, result.model_dir, bench, spec.pool.size, spec.pool.seed, cache)
         benchmark = None if before is None else {"pool": spec.pool.model_dump(), "before": before, "after": after}
-    data = {"sha256": pairs_sha256(pairs), **data, "excluded_suites": [str(f) for f in files]}
+    data = {"sha256": pairs_sha256(pairs), **data, "excluded_suites": [str(f) for f in files], **read}
     record = training_record({"name": embedder_name(base, base_revision), "revision": base_revision}, asdict(recipe),
                              release_id, data, result, benchmark)
     record[RECIPE_KEYS] = keys.card()
