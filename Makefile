@@ -2,7 +2,8 @@
 # `make test-fast` (without the `e2e` and `slow` tests, for local work); `make mathlib
 # MATHLIB=<a Mathlib clone, or https://github.com/leanprover-community/mathlib4>` lays out Mathlib at
 # the pinned commit, and Batteries and Lean core at the versions it uses (BATTERIES=, LEAN4=: clones
-# or URLs; GitHub by default), under build/corpora/ and builds their release into $(OUT)/mathlib.
+# or URLs; GitHub by default), and the Stacks Project its embedder recipe trains on (STACKS=), under
+# build/corpora/ and builds their release into $(OUT)/mathlib.
 PY      ?= python3.11
 VENV    ?= .venv
 BIN     := $(VENV)/bin
@@ -10,6 +11,7 @@ OUT     ?= build
 MATHLIB_SOURCES := bench/sources/mathlib.yaml
 BATTERIES ?= https://github.com/leanprover-community/batteries
 LEAN4     ?= https://github.com/leanprover/lean4
+STACKS    ?= https://github.com/stacks/stacks-project
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
@@ -38,6 +40,7 @@ mathlib: $(VENV)/.installed
 	$(BIN)/mathindex get-corpus "$(MATHLIB)" --sources $(MATHLIB_SOURCES) --name mathlib
 	$(BIN)/mathindex get-corpus "$(BATTERIES)" --sources $(MATHLIB_SOURCES) --name batteries
 	$(BIN)/mathindex get-corpus "$(LEAN4)" --sources $(MATHLIB_SOURCES) --name lean4
+	$(BIN)/mathindex get-corpus "$(STACKS)" --sources $(MATHLIB_SOURCES) --name stacks
 	$(BIN)/mathindex release --sources $(MATHLIB_SOURCES) --out $(OUT)/mathlib
 
 test: $(VENV)/.installed

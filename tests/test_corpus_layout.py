@@ -178,6 +178,7 @@ def _mathlib_sources(tmp_path: Path, commit: str) -> Path:
     doc = yaml.safe_load(MATHLIB_SOURCES.read_text())
     doc["sources"] = [doc["sources"][0] | {"commit": commit, "path": "corpora/mathlib4"}]  # Mathlib's entry alone
     doc["suites"] = []
+    doc.pop("embedder")  # its training corpus has an upstream too
     path = tmp_path / "mathlib.yaml"
     path.write_text(yaml.safe_dump(doc))
     return path

@@ -60,7 +60,7 @@ def test_the_sources_file_pins_what_mathlibs_commit_uses() -> None:
     """Batteries at the commit Mathlib's lake-manifest.json pins, Lean core at its lean-toolchain's
     tag; each laid out under build/corpora; core's patterns select Init, Std and Lean only."""
     specs = {s.name: s for s in upstream_specs(MATHLIB_SOURCES)}
-    assert list(specs) == ["mathlib", "batteries", "lean4"]
+    assert list(specs) == ["mathlib", "batteries", "lean4", "stacks"]  # stacks: the embedder recipe's training corpus
     assert specs["batteries"].commit == "0ecf8993df88c044962426c2cbca0de5717d6150"
     core = specs["lean4"]
     assert (core.upstream.repository, core.upstream.tag, core.upstream.root) == ("leanprover/lean4", TAG, "src")
@@ -71,8 +71,8 @@ def test_the_sources_file_pins_what_mathlibs_commit_uses() -> None:
         assert any(r.match(path) for r in chosen), path
     for path in ("src/Lake/Build.lean", "tests/lean/run/1.lean", "stage0/src/Init/Prelude.lean", "src/Leanc.lean"):
         assert not any(r.match(path) for r in chosen), path
-    [alone] = upstream_specs(ROOT / "bench" / "sources" / "mathlib-alone.yaml")
-    assert alone == specs["mathlib"]  # one layout serves both files
+    alone = upstream_specs(ROOT / "bench" / "sources" / "mathlib-alone.yaml")
+    assert alone == [specs["mathlib"], specs["stacks"]]  # one layout serves both files
 
 
 @pytest.mark.parametrize("given", ["worktree", "file URL"])
@@ -118,7 +118,7 @@ def test_get_corpus_needs_a_name_for_one_repository_among_several(tmp_path: Path
     code = main(["get-corpus", str(tmp_path), "--sources", str(MATHLIB_SOURCES)])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1
-    assert "several sources with an upstream (mathlib, batteries, lean4): choose" in err
+    assert "several sources with an upstream (mathlib, batteries, lean4, stacks): choose" in err
 
 
 @pytest.fixture(scope="module")
