@@ -104,8 +104,9 @@ is embedded the first time a query needs it, and kept. The release's embed stage
 the release it builds, so this is needed only for releases built before it did. Resumable; prints
 the counts as JSON.""",
     "get-corpus": """\
-Lays out the pinned corpora of a sources file's sources that have an `upstream` block (Mathlib,
-Batteries and Lean core in bench/sources/mathlib.yaml) where the file's `path` points
+Lays out the pinned corpora of a sources file's sources, and of its embedder recipe's training
+corpora, that have an `upstream` block (Mathlib, Batteries and Lean core, and the Stacks Project the
+recipe trains on, in bench/sources/mathlib.yaml) where the file's `path` points
 (build/corpora/<name>): only the files the release reads, at the pinned commit (or the commit the
 source's release tag names), read from git objects, with a COMMIT file written last; a source with
 `upstream.root` (Lean core: src) has that folder laid out at the top, so its modules are `Init.…`.

@@ -103,7 +103,7 @@ EXAMPLES = {  # one per subcommand, shown by `mathindex VERB --help`
     "gate": "mathindex gate --baseline bench/baselines/sample.json --current build/releases/ID/bench/metrics.json",
     "reembed": "mathindex reembed build --model default --out build",
     "verify": "mathindex verify build --quick",
-    "get-corpus": "mathindex get-corpus --sources bench/sources/mathlib.yaml   # Mathlib, Batteries, Lean core from GitHub",
+    "get-corpus": "mathindex get-corpus --sources bench/sources/mathlib.yaml   # Mathlib, Batteries, Lean core, Stacks from GitHub",
     "warm": "mathindex warm build                                  # every rendering embedded once, before serving",
     "train-embedder": "mathindex train-embedder build/releases/ID --out build/models --steps 500",
     "serve": "mathindex serve build --port 8000",
