@@ -23,9 +23,6 @@ from mathindex.embed.train import pairs_sha256
 from mathindex.evaluation.suites import project_suite_queries
 from mathindex.flows.recipe import extra_inputs, training_tables
 from mathindex.sources import load_embedder_recipe, load_informaliser, load_sources, pin_source, recipe_sources
-from mathindex.tasks.embed import build_embedding_texts
-from mathindex.tasks.extract import extract_sources
-from mathindex.tasks.informalise import informalise_in_shards
 from mathindex.tasks.train import mine_run_pairs
 
 
@@ -36,10 +33,7 @@ def recipe_pairs(sources_file: Path, cache: Path) -> tuple[str, dict, dict]:
     if spec is None:
         raise SystemExit(f"{sources_file}: names no embedder recipe")
     recipe, informaliser = trainer_recipe(spec), load_informaliser(sources_file)
-    ex = extract_sources(sources, cache, local=True)
-    informal = informalise_in_shards(ex.declarations, ex.dependencies, cache, informaliser).table
-    texts = build_embedding_texts(ex.declarations, informal, ex.statements, ex.descriptions, cache)
-    tables = {"declarations": ex.declarations, "embedding_texts": texts, "latex_statements": ex.statements}
+    tables = training_tables(sources, cache, informaliser)  # the release's own corpora, made as the flow makes them
     pins = [pin_source(s) for s in sources]
     corpora = recipe_sources(spec)
     if corpora:
