@@ -138,8 +138,9 @@ def load_informaliser(path: Path | None, backend: str | None = None) -> Informal
 def load_embedder_recipe(path: Path | None) -> EmbedderRecipeSpec | None:
     """The sources file's `embedder:` section with its paths resolved (relative to the file) and
     checked: a `base` model directory (or `default`, the bundled model), the `exclude_suites`
-    files and the training `corpora` (as `sources:` entries are); None when there is no file or no section. SourceError (one line) when one is unusable;
-    whether `base` holds weights is `embed.models`' to say (`flows.recipe.check_recipe`)."""
+    files and the training `corpora` (as `sources:` entries are); None when there is no file or no
+    section. SourceError (one line) when one is unusable; whether `base` holds weights is
+    `embed.models`' to say (`flows.recipe.check_recipe`)."""
     spec = read_sources_file(path).embedder if path is not None else None
     if spec is None:
         return None

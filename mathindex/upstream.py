@@ -72,9 +72,7 @@ def upstream_specs(sources_file: Path, name: str | None = None) -> list[SourceSp
     """The sources of a sources file, and the training corpora of its embedder recipe, that carry an
     upstream repository and a commit or a release tag (only `name`'s when given); LayoutError when
     there is none."""
-    parsed = read_sources_file(sources_file)
-    entries = [*parsed.sources, *(parsed.embedder.corpora if parsed.embedder else [])]
-    specs = [s for s in entries if s.upstream is not None and (s.commit or s.upstream.tag) and name in (None, s.name)]
+    specs = [s for s in read_sources_file(sources_file).corpora() if s.upstream is not None and (s.commit or s.upstream.tag) and name in (None, s.name)]
     if not specs:
         which = f"no source named {name!r}" if name else "no source"
         raise LayoutError(f"{sources_file} has {which} with an upstream repository and a commit or tag to lay out")

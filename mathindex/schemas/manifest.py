@@ -258,9 +258,13 @@ class SourcesFile(_Strict):
     informaliser: InformaliserSpec = InformaliserSpec()
     embedder: EmbedderRecipeSpec | None = None
 
+    def corpora(self) -> list[SourceSpec]:
+        """Every corpus the file names: its sources, then its embedder recipe's training corpora."""
+        return [*self.sources, *(self.embedder.corpora if self.embedder else [])]
+
     @model_validator(mode="after")
     def _corpus_names_are_unique(self) -> "SourcesFile":
-        names = [s.name for s in self.sources] + [s.name for s in (self.embedder.corpora if self.embedder else [])]
+        names = [s.name for s in self.corpora()]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             raise ValueError(f"corpus names must be unique over sources and embedder.corpora; given twice: {', '.join(twice)}")
